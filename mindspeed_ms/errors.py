@@ -1,0 +1,97 @@
+"""The exception hierarchy of mindspeed_ms.
+
+Every error derives from :class:`AdaptationError` and, where one fits, from the builtin a caller
+would naturally catch (``LookupError`` for a missing target, ``ValueError`` for a malformed
+registration, ``TypeError`` for an incompatible signature). Each carries the dotted ``target``
+it is about (``None`` when it is about no single target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "AdaptationError",
+    "PatchValidationError",
+    "TargetNotFoundError",
+    "PatchConflictError",
+    "SignatureMismatchError",
+    "PatchApplyError",
+    "ProviderError",
+    "FrameworkError",
+]
+
+
+class AdaptationError(Exception):
+    """Base class of every error raised by mindspeed_ms."""
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        super().__init__(message)
+        self.target = target
+
+
+class PatchValidationError(AdaptationError, ValueError):
+    """A registration is malformed: bad target path, kind, replacement or requirement."""
+
+
+class TargetNotFoundError(AdaptationError, LookupError):
+    """A target path does not resolve to an existing module or attribute.
+
+    Attributes:
+        resolved: the longest prefix of the target that did resolve (``""`` when none).
+        missing: the first part of the path that could not be found.
+        suggestions: close matches for ``missing`` among the names that exist there.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        target: str | None = None,
+        resolved: str = "",
+        missing: str = "",
+        suggestions: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, target=target)
+        self.resolved = resolved
+        self.missing = missing
+        self.suggestions = tuple(suggestions)
+
+
+class PatchConflictError(AdaptationError):
+    """Two registrations want to install different replacements for the same target."""
+
+    def __init__(self, message: str, *, target: str | None = None, sites: Sequence[str] = ()) -> None:
+        super().__init__(message, target=target)
+        self.sites = tuple(sites)
+
+
+class SignatureMismatchError(AdaptationError, TypeError):
+    """A replacement cannot accept every call the original accepts (raised in strict mode)."""
+
+    def __init__(self, message: str, *, target: str | None = None, problems: Sequence[str] = ()) -> None:
+        super().__init__(message, target=target)
+        self.problems = tuple(problems)
+
+
+class PatchApplyError(AdaptationError):
+    """Applying a batch of patches failed; everything the batch changed has been undone.
+
+    The failing target is in ``.target``; the original exception is chained as ``__cause__``.
+    """
+
+
+class ProviderError(AdaptationError):
+    """A patch provider failed while registering; its registrations were withdrawn.
+
+    Attributes:
+        provider: the name of the provider that failed.
+    """
+
+    def __init__(self, message: str, *, provider: str, target: str | None = None) -> None:
+        super().__init__(message, target=target)
+        self.provider = provider
+
+
+class FrameworkError(AdaptationError, ValueError):
+    """The requested AI framework is not one mindspeed_ms knows."""

@@ -1,0 +1,178 @@
+"""Import-time application: deferred patches, reload, eviction, deferred failures, threads."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import threading
+
+import pytest
+
+from mindspeed_ms.errors import PatchApplyError
+from mindspeed_ms.hooks import watcher
+
+SOURCE = "def func():\n    return 'orig'\n\nclass K:\n    def meth(self):\n        return 'orig'\n"
+
+
+def new_func():
+    return "new"
+
+
+def test_target_in_unimported_module_is_patched_when_it_is_imported(reg, modules):
+    modules.write("h_lazy", SOURCE)
+    reg.register("h_lazy.func", new_func)
+    report = reg.apply()
+    assert report.pending == 1 and "h_lazy" not in sys.modules
+    mod = importlib.import_module("h_lazy")
+    assert mod.func is new_func
+    assert reg.status()[0].state == "applied"
+
+
+def test_deferred_patch_is_in_before_any_from_import(reg, modules):
+    modules.write("h_lazy2", SOURCE)
+    reg.register("h_lazy2.func", new_func)
+    reg.apply()
+    user = modules.load("h_user2", "from h_lazy2 import func\n")
+    assert user.func is new_func
+
+
+def test_deferred_target_in_a_submodule_of_an_unimported_package(reg, modules):
+    modules.write("h_pkg.deep.mod", SOURCE)
+    reg.register("h_pkg.deep.mod.K.meth", lambda self: "new")
+    reg.apply()
+    importlib.import_module("h_pkg")
+    assert reg.status()[0].state == "pending-import"
+    mod = importlib.import_module("h_pkg.deep.mod")
+    assert mod.K().meth() == "new"
+
+
+def test_reload_reapplies_patches(reg, modules):
+    mod = modules.load("h_reload", SOURCE)
+    reg.register("h_reload.func", new_func)
+    reg.apply()
+    importlib.reload(mod)
+    assert mod.func is new_func
+    reg.revert()
+    assert mod.func() == "orig"
+
+
+def test_eviction_and_reimport_reapply_patches(reg, modules):
+    modules.load("h_evict", SOURCE)
+    reg.register("h_evict.func", new_func)
+    reg.apply()
+    del sys.modules["h_evict"]
+    again = importlib.import_module("h_evict")
+    assert again.func is new_func
+
+
+def test_revert_disarms_hooks(reg, modules):
+    modules.write("h_disarm", SOURCE)
+    reg.register("h_disarm.func", new_func)
+    reg.apply()
+    reg.revert()
+    assert "h_disarm" not in watcher.watched()
+    assert importlib.import_module("h_disarm").func() == "orig"
+
+
+def test_deferred_missing_attribute_is_failed_and_import_still_works(reg, modules, caplog):
+    modules.write("h_fail", SOURCE)
+    reg.register("h_fail.fnuc", new_func)
+    reg.register("h_fail.K.meth", lambda self: "new")
+    reg.apply()
+    with caplog.at_level(logging.ERROR, logger="mindspeed_ms"):
+        mod = importlib.import_module("h_fail")
+    states = {s.target: s for s in reg.status()}
+    assert states["h_fail.fnuc"].state == "failed" and "'func'" in states["h_fail.fnuc"].reason
+    assert states["h_fail.K.meth"].state == "applied" and mod.K().meth() == "new"
+    assert any("h_fail.fnuc" in r.getMessage() for r in caplog.records)
+
+
+def test_strict_deferred_failure_rolls_back_the_module_and_fails_the_import(make_registry, modules):
+    strict = make_registry("strict", strict=True)
+    modules.write("h_strict", SOURCE)
+    strict.register("h_strict.K.meth", lambda self: "new")
+    strict.register("h_strict.fnuc", new_func)
+    strict.apply()
+    with pytest.raises(PatchApplyError) as info:
+        importlib.import_module("h_strict")
+    assert info.value.target == "h_strict.fnuc"
+    assert "h_strict" not in sys.modules
+
+
+def test_apply_is_idempotent(reg, modules):
+    mod = modules.load("h_idem", SOURCE)
+    reg.register("h_idem.func", new_func)
+    reg.apply()
+    reg.apply()
+    reg.revert()
+    assert mod.func() == "orig"
+
+
+def test_revert_twice_is_a_no_op_and_reapply_works(reg, modules):
+    mod = modules.load("h_again", SOURCE)
+    reg.register("h_again.func", new_func)
+    reg.apply()
+    reg.revert()
+    reg.revert()
+    assert mod.func() == "orig"
+    reg.apply()
+    assert mod.func is new_func
+
+
+def test_eight_threads_importing_fifty_hooked_modules_apply_each_patch_once(reg, modules):
+    count = 50
+    applied_calls = []
+    for i in range(count):
+        modules.write(f"h_thread_{i}", f"def func():\n    return {i}\n")
+
+    def make(i):
+        def counting_wrapper(fn):
+            applied_calls.append(i)
+            return lambda: ("new", fn())
+        return counting_wrapper
+
+    for i in range(count):
+        reg.register(f"h_thread_{i}.func", make(i))
+    reg.apply()
+    barrier = threading.Barrier(8)
+    errors = []
+
+    def worker(offset):
+        barrier.wait()
+        try:
+            for j in range(count):
+                mod = importlib.import_module(f"h_thread_{(j + offset) % count}")
+                assert mod.func()[0] == "new"
+        except BaseException as error:  # surfaced below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(k * 7,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "deadlock"
+    assert errors == []
+    assert sorted(applied_calls) == list(range(count))
+    assert all(s.state == "applied" for s in reg.status())
+
+
+def test_apply_and_revert_from_several_threads(make_registry, modules):
+    mod = modules.load("h_threads_apply", SOURCE)
+    registry = make_registry("threads")
+    registry.register("h_threads_apply.func", new_func)
+    barrier = threading.Barrier(6)
+
+    def worker(k):
+        barrier.wait()
+        for _ in range(20):
+            registry.apply() if k % 2 else registry.revert()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    registry.revert()
+    assert mod.func() == "orig"

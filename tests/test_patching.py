@@ -1,0 +1,225 @@
+"""Descriptor kinds, inherited targets, alias rebinding, stubs, blocks and atomic rollback."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from mindspeed_ms.errors import PatchApplyError
+
+DESCRIPTORS = """
+class Base:
+    def inherited(self):
+        return "base"
+
+class Klass(Base):
+    @staticmethod
+    def static(x):
+        return ("static", x)
+
+    @classmethod
+    def klass(cls, x):
+        return ("class", cls.__name__, x)
+
+    @property
+    def prop(self):
+        return "prop"
+
+    @prop.setter
+    def prop(self, value):
+        self._prop = value
+"""
+
+
+def test_plain_function_replacing_staticmethod_installs_a_staticmethod(reg, modules):
+    mod = modules.load("d_static", DESCRIPTORS)
+    before = vars(mod.Klass)["static"]
+    reg.register("d_static.Klass.static", lambda x: ("new", x))
+    reg.apply()
+    assert isinstance(vars(mod.Klass)["static"], staticmethod)
+    assert mod.Klass().static(1) == ("new", 1) and mod.Klass.static(2) == ("new", 2)
+    reg.revert()
+    assert vars(mod.Klass)["static"] is before
+
+
+def test_classmethod_stays_a_classmethod(reg, modules):
+    mod = modules.load("d_class", DESCRIPTORS)
+    before = vars(mod.Klass)["klass"]
+    reg.register("d_class.Klass.klass", lambda cls, x: ("new", cls.__name__, x))
+    reg.apply()
+    assert isinstance(vars(mod.Klass)["klass"], classmethod)
+    assert mod.Klass.klass(3) == ("new", "Klass", 3)
+    reg.revert()
+    assert vars(mod.Klass)["klass"] is before
+
+
+def test_wrap_of_a_staticmethod_wraps_the_function_inside(reg, modules):
+    mod = modules.load("d_static_wrap", DESCRIPTORS)
+
+    def twice_wrapper(fn):
+        return lambda x: (fn(x), fn(x))
+
+    reg.register("d_static_wrap.Klass.static", twice_wrapper)
+    reg.apply()
+    assert isinstance(vars(mod.Klass)["static"], staticmethod)
+    assert mod.Klass.static(1) == (("static", 1), ("static", 1))
+
+
+def test_plain_function_replacing_property_becomes_the_getter(reg, modules):
+    mod = modules.load("d_prop", DESCRIPTORS)
+    before = vars(mod.Klass)["prop"]
+    reg.register("d_prop.Klass.prop", lambda self: "new-prop")
+    reg.apply()
+    installed = vars(mod.Klass)["prop"]
+    assert isinstance(installed, property) and installed.fset is before.fset
+    obj = mod.Klass()
+    assert obj.prop == "new-prop"
+    obj.prop = 5
+    assert obj._prop == 5
+    reg.revert()
+    assert vars(mod.Klass)["prop"] is before
+
+
+def test_property_object_is_installed_as_is(reg, modules):
+    mod = modules.load("d_prop2", DESCRIPTORS)
+    new = property(lambda self: "given")
+    reg.register("d_prop2.Klass.prop", new)
+    reg.apply()
+    assert vars(mod.Klass)["prop"] is new
+
+
+def test_inherited_target_is_set_on_the_named_class_and_deleted_on_revert(reg, modules):
+    mod = modules.load("d_inh", DESCRIPTORS)
+    reg.register("d_inh.Klass.inherited", lambda self: "child")
+    reg.apply()
+    assert "inherited" in vars(mod.Klass)
+    assert mod.Klass().inherited() == "child" and mod.Base().inherited() == "base"
+    reg.revert()
+    assert "inherited" not in vars(mod.Klass)
+    assert mod.Klass().inherited() == "base"
+
+
+def test_aliases_taken_before_apply_are_rebound_and_restored(reg, modules):
+    target = modules.load("a_target", "def func():\n    return 'orig'\nclass K: pass\n")
+    user = modules.load("a_user", "from a_target import func, K\nfrom a_target import func as renamed\n")
+    original = target.func
+    reg.register("a_target.func", lambda: "new")
+    reg.apply()
+    assert user.func() == "new"
+    assert user.renamed is original  # other names are left alone
+    assert reg.status()[0].aliases == ("a_user",)
+    reg.revert()
+    assert user.func is original
+
+
+def test_alias_taken_after_apply_sees_the_replacement(reg, modules):
+    modules.load("a_target2", "def func():\n    return 'orig'\n")
+    reg.register("a_target2.func", lambda: "new")
+    reg.apply()
+    late = modules.load("a_late", "from a_target2 import func\n")
+    assert late.func() == "new"
+
+
+def test_module_defining_the_replacement_keeps_the_original(reg, modules):
+    target = modules.load("a_target3", "def func():\n    return 'orig'\n")
+    impl = modules.load("a_impl", """
+        from a_target3 import func
+
+        def better():
+            return ("better", func())
+    """)
+    reg.register("a_target3.func", impl.better)
+    reg.apply()
+    assert target.func() == ("better", "orig")
+    assert impl.func.__name__ == "func"
+
+
+def test_aliases_of_trivial_values_are_never_rebound(reg, modules):
+    modules.load("a_const", "FLAG = None\nNUMBER = 3\n")
+    other = modules.load("a_const_user", "FLAG = None\nNUMBER = 3\n")
+    reg.register("a_const.FLAG", lambda: None)
+    reg.apply()
+    assert other.FLAG is None
+
+
+def test_alias_pass_never_calls_module_getattr(reg, modules):
+    modules.load("a_target4", "def func():\n    return 'orig'\n")
+    modules.load("a_lazy", "def __getattr__(name):\n    raise RuntimeError('touched ' + name)\n")
+    reg.register("a_target4.func", lambda: "new")
+    reg.apply()  # would raise if the pass used hasattr/getattr on a_lazy
+
+
+def test_create_dummy_creates_stub_modules_and_removes_them(reg):
+    reg.register("stub_root_zz.sub.leaf.func", lambda: "stubbed", create_dummy=True)
+    reg.apply()
+    import stub_root_zz.sub.leaf as leaf
+    assert leaf.func() == "stubbed"
+    assert reg.status()[0].stub is True
+    reg.revert()
+    assert not any(name.startswith("stub_root_zz") for name in sys.modules)
+
+
+def test_create_dummy_placeholder_attribute_on_real_module(reg, modules):
+    mod = modules.load("dummy_real", "x = 1\n")
+    reg.register("dummy_real.missing_func", create_dummy=True)
+    reg.apply()
+    with pytest.raises(NotImplementedError, match="dummy_real.missing_func"):
+        mod.missing_func()
+    reg.revert()
+    assert not hasattr(mod, "missing_func")
+
+
+def test_module_with_its_own_import_error_is_never_stubbed(reg, modules):
+    modules.write("broken_mod", "import no_such_dependency_qq\ndef f(): pass\n")
+    reg.register("broken_mod.f", lambda: 1, create_dummy=True)
+    reg.apply()
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency_qq"):
+        importlib.import_module("broken_mod")
+    assert "broken_mod" not in sys.modules
+
+
+def test_block_makes_import_fail_and_revert_restores(reg, modules):
+    modules.write("blocked_pkg.sub", "x = 1\n")
+    reg.block("blocked_pkg")
+    reg.apply()
+    with pytest.raises(ModuleNotFoundError, match="blocked"):
+        importlib.import_module("blocked_pkg")
+    reg.revert()
+    assert importlib.import_module("blocked_pkg.sub").x == 1
+
+
+def test_block_of_imported_module_removes_and_restores_it(reg, modules):
+    modules.write("blocked2.inner", "x = 1\n")
+    import blocked2.inner as inner
+    parent = sys.modules["blocked2"]
+    reg.block("blocked2.inner")
+    reg.apply()
+    assert "blocked2.inner" not in sys.modules and "inner" not in vars(parent)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("blocked2.inner")
+    reg.revert()
+    assert sys.modules["blocked2.inner"] is inner and parent.inner is inner
+
+
+def test_a_wrap_raising_on_the_7th_of_10_targets_leaves_all_untouched(reg, modules):
+    source = "\n".join(f"def f{i}():\n    return {i}\n" for i in range(10))
+    mod = modules.load("atomic_mod", source)
+    user = modules.load("atomic_user", "from atomic_mod import f0, f1\n")
+    before = dict(vars(mod))
+    user_before = dict(vars(user))
+
+    def bad_wrapper(fn):
+        raise RuntimeError("wrap exploded")
+
+    for i in range(10):
+        reg.register(f"atomic_mod.f{i}", lambda: "new")
+        if i == 6:
+            reg.register(f"atomic_mod.f{i}", bad_wrapper)
+    with pytest.raises(PatchApplyError) as info:
+        reg.apply()
+    assert info.value.target == "atomic_mod.f6"
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert dict(vars(mod)) == before and dict(vars(user)) == user_before
+    assert all(s.state == "registered" for s in reg.status())

@@ -1,0 +1,418 @@
+"""Registration, conflicts, validation, kinds, status and the basic apply/revert cycle."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from mindspeed_ms import ApplyReport, PatchRegistry, PatchStatus
+from mindspeed_ms.errors import (
+    AdaptationError,
+    PatchApplyError,
+    PatchConflictError,
+    PatchValidationError,
+    SignatureMismatchError,
+    TargetNotFoundError,
+)
+
+SOURCE = """
+def func(a, b=2):
+    return ("orig", a, b)
+
+class Klass:
+    def method(self, x):
+        return ("orig-method", x)
+
+    class Inner:
+        class Deeper:
+            def meth(self):
+                return "orig-deep"
+"""
+
+
+def replacement(a, b=2):
+    return ("new", a, b)
+
+
+def test_registering_imports_nothing(reg, modules):
+    modules.write("not_yet", SOURCE)
+    reg.register("not_yet.func", replacement)
+    reg.register("not_yet.Klass.method", lambda self, x: x)
+    assert "not_yet" not in sys.modules
+
+
+def test_register_returns_one_record_per_target(reg):
+    first = reg.register("json.dumps", replacement)
+
+    def extra_wrapper(fn):
+        return fn
+
+    second = reg.register("json.dumps", extra_wrapper)
+    assert first is second
+    assert first.kinds == ("replace", "wrap")
+    assert len(reg) == 1
+
+
+def test_replace_function_and_revert_restores_identity(reg, modules):
+    mod = modules.load("m_func", SOURCE)
+    original = mod.func
+    reg.register("m_func.func", replacement)
+    report = reg.apply()
+    assert mod.func is replacement
+    assert report.applied == 1
+    reg.revert()
+    assert mod.func is original
+
+
+def test_nested_class_target_any_depth(reg, modules):
+    mod = modules.load("m_nested", SOURCE)
+    reg.register("m_nested.Klass.Inner.Deeper.meth", lambda self: "new-deep")
+    reg.apply()
+    assert mod.Klass.Inner.Deeper().meth() == "new-deep"
+    reg.revert()
+    assert mod.Klass.Inner.Deeper().meth() == "orig-deep"
+
+
+def test_class_replaced_as_a_whole(reg, modules):
+    mod = modules.load("m_class", SOURCE)
+    original = mod.Klass
+
+    class NewKlass:
+        pass
+
+    reg.register("m_class.Klass", NewKlass)
+    reg.apply()
+    assert mod.Klass is NewKlass
+    reg.revert()
+    assert mod.Klass is original
+
+
+def test_module_target_replaced_in_sys_modules_and_parent(reg, modules):
+    modules.write("m_pkg.sub", "value = 'orig'\n")
+    import types
+
+    import m_pkg.sub as original  # noqa: F401 - imported for the identity check
+    fake = types.ModuleType("m_pkg.sub")
+    fake.value = "fake"
+    reg.register("m_pkg.sub", fake)
+    reg.apply()
+    assert sys.modules["m_pkg.sub"] is fake and sys.modules["m_pkg"].sub is fake
+    reg.revert()
+    assert sys.modules["m_pkg.sub"] is original and sys.modules["m_pkg"].sub is original
+
+
+def test_module_target_needs_a_module_replacement(reg, modules):
+    modules.load("m_pkg2.sub", "x = 1\n")
+    reg.register("m_pkg2.sub", replacement)
+    with pytest.raises(PatchApplyError, match="must be a module"):
+        reg.apply()
+
+
+def test_wraps_stack_in_registration_order_first_innermost(reg, modules):
+    mod = modules.load("m_wrap", SOURCE)
+    calls = []
+
+    def make(tag):
+        def tag_wrapper(fn):
+            def inner(*args, **kwargs):
+                calls.append(tag)
+                return fn(*args, **kwargs)
+            return inner
+        return tag_wrapper
+
+    first, second = make("first"), make("second")
+    reg.register("m_wrap.func", first)
+    reg.register("m_wrap.func", replacement)
+    reg.register("m_wrap.func", second)
+    reg.apply()
+    assert mod.func(1) == ("new", 1, 2)
+    assert calls == ["second", "first"]  # outermost runs first
+
+
+def test_wrap_without_replacement_wraps_the_original(reg, modules):
+    mod = modules.load("m_wrap2", SOURCE)
+
+    def tracing_decorator(fn):
+        return lambda *a, **k: ("wrapped", fn(*a, **k))
+
+    reg.register("m_wrap2.func", tracing_decorator)
+    assert reg.status()[0].kinds == ("wrap",)
+    reg.apply()
+    assert mod.func(1) == ("wrapped", ("orig", 1, 2))
+
+
+def test_same_wrap_twice_is_a_no_op(reg, modules):
+    mod = modules.load("m_wrap3", SOURCE)
+
+    def double_wrapper(fn):
+        return lambda *a, **k: fn(*a, **k) * 2
+
+    reg.register("m_wrap3.func", double_wrapper)
+    reg.register("m_wrap3.func", double_wrapper)
+    reg.apply()
+    assert mod.func(1) == ("orig", 1, 2) * 2
+
+
+def test_explicit_kind_overrides_the_name_rule(reg, modules):
+    mod = modules.load("m_kind", SOURCE)
+
+    def add_wrapper(a, b=2):  # named like a wrapper, but really a replacement
+        return "replaced"
+
+    reg.register("m_kind.func", add_wrapper, kind="replace")
+    reg.apply()
+    assert mod.func(1) == "replaced"
+
+
+def test_placeholder_raises_not_implemented_naming_the_target(reg, modules):
+    mod = modules.load("m_ph", SOURCE)
+    reg.register("m_ph.func")
+    reg.apply()
+    with pytest.raises(NotImplementedError, match="m_ph.func"):
+        mod.func(1)
+
+
+def test_conflict_names_both_registration_sites(reg):
+    reg.register("json.dumps", replacement)
+
+    def other(*a, **k):
+        return None
+
+    with pytest.raises(PatchConflictError) as info:
+        reg.register("json.dumps", other)
+    message = str(info.value)
+    assert message.count("test_registry.py:") == 2
+    assert len(info.value.sites) == 2 and info.value.sites[0] != info.value.sites[1]
+    assert reg.status()[0].replacement.endswith("replacement")
+
+
+def test_force_patch_replaces_and_keeps_wraps(reg, modules):
+    mod = modules.load("m_force", SOURCE)
+
+    def keep_wrapper(fn):
+        return lambda *a, **k: ("kept", fn(*a, **k))
+
+    def newer(a, b=2):
+        return "newer"
+
+    reg.register("m_force.func", replacement)
+    reg.register("m_force.func", keep_wrapper)
+    reg.register("m_force.func", newer, force_patch=True)
+    reg.apply()
+    assert mod.func(1) == ("kept", "newer")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"kind": "monkey"}, "kind 'monkey'"),
+    ({"kind": "wrap", "new_func": None}, "decorator"),
+    ({"requires": "megatron core>=1"}, "PEP 508"),
+    ({"requires": [3]}, "PEP 508 string"),
+])
+def test_validation_errors_leave_the_registry_unchanged(reg, kwargs, match):
+    new_func = kwargs.pop("new_func", replacement)
+    with pytest.raises(PatchValidationError, match=match) as info:
+        reg.register("json.dumps", new_func, **kwargs)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, AdaptationError)
+    assert len(reg) == 0
+
+
+def test_non_callable_replacement_for_callable_target_is_rejected(reg):
+    with pytest.raises(PatchValidationError, match="not"):
+        reg.register("json.dumps", 42)
+    assert len(reg) == 0
+
+
+def test_malformed_target_is_rejected(reg):
+    with pytest.raises(PatchValidationError):
+        reg.register("json..dumps", replacement)
+    assert len(reg) == 0
+
+
+def test_missing_attribute_fails_apply_with_suggestions_and_changes_nothing(reg, modules):
+    mod = modules.load("m_typo", SOURCE)
+    original = mod.func
+    reg.register("m_typo.func", replacement)
+    reg.register("m_typo.Klass.methd", replacement)
+    with pytest.raises(PatchApplyError) as info:
+        reg.apply()
+    cause = info.value.__cause__
+    assert isinstance(cause, TargetNotFoundError) and isinstance(cause, LookupError)
+    assert cause.suggestions == ("method",) and cause.resolved == "m_typo.Klass"
+    assert "'method'" in str(info.value) and info.value.target == "m_typo.Klass.methd"
+    assert mod.func is original
+    assert not hasattr(mod.Klass, "methd")
+
+
+def test_missing_top_level_module_fails_apply(reg):
+    reg.register("definitely_not_a_module_qq.func", replacement)
+    with pytest.raises(PatchApplyError) as info:
+        reg.apply()
+    assert isinstance(info.value.__cause__, TargetNotFoundError)
+    assert not reg.is_applied
+
+
+def test_registration_after_apply_takes_effect_at_next_apply(reg, modules):
+    mod = modules.load("m_late", SOURCE)
+    reg.apply()
+    reg.register("m_late.func", replacement)
+    assert mod.func is not replacement
+    reg.apply()
+    assert mod.func is replacement
+
+
+def test_unregister_applied_patch_reverts_it_at_once(reg, modules):
+    mod = modules.load("m_unreg", SOURCE)
+    original = mod.func
+    reg.register("m_unreg.func", replacement)
+    reg.apply()
+    reg.unregister("m_unreg.func")
+    assert mod.func is original
+    assert "m_unreg.func" not in reg
+
+
+def test_unregister_one_wrap_keeps_the_rest_for_next_apply(reg, modules):
+    mod = modules.load("m_unreg2", SOURCE)
+
+    def a_wrapper(fn):
+        return lambda *x, **k: ("a", fn(*x, **k))
+
+    reg.register("m_unreg2.func", replacement)
+    reg.register("m_unreg2.func", a_wrapper)
+    reg.apply()
+    reg.unregister("m_unreg2.func", a_wrapper)
+    assert mod.func is not replacement and mod.func(1) == ("orig", 1, 2)
+    assert reg.status()[0].state == "registered"
+    reg.apply()
+    assert mod.func is replacement
+
+
+def test_unregister_unknown_target_suggests(reg):
+    reg.register("json.dumps", replacement)
+    with pytest.raises(TargetNotFoundError, match="json.dumps"):
+        reg.unregister("json.dump")
+
+
+def test_status_fields_and_report_to_dict(reg, modules):
+    modules.load("m_status", SOURCE)
+    modules.write("m_status_lazy", SOURCE)
+    reg.register("m_status.func", replacement, purpose="because")
+    reg.register("m_status_lazy.func", replacement)
+    reg.register("m_status.Klass.method", replacement, requires="no-such-distribution-zz>=1")
+    report = reg.apply()
+    assert isinstance(report, ApplyReport)
+    by_target = {s.target: s for s in reg.status()}
+    applied = by_target["m_status.func"]
+    assert isinstance(applied, PatchStatus)
+    assert applied.state == "applied" and applied.purpose == "because"
+    assert applied.replacement == f"{__name__}.replacement"
+    assert applied.registered_at.startswith(__file__) and applied.sources == (applied.registered_at,)
+    assert by_target["m_status_lazy.func"].state == "pending-import"
+    skipped = by_target["m_status.Klass.method"]
+    assert skipped.state == "skipped" and "no-such-distribution-zz is not installed" in skipped.reason
+    assert (report.applied, report.pending, report.skipped, report.failed) == (1, 1, 1, 0)
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["counts"]["applied"] == 1 and len(data["patches"]) == 3
+    with pytest.raises(AttributeError):
+        applied.state = "x"  # frozen
+
+
+def test_requires_in_range_applies(reg, modules):
+    mod = modules.load("m_req", SOURCE)
+    reg.register("m_req.func", replacement, requires="wrapt>=2,<3")
+    reg.apply()
+    assert mod.func is replacement
+
+
+def test_requires_out_of_range_is_skipped_with_reason(reg, modules):
+    mod = modules.load("m_req2", SOURCE)
+    reg.register("m_req2.func", replacement, requires="wrapt<1")
+    reg.apply()
+    status = reg.status()[0]
+    assert status.state == "skipped" and "wrapt" in status.reason and "'wrapt<1'" in status.reason
+    assert mod.func is not replacement
+
+
+def test_signature_mismatch_is_a_warning(reg, modules):
+    modules.load("m_sig", SOURCE)
+    reg.register("m_sig.func", lambda a: a)
+    reg.apply()
+    warnings = reg.status()[0].warnings
+    assert warnings and "'b'" in " ".join(warnings)
+
+
+def test_signature_mismatch_is_an_error_when_strict(make_registry, modules):
+    mod = modules.load("m_sig2", SOURCE)
+    original = mod.func
+    strict = make_registry("strict", strict=True)
+    strict.register("m_sig2.func", lambda a: a)
+    with pytest.raises(PatchApplyError) as info:
+        strict.apply()
+    assert isinstance(info.value.__cause__, SignatureMismatchError)
+    assert isinstance(info.value.__cause__, TypeError)
+    assert mod.func is original
+
+
+def test_signature_check_skips_c_functions(reg, modules):
+    modules.load("m_sigc", "from math import sqrt\n")
+    reg.register("m_sigc.sqrt", lambda x: x)
+    reg.apply()
+    assert reg.status()[0].warnings == ()
+
+
+def test_applied_context_reverts_on_exception(reg, modules):
+    mod = modules.load("m_ctx", SOURCE)
+    original = mod.func
+    reg.register("m_ctx.func", replacement)
+    with pytest.raises(ZeroDivisionError):
+        with reg.applied():
+            assert mod.func is replacement
+            raise ZeroDivisionError
+    assert mod.func is original
+
+
+def test_provider_scope_withdraws_its_registrations_on_error(reg):
+    reg.register("json.dumps", replacement)
+    with pytest.raises(RuntimeError):
+        with reg.provider("broken"):
+            reg.register("json.loads", replacement)
+            reg.register("json.dumps", replacement, force_patch=False)
+
+            def extra_wrapper(fn):
+                return fn
+
+            reg.register("json.dumps", extra_wrapper)
+            raise RuntimeError("provider failed")
+    assert [s.target for s in reg.status()] == ["json.dumps"]
+    assert reg.status()[0].kinds == ("replace",)
+
+
+def test_provider_scope_names_the_provider(reg):
+    with reg.provider("mine"):
+        reg.register("json.dumps", replacement)
+    assert reg.status()[0].provider == "mine"
+
+
+def test_trace_counts_calls(make_registry, modules):
+    mod = modules.load("m_trace", SOURCE)
+    traced = make_registry("traced", trace=True)
+    traced.register("m_trace.func", replacement)
+    traced.apply()
+    assert mod.func is not replacement and mod.func.__wrapped__ is replacement
+    mod.func(1)
+    mod.func(2)
+    assert traced.status()[0].calls == 2
+
+
+def test_untraced_installed_object_is_the_replacement(reg, modules):
+    mod = modules.load("m_notrace", SOURCE)
+    reg.register("m_notrace.func", replacement)
+    reg.apply()
+    assert mod.func is replacement and reg.status()[0].calls is None
+
+
+def test_registry_state_is_per_instance(make_registry):
+    one, two = make_registry("one"), make_registry("two")
+    one.register("json.dumps", replacement)
+    assert len(two) == 0 and isinstance(two, PatchRegistry)

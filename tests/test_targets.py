@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mindspeed_ms.errors import PatchValidationError, TargetNotFoundError
+from mindspeed_ms.targets import locate, parse_target, resolve_target
+
+
+@pytest.mark.parametrize("bad", ["", ".a", "a.", "a..b", "a.1b", "a.class", "a.b-c", "a b"])
+def test_parse_target_rejects_malformed_paths(bad):
+    with pytest.raises(PatchValidationError) as info:
+        parse_target(bad)
+    assert info.value.target == bad
+    assert repr(bad) in str(info.value) or bad == ""
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"a.b", ["a", "b"]])
+def test_parse_target_rejects_non_strings(bad):
+    with pytest.raises(PatchValidationError, match="dotted path string"):
+        parse_target(bad)
+
+
+def test_parse_target_splits_parts():
+    assert parse_target("pkg.mod.Outer.Inner.meth") == ("pkg", "mod", "Outer", "Inner", "meth")
+
+
+def test_locate_waits_for_an_unimported_module_without_importing_it(modules):
+    modules.write("lazy_pkg.sub", "def f(): pass\n")
+    located = locate("lazy_pkg.sub.f")
+    assert located.waiting_for == "lazy_pkg"
+    assert "lazy_pkg" not in sys.modules
+
+
+def test_locate_waits_for_an_unimported_submodule_of_an_imported_package(modules):
+    modules.write("pkg_a.sub", "def f(): pass\n")
+    modules.load("pkg_a")
+    located = locate("pkg_a.sub.f")
+    assert located.waiting_for == "pkg_a.sub"
+    assert "pkg_a.sub" not in sys.modules
+
+
+def test_locate_reads_class_attributes_through_vars_along_the_mro(modules):
+    mod = modules.load("mro_mod", """
+        class Base:
+            @staticmethod
+            def s(): return 1
+        class Child(Base):
+            pass
+    """)
+    located = locate("mro_mod.Child.s")
+    assert isinstance(located.raw, staticmethod)
+    assert located.owner is mod.Child and located.defined_on is mod.Base
+
+
+def test_locate_missing_top_level_module_is_not_found():
+    with pytest.raises(TargetNotFoundError) as info:
+        locate("no_such_top_level_module_xyz.f")
+    assert info.value.missing == "no_such_top_level_module_xyz"
+    assert info.value.resolved == ""
+
+
+def test_resolve_target_imports_and_suggests_close_matches(modules):
+    modules.write("res_mod", "def compute_loss(): pass\n")
+    with pytest.raises(TargetNotFoundError) as info:
+        resolve_target("res_mod.compute_los")
+    assert info.value.suggestions == ("compute_loss",)
+    assert "'compute_loss'" in str(info.value) and "'res_mod'" in str(info.value)
+    assert resolve_target("res_mod.compute_loss").raw.__name__ == "compute_loss"
+
+
+def test_resolve_target_reports_missing_submodule(modules):
+    modules.write("res_pkg.real", "x = 1\n")
+    with pytest.raises(TargetNotFoundError) as info:
+        resolve_target("res_pkg.reel.x")
+    assert info.value.missing == "reel" and info.value.resolved == "res_pkg"
+    assert "real" in info.value.suggestions
