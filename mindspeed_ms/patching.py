@@ -207,16 +207,23 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]]) 
     """
     if not entries:
         return
-    names = frozenset(entries)
+    # An exact set (not a frozenset): CPython's dict-view intersection only takes its fast path
+    # with one, and isdisjoint() answers "nothing here" without allocating.
+    names = set(entries)
+    size = len(names)
     module_type = ModuleType
     for module_name, module in list(sys.modules.items()):
         if not isinstance(module, module_type):
             continue
         namespace = module.__dict__
-        common = names.intersection(namespace) if len(names) < len(namespace) else \
-            namespace.keys() & names
-        if not common:
+        if len(namespace) > size:
+            common = namespace.keys() & names
+            if not common:
+                continue
+        elif names.isdisjoint(namespace):
             continue
+        else:
+            common = names.intersection(namespace)
         for name in common:
             value = namespace[name]
             for original, replacement, patch, skip in entries[name]:

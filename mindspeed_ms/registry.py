@@ -349,7 +349,11 @@ class PatchRegistry:
             if patch.watching is not None:
                 self._unwait(patch)
             patch.watching = module_name
-            self._waiting.setdefault(module_name, []).append(patch)
+            waiting = self._waiting.get(module_name)
+            if waiting is not None:
+                waiting.append(patch)
+                return
+            self._waiting[module_name] = [patch]
         watcher.watch(module_name, id(self), self._on_import)
 
     def _unwait(self, patch: Patch) -> str | None:
