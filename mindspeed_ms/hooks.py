@@ -4,6 +4,7 @@ wrapt's post-import hooks fire once per module name and cannot be removed. Patch
 a hook must fire again when a module is reloaded or evicted from ``sys.modules`` and imported
 anew, and revert must disarm it. So the mechanism here is our own, but keeps wrapt's lessons:
 callbacks are copied under a lock and fired outside it, and nothing is imported to arm a hook.
+(What wrapt does serve is its ``FunctionWrapper``, used for the call-counting shims in ``patching``.)
 
 The finder asks the other finders for the real spec and wraps only its loader; after the real
 ``exec_module`` returns it puts the original loader back on the module and its spec (so the module

@@ -61,23 +61,22 @@ def placeholder(target: str, site: str) -> Callable[..., Any]:
 
 
 def counting_shim(func: Any, counter: Any, target: str, log_calls: bool) -> Any:
-    """Wrap ``func`` so each call increments ``counter.calls`` (and is logged when asked)."""
+    """Wrap ``func`` so each call increments ``counter.calls`` (and is logged when asked).
+
+    The shim is a ``wrapt.FunctionWrapper``: a C-level transparent proxy that keeps the name,
+    signature, ``__wrapped__`` and method binding of ``func``, which a hand-written closure would not.
+    """
     if not callable(func) or isinstance(func, type):
         return func
+    import wrapt
 
-    def shim(*args: Any, **kwargs: Any) -> Any:
+    def count(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         counter.calls += 1
         if log_calls:
             logger.info("call into patched %s (call %d)", target, counter.calls)
-        return func(*args, **kwargs)
+        return wrapped(*args, **kwargs)
 
-    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
-        try:
-            setattr(shim, attribute, getattr(func, attribute))
-        except (AttributeError, TypeError):
-            pass
-    shim.__wrapped__ = func  # type: ignore[attr-defined]
-    return shim
+    return wrapt.FunctionWrapper(func, count)
 
 
 def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],

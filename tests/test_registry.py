@@ -416,3 +416,32 @@ def test_registry_state_is_per_instance(make_registry):
     one, two = make_registry("one"), make_registry("two")
     one.register("json.dumps", replacement)
     assert len(two) == 0 and isinstance(two, PatchRegistry)
+
+
+def test_trace_shim_keeps_method_binding_and_descriptor_kind(make_registry, modules):
+    mod = modules.load("m_trace2", """
+        class K:
+            def meth(self, x):
+                return ("orig", x)
+
+            @staticmethod
+            def stat(x):
+                return x
+    """)
+    traced = make_registry("traced2", trace=True)
+    traced.register("m_trace2.K.meth", lambda self, x: ("new", x))
+    traced.register("m_trace2.K.stat", lambda x: -x)
+    traced.apply()
+    assert mod.K().meth(3) == ("new", 3)
+    assert isinstance(vars(mod.K)["stat"], staticmethod) and mod.K.stat(2) == -2
+    assert [s.calls for s in traced.status()] == [1, 1]
+
+
+def test_log_calls_logs_each_call(reg, modules, caplog):
+    mod = modules.load("m_logcalls", SOURCE)
+    reg.register("m_logcalls.func", replacement, log_calls=True)
+    reg.apply()
+    with caplog.at_level("INFO", logger="mindspeed_ms"):
+        mod.func(1)
+    assert any("m_logcalls.func" in r.getMessage() for r in caplog.records)
+    assert reg.status()[0].calls == 1
