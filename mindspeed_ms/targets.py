@@ -21,7 +21,8 @@ from typing import Any
 
 from .errors import PatchValidationError, TargetNotFoundError
 
-__all__ = ["parse_target", "Located", "locate", "resolve_target", "suggest", "top_level_exists", "not_found"]
+__all__ = ["parse_target", "Located", "locate", "resolve_target", "suggest", "top_level_exists", "not_found",
+           "find_module_spec"]
 
 _MISSING: Any = object()
 
@@ -87,30 +88,42 @@ class Located:
         return self.raw is not _MISSING
 
 
-def _has_submodule(package: ModuleType, fullname: str) -> bool:
-    """Tell whether ``fullname`` is an importable submodule of the (imported) ``package``."""
-    search = getattr(package, "__path__", None)
-    if search is None:
-        return False
-    from importlib.util import find_spec
+def find_module_spec(fullname: str, search: Any = None) -> Any:
+    """Ask the ``sys.meta_path`` finders for ``fullname``'s spec, as the import system would, importing nothing.
 
-    try:
-        # The parent is imported already, so find_spec imports nothing: it only asks the finders.
-        return find_spec(fullname) is not None
-    except (ImportError, ValueError):
-        return False
+    Args:
+        fullname: the module's dotted name.
+        search: the parent package's ``__path__`` (``submodule_search_locations``); ``None`` for a
+            top-level module.
+    """
+    for finder in list(sys.meta_path):
+        find = getattr(finder, "find_spec", None)
+        if find is None or getattr(finder, "is_blocked", None) is not None:
+            continue  # our own import watcher only delegates to the others
+        try:
+            spec = find(fullname, search)
+        except (ImportError, ValueError, AttributeError):
+            continue
+        if spec is not None:
+            return spec
+    return None
+
+
+def _deepest_module(parts: tuple[str, ...], start: int, spec: Any) -> str:
+    """Follow ``parts[start:]`` through submodule specs from ``spec``; return the deepest module's name."""
+    name = ".".join(parts[:start])
+    while start < len(parts) and spec is not None and spec.submodule_search_locations is not None:
+        child = f"{name}.{parts[start]}"
+        spec = find_module_spec(child, spec.submodule_search_locations)
+        if spec is None:
+            break
+        name, start = child, start + 1
+    return name
 
 
 def top_level_exists(name: str) -> bool:
     """Tell whether the top-level module ``name`` is imported or importable (imports nothing)."""
-    if name in sys.modules:
-        return True
-    from importlib.util import find_spec
-
-    try:
-        return find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    return name in sys.modules or find_module_spec(name) is not None
 
 
 def _class_lookup(klass: type, name: str) -> tuple[Any, Any]:
@@ -167,9 +180,12 @@ def locate(path: str, parts: tuple[str, ...] | None = None) -> Located:
     while index > 0 and modules.get(".".join(parts[:index])) is None:
         index -= 1
     if index == 0:
-        if not top_level_exists(parts[0]):
+        spec = find_module_spec(parts[0])
+        if spec is None:
             raise not_found(path, parts, 0, None)
-        return Located(path, waiting_for=parts[0])
+        # Wait for the deepest module of the path, found statically, so the patch goes in the moment
+        # that module has executed, before a sibling module can `from` import the original.
+        return Located(path, waiting_for=_deepest_module(parts, 1, spec))
     module_name = ".".join(parts[:index])
     owner: Any = modules[module_name]
     if index == len(parts):
@@ -183,8 +199,11 @@ def locate(path: str, parts: tuple[str, ...] | None = None) -> Located:
         if isinstance(owner, ModuleType) and (raw is _MISSING or isinstance(raw, ModuleType)):
             # Not imported yet (or only a module attribute): a submodule waits for its import.
             fullname = f"{owner.__name__}.{name}"
-            if fullname not in modules and _has_submodule(owner, fullname):
-                return Located(path, module_name=module_name, waiting_for=fullname)
+            search = getattr(owner, "__path__", None)
+            spec = find_module_spec(fullname, search) if search is not None and fullname not in modules else None
+            if spec is not None:
+                return Located(path, module_name=module_name,
+                               waiting_for=_deepest_module(parts, position + 1, spec))
         if position == len(parts) - 1:
             return Located(path, module_name=module_name, owner=owner, name=name, raw=raw,
                            defined_on=defined_on, is_module=isinstance(raw, ModuleType))

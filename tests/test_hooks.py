@@ -176,3 +176,15 @@ def test_apply_and_revert_from_several_threads(make_registry, modules):
         thread.join(timeout=60)
     registry.revert()
     assert mod.func() == "orig"
+
+
+def test_sibling_from_import_during_package_init_sees_the_patch(reg, modules):
+    # The package's __init__ imports `core` then `user`, which does `from pkg.core import func`
+    # while the package is still initializing: the hook must be on `pkg.core` itself.
+    modules.write("h_eager.core", SOURCE)
+    modules.write("h_eager.user", "from h_eager.core import func\n")
+    modules.write("h_eager", "from . import core, user\n", package=True)
+    reg.register("h_eager.core.func", new_func)
+    reg.apply()
+    import h_eager
+    assert h_eager.user.func is new_func

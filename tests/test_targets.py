@@ -29,7 +29,7 @@ def test_parse_target_splits_parts():
 def test_locate_waits_for_an_unimported_module_without_importing_it(modules):
     modules.write("lazy_pkg.sub", "def f(): pass\n")
     located = locate("lazy_pkg.sub.f")
-    assert located.waiting_for == "lazy_pkg"
+    assert located.waiting_for == "lazy_pkg.sub"  # the deepest module, found statically
     assert "lazy_pkg" not in sys.modules
 
 
