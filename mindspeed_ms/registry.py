@@ -3,7 +3,7 @@
 Locking: ``_lock`` guards the registry's data and is a leaf lock: it is never held while user
 code (wraps, replacements) runs or while anything is imported, so the import hook may take it
 briefly without risk of deadlock. ``_op_lock`` serializes apply/revert/unregister; the import hook
-never takes it.
+never takes it. The applying machinery itself lives in :mod:`mindspeed_ms.applier`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from .applier import Applier
 from .errors import (
     AdaptationError,
-    PatchApplyError,
     PatchConflictError,
     PatchValidationError,
     TargetNotFoundError,
 )
-from .hooks import watcher
-from .patch import NO_REPLACEMENT, Patch, install, stub_chain
-from .patching import AliasEntry, Record, evict_module, rebind_aliases, undo_all
-from .requirements import normalize_requires, unmet_requirements
+from .patch import NO_REPLACEMENT, Patch
+from .requirements import normalize_requires
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import locate, parse_target, suggest
 
@@ -64,13 +62,9 @@ class PatchRegistry:
         self._patches: dict[str, Patch] = {}
         self._lock = threading.RLock()
         self._op_lock = threading.RLock()
-        self._journal: list[Record] = []
-        self._waiting: dict[str, list[Patch]] = {}
-        self._blocked: list[str] = []
-        self._applied = False
-        self._generation = 0
         self._provider: str | None = None
         self._scopes: list[dict[str, Any]] = []
+        self._applier = Applier(self)
 
     # -- registration ----------------------------------------------------------------------------
     def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
@@ -204,7 +198,7 @@ class PatchRegistry:
                 if new_func is not None and patch.replacement is not new_func and \
                         not any(w is new_func for w, _ in patch.wraps):
                     raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
-            self._withdraw(patch)
+            self._applier.withdraw(patch)
             with self._lock:
                 if new_func is None:
                     del self._patches[target]
@@ -249,7 +243,7 @@ class PatchRegistry:
     # -- apply / revert ---------------------------------------------------------------------------
     @property
     def is_applied(self) -> bool:
-        return self._applied
+        return self._applier.applied
 
     def apply(self) -> ApplyReport:
         """Apply every patch not applied yet; idempotent and atomic per call.
@@ -262,188 +256,23 @@ class PatchRegistry:
         """
         with self._op_lock:
             with self._lock:
-                was_applied, self._applied = self._applied, True
+                was_applied, self._applier.applied = self._applier.applied, True
                 batch = [p for p in self._patches.values() if p.state in ("registered", "reverted")]
             try:
                 if batch:
-                    self._apply_batch(batch)
+                    self._applier.apply_batch(batch)
             except BaseException:
                 with self._lock:
-                    self._applied = was_applied
+                    self._applier.applied = was_applied
                 raise
             return self.report()
-
-    def _apply_batch(self, batch: list[Patch]) -> None:
-        journal: list[Record] = []
-        aliases: dict[str, list[AliasEntry]] = {}
-        armed: list[Patch] = []
-        states: dict[Patch, str] = {}
-        current: Patch | None = None
-        try:
-            for current in batch:
-                unmet = unmet_requirements(current.requires) if current.requires else ()
-                if unmet:
-                    states[current] = "skipped"
-                    current.reason = "; ".join(unmet)
-                elif current.is_block:
-                    watcher.block(current.target, id(self), self.name)
-                    armed.append(current)
-                    evict_module(journal, current.target, current)
-                    states[current] = "applied"
-                else:
-                    entry = self._place(current, journal, armed)
-                    states[current] = "pending-import" if current.watching and not current.records else "applied"
-                    if entry is not None:
-                        aliases.setdefault(current.target.rpartition(".")[2], []).append(entry)
-            current = None
-            rebind_aliases(journal, aliases)
-        except BaseException as error:
-            undo_all(journal)
-            self._disarm(armed)
-            for patch in batch:
-                patch.reset()
-            if not isinstance(error, Exception):
-                raise
-            target = current.target if current is not None else None
-            raise PatchApplyError(f"applying {target!r} failed ({type(error).__name__}: {error}); every "
-                                  f"change of this apply() was undone", target=target) from error
-        with self._lock:
-            self._journal.extend(journal)
-            for patch, state in states.items():
-                patch.state = state
-                if state == "applied" and not patch.is_block:
-                    logger.debug("mindspeed_ms[%s]: patched %s", self.name, patch.target)
-        for patch in batch:
-            if patch.warnings:
-                logger.warning("mindspeed_ms[%s]: %s: %s", self.name, patch.target, "; ".join(patch.warnings))
-
-    def _place(self, patch: Patch, journal: list[Record], armed: list[Patch]) -> AliasEntry | None:
-        """Install ``patch`` now if its module is imported, else arm the hook for the module it waits for."""
-        while True:
-            try:
-                located = locate(patch.target, patch.parts)
-            except TargetNotFoundError as error:
-                if not patch.create_dummy:
-                    raise
-                located = stub_chain(patch, error, journal)
-            wait_for = located.waiting_for or located.module_name
-            if wait_for and patch.watching != wait_for:
-                self._watch(patch, wait_for)
-                armed.append(patch)
-                if located.waiting_for is not None and located.waiting_for in sys.modules:
-                    continue  # imported meanwhile: look again
-            if located.waiting_for is not None:
-                return None
-            records: list[Record] = []
-            try:
-                entry = install(patch, located, records, strict=self.strict, traced=self.trace)
-            except BaseException:
-                undo_all(records)
-                raise
-            patch.records.extend(records)
-            journal.extend(records)
-            return entry
-
-    def _watch(self, patch: Patch, module_name: str) -> None:
-        with self._lock:
-            if patch.watching is not None:
-                self._unwait(patch)
-            patch.watching = module_name
-            waiting = self._waiting.get(module_name)
-            if waiting is not None:
-                waiting.append(patch)
-                return
-            self._waiting[module_name] = [patch]
-        watcher.watch(module_name, id(self), self._on_import)
-
-    def _unwait(self, patch: Patch) -> str | None:
-        name = patch.watching
-        waiting = self._waiting.get(name or "", [])
-        if patch in waiting:
-            waiting.remove(patch)
-        patch.watching = None
-        if name is not None and not waiting:
-            self._waiting.pop(name, None)
-            return name
-        return None
-
-    def _disarm(self, patches: list[Patch]) -> None:
-        idle: list[str] = []
-        blocks: list[str] = []
-        with self._lock:
-            for patch in patches:
-                if patch.is_block:
-                    blocks.append(patch.target)
-                else:
-                    name = self._unwait(patch)
-                    if name is not None:
-                        idle.append(name)
-        watcher.unwatch(idle, id(self))
-        watcher.unblock(blocks, id(self))
-
-    def _on_import(self, module: ModuleType) -> None:
-        """Import hook: the module finished executing (first import, reload or re-import)."""
-        name = module.__name__
-        with self._lock:
-            if not self._applied:
-                return
-            generation = self._generation
-            patches = list(self._waiting.get(name, ()))
-        journal: list[Record] = []
-        for patch in patches:
-            stale = [r for r in patch.records if r.owner is module or r.kind == "module"]
-            for record in stale:
-                record.alive = False
-            patch.records = [r for r in patch.records if r.alive]
-            try:
-                self._place(patch, journal, [])
-            except Exception as error:
-                if self.strict:
-                    undo_all(journal)
-                    raise PatchApplyError(f"patching {patch.target!r} on import of {name!r} failed "
-                                          f"({type(error).__name__}: {error}); the module's patches were "
-                                          f"rolled back", target=patch.target) from error
-                patch.state, patch.reason = "failed", f"{type(error).__name__}: {error}"
-                logger.error("mindspeed_ms[%s]: patching %s on import of %s failed: %s", self.name,
-                             patch.target, name, patch.reason)
-                continue
-            with self._lock:
-                if generation != self._generation:
-                    undo_all(patch.records)
-                    return
-                patch.state = "applied" if patch.records else "pending-import"
-                patch.reason = None
-        with self._lock:
-            self._journal.extend(journal)
 
     def revert(self) -> None:
         """Undo everything applied, in reverse order; disarm hooks, lift blocks. Idempotent."""
         with self._op_lock:
             with self._lock:
-                if not self._applied:
-                    return
-                self._applied = False
-                self._generation += 1
-                journal, self._journal = self._journal, []
                 patches = list(self._patches.values())
-            self._disarm(patches)
-            undo_all(journal)
-            with self._lock:
-                for patch in patches:
-                    if patch.state != "registered":
-                        patch.state = "reverted"
-                    patch.reset()
-
-    def _withdraw(self, patch: Patch) -> None:
-        """Revert one patch at once (``unregister`` of an applied patch)."""
-        self._disarm([patch])
-        with self._lock:
-            records = [r for r in self._journal if r.patch is patch]
-            self._journal = [r for r in self._journal if r.patch is not patch]
-        undo_all(records)
-        with self._lock:
-            patch.state = "registered"
-            patch.reset()
+            self._applier.revert_all(patches)
 
     @contextmanager
     def applied(self) -> Iterator[ApplyReport]:
@@ -475,4 +304,4 @@ class PatchRegistry:
         return target in self._patches
 
     def __repr__(self) -> str:
-        return f"<PatchRegistry {self.name!r}: {len(self._patches)} patches, applied={self._applied}>"
+        return f"<PatchRegistry {self.name!r}: {len(self._patches)} patches, applied={self.is_applied}>"
