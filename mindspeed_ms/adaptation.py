@@ -1,0 +1,417 @@
+"""MindSporeAdaptation: the framework switch, provider collection, apply-once and the report.
+
+This is the machinery behind ``import mindspeed_ms.adaptor``; importing *this* module has no side
+effect, so the CLI and the pytest plugin can use it. It is imported in PyTorch mode too, where it
+must cost next to nothing: everything beyond ``os``/``sys`` and :mod:`mindspeed_ms.framework`
+(the registry, ``logging``, the providers, ``importlib.metadata``) is imported inside the functions
+that need it, on the MindSpore path only.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import sys
+
+from mindspeed_ms.framework import FRAMEWORKS, get_ai_framework
+from mindspeed_ms.framework import get_args as parse_args
+
+# ``typing`` costs ~2 ms to import and a bare interpreter has not loaded it; annotations are strings.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import logging
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from mindspeed_ms.patch import Patch
+    from mindspeed_ms.providers import ProviderRun
+    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.status import ApplyReport, PatchStatus
+
+__all__ = ["MindSporeAdaptation", "default_registry", "execute_mindspore", "prepare_backend", "run_providers",
+           "collect_patches",
+           "configure_logging", "current_rank", "write_trace_report", "LOG_LEVEL_ENV", "TRACE_ENV",
+           "TRACE_FILE_ENV"]
+
+LOG_LEVEL_ENV = "MINDSPEED_MS_LOG_LEVEL"
+TRACE_ENV = "MINDSPEED_MS_TRACE"
+TRACE_FILE_ENV = "MINDSPEED_MS_TRACE_FILE"
+_INSTALL_HINT = "pip install msadapter==0.5.0b1 typing_extensions (or: pip install 'mindspeed_ms[mindspore]')"
+
+
+class _State:
+    """Process-wide state of the default adaptation (one module-level instance)."""
+
+    def __init__(self) -> None:
+        self.lock = _thread.RLock()
+        self.registry: PatchRegistry | None = None
+        self.executed = False
+        self.report: ApplyReport | None = None
+        self.run: ProviderRun | None = None
+        self.args: Any = None  # set by repatch()
+        self.trace_armed = False
+
+
+_state = _State()
+
+
+def _logger() -> logging.Logger:
+    import logging
+
+    return logging.getLogger(__name__)
+
+
+def _is_truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def default_registry() -> PatchRegistry:
+    """Return the process-wide registry behind :class:`MindSporeAdaptation`, creating it on first use.
+
+    Call tracing is on when ``MINDSPEED_MS_TRACE`` is ``1``/``true``/``yes``/``on`` at creation.
+    """
+    with _state.lock:
+        if _state.registry is None:
+            from mindspeed_ms.registry import PatchRegistry
+
+            _state.registry = PatchRegistry(name="mindspeed_ms", trace=_is_truthy(os.environ.get(TRACE_ENV)))
+        return _state.registry
+
+
+def current_rank(environ: Mapping[str, str] | None = None) -> int:
+    """Return this process's rank: msrun's ``RANK_ID`` first (MSAdapter rewrites ``RANK`` from it), else ``RANK``."""
+    env = os.environ if environ is None else environ
+    for name in ("RANK_ID", "RANK"):
+        value = (env.get(name) or "").strip()
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+def configure_logging(environ: Mapping[str, str] | None = None) -> None:
+    """Send the ``mindspeed_ms`` loggers to stderr at the level of ``MINDSPEED_MS_LOG_LEVEL`` (default INFO).
+
+    A stderr handler is added only when neither the ``mindspeed_ms`` logger nor the root logger has a
+    handler (an application that configured logging keeps its own routing). Nothing goes to stdout.
+    """
+    import logging
+
+    class _Formatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            prefix = "mindspeed_ms" if record.levelno == logging.INFO else f"mindspeed_ms {record.levelname}"
+            return f"{prefix}: {super().format(record)}"
+
+    class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+        """Write to whatever ``sys.stderr`` is when a record is emitted (it may be swapped later)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.stream = sys.stderr
+            super().emit(record)
+
+    env = os.environ if environ is None else environ
+    package = logging.getLogger("mindspeed_ms")
+    text = (env.get(LOG_LEVEL_ENV) or "INFO").strip()
+    level = int(text) if text.isdigit() else logging.getLevelName(text.upper())
+    if not package.handlers and not logging.getLogger().handlers:
+        handler = _StderrHandler(sys.stderr)
+        handler.setFormatter(_Formatter("%(message)s"))
+        package.addHandler(handler)
+        package.propagate = False
+    package.setLevel(level if isinstance(level, int) else logging.INFO)
+    if not isinstance(level, int):
+        package.warning("%s=%r is not a logging level (use DEBUG, INFO, WARNING, ERROR or a number); "
+                        "using INFO", LOG_LEVEL_ENV, text)
+
+
+def prepare_backend() -> None:
+    """Make ``import torch`` resolve to MSAdapter by importing ``msadapter`` first.
+
+    Raises:
+        ImportError: MSAdapter is not installed (the message says how to install it), or a torch
+            that is not MSAdapter's was imported already (``mindspeed_ms.adaptor`` must come first).
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        loader = getattr(getattr(torch, "__spec__", None), "loader", None)
+        if not type(loader).__module__.startswith("msadapter"):
+            where = getattr(torch, "__file__", None) or repr(torch)
+            raise ImportError(
+                f"torch ({where}) was imported before mindspeed_ms.adaptor: in MindSpore mode "
+                f"'import mindspeed_ms.adaptor' must be the first import of the training script, so that "
+                f"'import torch' resolves to MSAdapter", name="torch")
+    try:
+        import msadapter  # noqa: F401 - imported for its effect: `import torch` now gives MSAdapter
+    except ModuleNotFoundError as exc:
+        if exc.name != "msadapter":
+            raise
+        raise ModuleNotFoundError(
+            f"MindSpore mode (--ai-framework mindspore) needs MSAdapter, which provides 'torch' on top of "
+            f"MindSpore, and it is not installed: {_INSTALL_HINT}", name="msadapter") from exc
+
+
+def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str] | None = None) -> ProviderRun:
+    """Discover every provider (built-in, then entry points, minus disabled ones) and let it register.
+
+    Returns:
+        What registered and what was skipped (disabled providers included).
+
+    Raises:
+        ProviderError: a provider failed to load or to register; its registrations were withdrawn.
+    """
+    from mindspeed_ms.providers import ProviderRun, discover_providers, register_providers
+
+    discovery = discover_providers(environ)
+    run = register_providers(registry, discovery.providers, args)
+    return ProviderRun(run.registered, discovery.disabled + run.skipped)
+
+
+def collect_patches(framework: str = "mindspore", argv: Sequence[str] = (),
+                    environ: Mapping[str, str] | None = None) -> tuple[PatchRegistry, ProviderRun]:
+    """Let every provider register into a fresh registry, as ``execute()`` would, without applying.
+
+    Nothing is imported but the providers themselves (this is what ``mindspeed-ms patches`` and
+    ``verify`` list).
+
+    Args:
+        framework: the ``ai_framework`` the providers see.
+        argv: training-script flags handed to the providers (as :func:`get_args` parses them).
+        environ: the environment (``MINDSPEED_MS_DISABLE``); ``os.environ`` when None.
+
+    Returns:
+        The filled registry and what the providers did.
+
+    Raises:
+        ProviderError: a provider failed to load or to register.
+    """
+    from mindspeed_ms.registry import PatchRegistry
+
+    args = parse_args(argv)
+    args.ai_framework = framework
+    registry = PatchRegistry(name="mindspeed-ms")
+    return registry, run_providers(registry, args, environ)
+
+
+def _log_summary(report: ApplyReport, run: ProviderRun) -> None:
+    logger = _logger()
+    line = f"MindSpore backend, {report.summary()}"
+    if run.skipped:
+        line += "; providers skipped: " + ", ".join(f"{item.name} ({item.reason})" for item in run.skipped)
+    logger.log(20 if current_rank() == 0 else 10, "%s", line)
+    for status in report.statuses:
+        logger.debug("%s: %s%s%s%s", status.target, status.state,
+                     f" -> {status.replacement}" if status.replacement else "",
+                     f" [{status.provider}]" if status.provider else "",
+                     f" ({status.reason})" if status.reason else "")
+
+
+def _trace_path(template: str, rank: int) -> str:
+    if "{rank}" in template or "{pid}" in template:
+        return template.replace("{rank}", str(rank)).replace("{pid}", str(os.getpid()))
+    if rank == 0:
+        return template
+    stem, dot, suffix = template.rpartition(".")
+    return f"{stem}.rank{rank}.{suffix}" if dot and "/" not in suffix else f"{template}.rank{rank}"
+
+
+def write_trace_report(path: str, registry: PatchRegistry | None = None) -> str:
+    """Write the call-tracing report (which patched functions were called, how often) as JSON.
+
+    Args:
+        path: the file; ``{rank}`` and ``{pid}`` are substituted, and ranks other than 0 get
+            ``.rankN`` before the suffix when neither is present.
+        registry: the registry to report on; the default one when None.
+
+    Returns:
+        The path written.
+    """
+    import json
+
+    registry = registry or default_registry()
+    statuses = registry.status()
+    called = sorted((s for s in statuses if s.calls), key=lambda s: (-(s.calls or 0), s.target))
+    data = {
+        "registry": registry.name, "rank": current_rank(), "pid": os.getpid(), "traced": registry.trace,
+        "called": [{"target": s.target, "calls": s.calls, "replacement": s.replacement, "provider": s.provider}
+                   for s in called],
+        "not_called": [s.target for s in statuses if s.state == "applied" and not s.calls],
+        "patches": [s.to_dict() for s in statuses],
+    }
+    target = _trace_path(path, current_rank())
+    temporary = f"{target}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+    os.replace(temporary, target)
+    return target
+
+
+def _write_trace_at_exit() -> None:
+    path = os.environ.get(TRACE_FILE_ENV)
+    if path and _state.registry is not None:
+        try:
+            written = write_trace_report(path, _state.registry)
+        except OSError as exc:
+            _logger().error("cannot write the call-trace report to %r: %s", path, exc)
+        else:
+            _logger().info("call-trace report written to %s", written)
+
+
+def _execute_mindspore(args: Any) -> ApplyReport:
+    configure_logging()
+    prepare_backend()
+    registry = default_registry()
+    if _is_truthy(os.environ.get(TRACE_ENV)):
+        registry.trace = True
+    if not getattr(args, "ai_framework", None):
+        args.ai_framework = "mindspore"
+    run = run_providers(registry, args)
+    report = registry.apply()
+    _state.executed, _state.report, _state.run = True, report, run
+    _log_summary(report, run)
+    if registry.trace and not _state.trace_armed:
+        import atexit
+
+        atexit.register(_write_trace_at_exit)
+        _state.trace_armed = True
+    return report
+
+
+def execute_mindspore() -> ApplyReport:
+    """Run :meth:`MindSporeAdaptation.execute`'s MindSpore path whatever the framework switch says.
+
+    The providers run once per process (they see ``ai_framework="mindspore"``); later calls only
+    apply again what a :meth:`~MindSporeAdaptation.revert` undid. Used by the ``mindspore_adaptation``
+    pytest fixture.
+
+    Returns:
+        The report of the apply.
+    """
+    with _state.lock:
+        if _state.executed:
+            return default_registry().apply()
+        args = MindSporeAdaptation.get_args()
+        args.ai_framework = "mindspore"
+        return _execute_mindspore(args)
+
+
+class MindSporeAdaptation:
+    """The default adaptation: a process-wide :class:`~mindspeed_ms.PatchRegistry` behind MindSpeed-LLM's API.
+
+    Modeled on MindSpeed-LLM's ``MegatronAdaptation``/``MindSporeAdaptation``; every method is a
+    classmethod over the module-level default registry. ``register``/``apply``/``revert`` work in
+    either framework mode; only :meth:`execute` is gated by the framework.
+    """
+
+    @classmethod
+    def register(cls, orig_func_name: str, new_func: Any = None, force_patch: bool = True,
+                 create_dummy: bool = False, check_patch: bool = False, **options: Any) -> Patch:
+        """Register a patch in the default registry (MindSpeed-LLM's arguments and defaults).
+
+        Args:
+            orig_func_name: dotted target, e.g. ``"megatron.core.tensor_parallel.random._set_cuda_rng_state"``.
+            new_func: replacement, decorator ``wrapper(fn) -> fn`` or ``None`` (placeholder).
+            force_patch: replace an earlier replacement of the same target (True, as in MindSpeed-LLM).
+            create_dummy: create the missing modules/attribute as stubs instead of failing.
+            check_patch: log each call into the patch (MindSpeed-LLM printed it).
+            **options: ``kind`` (``"auto"``/``"replace"``/``"wrap"``), ``requires`` (PEP 508), ``purpose``.
+
+        Returns:
+            The target's :class:`~mindspeed_ms.Patch` record.
+
+        Raises:
+            PatchValidationError: malformed target, kind, replacement or requirement.
+            PatchConflictError: another replacement is registered and ``force_patch`` is False.
+        """
+        return default_registry().register(orig_func_name, new_func, force_patch=force_patch,
+                                           create_dummy=create_dummy, log_calls=check_patch, **options)
+
+    @classmethod
+    def apply(cls) -> ApplyReport:
+        """Apply every registered patch not applied yet (see :meth:`PatchRegistry.apply`)."""
+        return default_registry().apply()
+
+    @classmethod
+    def revert(cls) -> None:
+        """Undo every applied patch exactly (see :meth:`PatchRegistry.revert`)."""
+        default_registry().revert()
+
+    @classmethod
+    def status(cls) -> list[PatchStatus]:
+        """Return the status of every patch of the default registry (with call counts when tracing)."""
+        return default_registry().status()
+
+    @classmethod
+    def registry(cls) -> PatchRegistry:
+        """Return the default registry."""
+        return default_registry()
+
+    @classmethod
+    def providers(cls) -> ProviderRun | None:
+        """Return which providers registered and which were skipped, or None before :meth:`execute`."""
+        return _state.run
+
+    @classmethod
+    def get_args(cls) -> Any:
+        """Return the arguments providers get: those given to :meth:`repatch`, else ``sys.argv``'s flags.
+
+        The namespace has one attribute per ``--flag value`` (see :func:`mindspeed_ms.framework.get_args`).
+        """
+        return _state.args if _state.args is not None else parse_args()
+
+    @classmethod
+    def execute(cls) -> ApplyReport | None:
+        """Switch this process to MindSpore if the framework says so; once per process.
+
+        In PyTorch mode (the default) this does nothing and imports nothing. In MindSpore mode
+        (``--ai-framework mindspore`` in ``sys.argv`` or ``MINDSPEED_AI_FRAMEWORK=mindspore``) it makes
+        ``import torch`` resolve to MSAdapter, collects the providers and applies their patches, then
+        logs one summary line (rank 0). Later calls return the first report and change nothing.
+
+        Returns:
+            The :class:`~mindspeed_ms.ApplyReport`, or None in PyTorch mode.
+
+        Raises:
+            FrameworkError: the framework named is unknown.
+            ImportError: MSAdapter is missing, or torch was imported before the adaptor.
+            ProviderError: a provider failed; its registrations were withdrawn.
+            PatchApplyError: a patch failed; the batch was rolled back.
+        """
+        with _state.lock:
+            if _state.executed:
+                return _state.report
+            framework = getattr(_state.args, "ai_framework", None) or get_ai_framework()
+            if str(framework).lower() != "mindspore":
+                return None
+            return _execute_mindspore(cls.get_args())
+
+    @classmethod
+    def repatch(cls, args: Any) -> ApplyReport | None:
+        """Revert, then collect the providers again with ``args`` and apply (configuration outside argv).
+
+        ``args`` is any namespace (e.g. Megatron's parsed arguments); its ``ai_framework`` attribute,
+        when set, chooses the framework, else ``--ai-framework``/``MINDSPEED_AI_FRAMEWORK`` do.
+        Registrations made outside providers stay registered and are applied again in MindSpore mode.
+
+        Returns:
+            The new report, or None when the framework is PyTorch (everything stays reverted).
+
+        Raises:
+            FrameworkError: ``args.ai_framework`` names an unknown framework.
+            ImportError, ProviderError, PatchApplyError: as for :meth:`execute`.
+        """
+        from mindspeed_ms.errors import FrameworkError
+
+        framework = getattr(args, "ai_framework", None)
+        if framework is not None and str(framework).lower() not in FRAMEWORKS:
+            raise FrameworkError(f"args.ai_framework={framework!r} is not a known framework: choose one of "
+                                 + ", ".join(map(repr, FRAMEWORKS)))
+        with _state.lock:
+            registry = default_registry()
+            registry.revert()
+            run = _state.run
+            if run is not None:
+                names = set(run.registered)
+                for status in registry.status():
+                    if status.provider in names:
+                        registry.unregister(status.target)
+            _state.executed, _state.report, _state.run, _state.args = False, None, None, args
+            return cls.execute()

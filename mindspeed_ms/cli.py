@@ -1,0 +1,151 @@
+"""The ``mindspeed-ms`` command: list the patches providers register, and verify their targets.
+
+A thin layer: parse, call the library, format, return an exit code (0 ok, 1 problems found, 2 usage
+error). Output goes to stdout (``--json`` for scripts); diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from mindspeed_ms.adaptation import collect_patches, configure_logging, prepare_backend
+from mindspeed_ms.errors import AdaptationError, FrameworkError
+from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS, get_ai_framework
+
+__all__ = ["main", "build_parser"]
+
+_COLUMNS = ("target", "kind", "state", "replacement", "provider", "registered at", "reason")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``mindspeed-ms``."""
+    parser = argparse.ArgumentParser(
+        prog="mindspeed-ms", description="Inspect the patches that switch Megatron/MindSpeed code to MindSpore.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    patches = commands.add_parser("patches", help="list every patch the providers register")
+    patches.add_argument("--ai-framework", choices=FRAMEWORKS, default=None,
+                         help=f"framework the providers see (default: ${FRAMEWORK_ENV}, else pytorch)")
+    patches.add_argument("--apply", action="store_true",
+                         help="apply them in this process (MindSpore mode: imports MSAdapter) and show the outcome")
+    verify = commands.add_parser("verify", help="check that every registered target exists")
+    verify.add_argument("--static", action="store_true",
+                        help="read the installed sources instead of importing anything")
+    verify.add_argument("--ai-framework", choices=FRAMEWORKS, default="mindspore",
+                        help="framework the providers see; mindspore (default) imports MSAdapter first unless "
+                             "--static")
+    for sub in (patches, verify):
+        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.add_argument("training_args", nargs="*", metavar="-- TRAINING_ARGS",
+                         help="flags of the training script, handed to the providers (after --)")
+    return parser
+
+
+def _short(site: str | None) -> str:
+    if not site:
+        return ""
+    cwd = os.getcwd() + os.sep
+    if site.startswith(cwd):
+        return site[len(cwd):]
+    marker = f"site-packages{os.sep}"
+    return site.split(marker, 1)[1] if marker in site else site
+
+
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    widths = [max(len(row[index]) for row in [header, *rows]) for index in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def _providers_line(run: Any) -> str:
+    line = f"providers: {', '.join(run.registered) or 'none'}"
+    if run.skipped:
+        line += "; skipped: " + ", ".join(f"{item.name} ({item.reason})" for item in run.skipped)
+    return line
+
+
+def _patches(options: argparse.Namespace) -> int:
+    framework = options.ai_framework or get_ai_framework(argv=[])
+    if options.apply and framework != "mindspore":
+        print("mindspeed-ms patches: error: --apply applies the MindSpore patch set: use it with "
+              "--ai-framework mindspore (in PyTorch mode patches are never applied)", file=sys.stderr)
+        return 2
+    if options.apply:
+        prepare_backend()
+    registry, run = collect_patches(framework, options.training_args)
+    if options.apply:
+        registry.apply()
+    statuses = registry.status()
+    if options.json:
+        print(json.dumps({"framework": framework, "applied": options.apply, "providers": run.to_dict(),
+                          "patches": [status.to_dict() for status in statuses]}, indent=2))
+        return 0
+    rows = [(s.target, "+".join(s.kinds), s.state, s.replacement or "", s.provider or "", _short(s.registered_at),
+             s.reason or s.purpose or "") for s in statuses]
+    print(_table(rows, _COLUMNS))
+    print(f"\n{len(statuses)} patches, {framework} mode; {_providers_line(run)}")
+    return 0
+
+
+def _verify(options: argparse.Namespace) -> int:
+    from mindspeed_ms.providers import verify_registry
+
+    registry, run = collect_patches(options.ai_framework, options.training_args)
+    if not options.static and options.ai_framework == "mindspore":
+        try:
+            prepare_backend()
+        except ImportError as exc:
+            raise ImportError(f"{exc}; or run 'mindspeed-ms verify --static', which imports nothing") from exc
+    checks = verify_registry(registry, static=options.static)
+    failures = [check for check in checks if check.is_failure]
+    if options.json:
+        print(json.dumps({"static": options.static, "ok": not failures, "providers": run.to_dict(),
+                          "targets": [check.to_dict() for check in checks]}, indent=2))
+    else:
+        for check in checks:
+            detail = f": {check.reason}" if check.reason else ""
+            print(f"{check.state:<12} {check.target}{detail}")
+        counts: dict[str, int] = {}
+        for check in checks:
+            counts[check.state] = counts.get(check.state, 0) + 1
+        summary = ", ".join(f"{count} {state}" for state, count in sorted(counts.items())) or "nothing registered"
+        mode = "static" if options.static else "import"
+        print(f"\n{len(checks)} targets ({mode} resolution): {summary}; {_providers_line(run)}")
+    return 1 if failures else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``mindspeed-ms``; return the exit code (0 ok, 1 problems found, 2 usage error).
+
+    Args:
+        argv: the arguments without the program name; ``sys.argv[1:]`` when None.
+
+    Returns:
+        The exit code.
+    """
+    parser = build_parser()
+    try:
+        options = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse reports usage errors (exit 2) and --help (exit 0) this way
+        return int(exc.code or 0)
+    configure_logging()
+    try:
+        return _patches(options) if options.command == "patches" else _verify(options)
+    except FrameworkError as exc:
+        print(f"mindspeed-ms: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `mindspeed-ms patches | head`: the reader left, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (AdaptationError, ImportError) as exc:
+        print(f"mindspeed-ms: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m mindspeed_ms.cli`
+    sys.exit(main())

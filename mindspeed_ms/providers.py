@@ -1,0 +1,404 @@
+"""Patch providers: discovery (built-in modules, entry points), disabling, registration, verification.
+
+A provider is the unit of patches a library or a downstream repository adds. It is either a
+callable ``register(registry, args)``, or an object (a module, an instance, a class) with a
+``name``, optional ``requires`` (PEP 508 strings) and ``register(registry, args)``. Providers only
+*register*: they must not import torch or their targets while doing it.
+
+Built-in providers are the non-underscore modules of :mod:`mindspeed_ms.patches`, found with
+``pkgutil`` (alphabetical order) without importing the disabled ones; downstream providers are the
+entry points of group ``mindspeed_ms.adaptations`` (ordered by name). ``MINDSPEED_MS_DISABLE=a,b``
+turns providers off by entry-point, module or provider name.
+
+:func:`verify_registry` checks every registered target (``mindspeed-ms verify`` and the pytest
+plugin's ``--mindspeed-ms-verify`` items), by importing or by reading sources.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from mindspeed_ms.errors import AdaptationError, ProviderError
+
+if TYPE_CHECKING:
+    from mindspeed_ms.registry import PatchRegistry
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "DISABLE_ENV", "BUILTIN_PACKAGE", "Provider", "SkippedProvider", "Discovery",
+    "ProviderRun", "as_provider", "disabled_names", "discover_providers", "register_providers",
+]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "mindspeed_ms.adaptations"
+DISABLE_ENV = "MINDSPEED_MS_DISABLE"
+BUILTIN_PACKAGE = "mindspeed_ms.patches"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A normalised provider.
+
+    Attributes:
+        name: the provider's name (what ``status()`` shows and ``MINDSPEED_MS_DISABLE`` matches).
+        register: ``register(registry, args)``.
+        requires: PEP 508 requirements; when unmet the provider is skipped.
+        origin: where it came from, for messages (module or entry point and distribution).
+    """
+
+    name: str
+    register: Callable[[Any, Any], object]
+    requires: tuple[str, ...] = ()
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class SkippedProvider:
+    """A provider left out, and why (disabled, or requirements unmet)."""
+
+    name: str
+    origin: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        """Return JSON-serialisable data."""
+        return {"name": self.name, "origin": self.origin, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The providers found, in the order they register, and those disabled before loading."""
+
+    providers: tuple[Provider, ...] = ()
+    disabled: tuple[SkippedProvider, ...] = ()
+    unknown_disabled: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProviderRun:
+    """What :func:`register_providers` did."""
+
+    registered: tuple[str, ...] = ()
+    skipped: tuple[SkippedProvider, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-serialisable data."""
+        return {"registered": list(self.registered), "skipped": [item.to_dict() for item in self.skipped]}
+
+
+def disabled_names(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Return the provider names listed in ``MINDSPEED_MS_DISABLE`` (comma-separated)."""
+    env = os.environ if environ is None else environ
+    return frozenset(item.strip() for item in env.get(DISABLE_ENV, "").split(",") if item.strip())
+
+
+def as_provider(obj: Any, default_name: str, origin: str) -> Provider:
+    """Normalise anything that follows the provider protocol into a :class:`Provider`.
+
+    Args:
+        obj: a callable ``register(registry, args)``, or an object with ``register``, optional
+            ``name`` and optional ``requires``.
+        default_name: the name to use when ``obj`` has none (module or entry-point name).
+        origin: where ``obj`` came from, for messages.
+
+    Returns:
+        The provider.
+
+    Raises:
+        ProviderError: ``obj`` does not follow the protocol, or its name or requirements are malformed.
+    """
+    register = getattr(obj, "register", None)
+    if register is None and callable(obj):
+        register = obj
+    if not callable(register):
+        raise ProviderError(
+            f"{origin} gives {obj!r}, which is not a provider: expected a callable register(registry, args) "
+            f"or an object with name, optional requires and register(registry, args)", provider=default_name)
+    name = getattr(obj, "name", None) if register is not obj else None
+    if name is None:
+        name = default_name
+    if not isinstance(name, str) or not name.strip():
+        raise ProviderError(f"{origin}: provider name must be a non-empty string, got {name!r}",
+                            provider=default_name)
+    raw = getattr(obj, "requires", None)
+    try:
+        from mindspeed_ms.requirements import normalize_requires
+
+        requires = normalize_requires(raw)
+    except AdaptationError as exc:
+        raise ProviderError(f"{origin}: provider {name!r} has malformed requires: {exc}",
+                            provider=name) from exc
+    return Provider(name=name, register=register, requires=requires, origin=origin)
+
+
+def _builtin_names(package_name: str) -> list[str]:
+    package = importlib.import_module(package_name)
+    found = {info.name for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_")}
+    return sorted(found)
+
+
+def _entry_points() -> list[Any]:
+    from importlib import metadata
+
+    selected = metadata.entry_points()
+    if hasattr(selected, "select"):
+        items = list(selected.select(group=ENTRY_POINT_GROUP))
+    else:  # Python 3.9: a dict of group -> entry points
+        items = list(selected.get(ENTRY_POINT_GROUP, ()))  # type: ignore[attr-defined]
+    unique: dict[tuple[str, str], Any] = {}
+    for entry_point in items:
+        unique.setdefault((entry_point.name, entry_point.value), entry_point)
+    return sorted(unique.values(), key=lambda entry_point: (entry_point.name, entry_point.value))
+
+
+def _entry_point_origin(entry_point: Any) -> str:
+    dist = getattr(entry_point, "dist", None)
+    owner = f" of {dist.metadata['Name']} {dist.version}" if dist is not None else ""
+    return f"entry point {entry_point.name!r} ({entry_point.value}){owner}"
+
+
+def discover_providers(
+    environ: Mapping[str, str] | None = None, *, builtin: bool = True, entry_points: bool = True,
+    builtin_package: str = BUILTIN_PACKAGE,
+) -> Discovery:
+    """Find every provider: built-in modules first, then entry points of ``mindspeed_ms.adaptations``.
+
+    A provider named in ``MINDSPEED_MS_DISABLE`` (by module or entry-point name) is never imported.
+    A provider whose own ``name`` is listed is imported (its name is only known then) but left out.
+    Names in ``MINDSPEED_MS_DISABLE`` that match nothing are logged as a warning.
+
+    Args:
+        environ: the environment to read ``MINDSPEED_MS_DISABLE`` from; ``os.environ`` when None.
+        builtin: include the modules of :mod:`mindspeed_ms.patches`.
+        entry_points: include the installed entry points.
+        builtin_package: the package whose non-underscore modules are the built-in providers.
+
+    Returns:
+        A :class:`Discovery`.
+
+    Raises:
+        ProviderError: a provider fails to import or does not follow the provider protocol.
+    """
+    disabled = disabled_names(environ)
+    seen: set[str] = set()
+    providers: list[Provider] = []
+    left_out: list[SkippedProvider] = []
+
+    def consider(key: str, origin: str, load: Callable[[], Any]) -> None:
+        seen.add(key)
+        if key in disabled:
+            left_out.append(SkippedProvider(key, origin, f"disabled by {DISABLE_ENV}"))
+            return
+        try:
+            obj = load()
+        except Exception as exc:
+            raise ProviderError(f"provider {key!r} ({origin}) failed to load: {type(exc).__name__}: {exc}",
+                                provider=key) from exc
+        provider = as_provider(obj, key, origin)
+        seen.add(provider.name)
+        if provider.name in disabled:
+            left_out.append(SkippedProvider(provider.name, origin, f"disabled by {DISABLE_ENV}"))
+            return
+        providers.append(provider)
+
+    if builtin:
+        for module_name in _builtin_names(builtin_package):
+            qualified = f"{builtin_package}.{module_name}"
+            consider(module_name, f"built-in module {qualified}",
+                     lambda qualified=qualified: importlib.import_module(qualified))  # type: ignore[misc]
+    if entry_points:
+        for entry_point in _entry_points():
+            consider(entry_point.name, _entry_point_origin(entry_point), entry_point.load)
+    unknown = tuple(sorted(disabled - seen))
+    if unknown:
+        logger.warning("%s names no known provider: %s (known: %s)", DISABLE_ENV,
+                       ", ".join(map(repr, unknown)), ", ".join(map(repr, sorted(seen))) or "none")
+    return Discovery(tuple(providers), tuple(left_out), unknown)
+
+
+def _imports_during(provider: Provider, registry: PatchRegistry, new_modules: Iterable[str]) -> list[str]:
+    """Return the modules a provider should not have imported while registering: torch or its targets."""
+    targets = [status.target for status in registry.status() if status.provider == provider.name]
+    offending = []
+    for module in new_modules:
+        if module == "torch" or module.startswith("torch."):
+            offending.append(module)
+        elif any(target == module or target.startswith(module + ".") for target in targets):
+            offending.append(module)
+    return sorted(offending)
+
+
+def register_providers(registry: PatchRegistry, providers: Iterable[Provider], args: Any) -> ProviderRun:
+    """Let each provider register into ``registry``; all-or-nothing per provider.
+
+    Providers whose ``requires`` are unmet are skipped (and logged). Registrations are attributed to
+    the provider (``PatchStatus.provider``).
+
+    Args:
+        registry: the registry to fill.
+        providers: providers in registration order.
+        args: the namespace handed to each ``register(registry, args)``.
+
+    Returns:
+        A :class:`ProviderRun` naming the providers that registered and those skipped.
+
+    Raises:
+        ProviderError: a provider raised; its registrations were withdrawn and later providers did not run.
+    """
+    from mindspeed_ms.requirements import unmet_requirements
+
+    registered: list[str] = []
+    skipped: list[SkippedProvider] = []
+    for provider in providers:
+        unmet = unmet_requirements(provider.requires)
+        if unmet:
+            skipped.append(SkippedProvider(provider.name, provider.origin, "; ".join(unmet)))
+            logger.info("provider %r skipped: %s", provider.name, "; ".join(unmet))
+            continue
+        before = set(sys.modules)
+        try:
+            with registry.provider(provider.name):
+                provider.register(registry, args)
+        except Exception as exc:
+            raise ProviderError(
+                f"provider {provider.name!r} ({provider.origin}) failed while registering: "
+                f"{type(exc).__name__}: {exc}; its registrations were withdrawn", provider=provider.name,
+                target=getattr(exc, "target", None)) from exc
+        offending = _imports_during(provider, registry, set(sys.modules) - before)
+        if offending:
+            logger.warning("provider %r imported %s while registering: providers must only register; import "
+                           "torch and the targets inside the replacement functions", provider.name,
+                           ", ".join(map(repr, offending)))
+        registered.append(provider.name)
+    return ProviderRun(tuple(registered), tuple(skipped))
+
+
+# -- verification -----------------------------------------------------------------------------------
+#: States of a :class:`TargetCheck` that make ``verify`` fail.
+FAILING_STATES = ("missing", "incompatible", "error")
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """Whether one registered target still exists (and still fits its replacement).
+
+    Attributes:
+        target: the dotted target.
+        state: ``ok``; ``missing`` (the target does not resolve); ``incompatible`` (the replacement
+            cannot accept every call the original accepts); ``error`` (its module fails to import);
+            ``unverifiable`` (cannot be judged from source); ``skipped`` (requirements unmet);
+            ``stub`` (missing, but registered with ``create_dummy=True``).
+        reason: why, for every state but ``ok``; close matches are quoted with ``repr``.
+        provider: the provider that registered it.
+        registered_at: ``file:line`` of the registration.
+        suggestions: close matches for the missing part.
+    """
+
+    target: str
+    state: str
+    reason: str | None = None
+    provider: str | None = None
+    registered_at: str = ""
+    suggestions: tuple[str, ...] = ()
+
+    @property
+    def is_failure(self) -> bool:
+        """True when this check should make ``verify`` fail."""
+        return self.state in FAILING_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-serialisable data."""
+        return {"target": self.target, "state": self.state, "reason": self.reason, "provider": self.provider,
+                "registered_at": self.registered_at, "suggestions": list(self.suggestions)}
+
+
+def registered_patches(registry: PatchRegistry) -> list[Any]:
+    """Return the registry's :class:`~mindspeed_ms.Patch` records, blocks included, in registration order."""
+    # PatchRegistry exposes statuses (names), not records; verifying a signature needs the
+    # replacement object itself, which only the record holds.
+    return list(registry._patches.values())
+
+
+def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> TargetCheck:
+    """Resolve one patch's target and check its replacement's signature.
+
+    Args:
+        patch: a :class:`~mindspeed_ms.Patch` record.
+        static: resolve by reading sources (nothing is imported, signatures are not checked).
+        resolver: a :class:`~mindspeed_ms.static.StaticResolver` to reuse across calls (static only).
+
+    Returns:
+        The :class:`TargetCheck`.
+    """
+    from mindspeed_ms.errors import TargetNotFoundError
+    from mindspeed_ms.patch import NO_REPLACEMENT
+    from mindspeed_ms.requirements import unmet_requirements
+
+    status = patch.status(False)
+    base = {"provider": status.provider, "registered_at": status.registered_at}
+    unmet = unmet_requirements(patch.requires)
+    if unmet:
+        return TargetCheck(patch.target, "skipped", "; ".join(unmet), **base)
+    stub_reason = "does not exist; created as a stub when applied (create_dummy=True)"
+    if static:
+        from mindspeed_ms.static import StaticResolver
+
+        result = (resolver or StaticResolver()).resolve(patch.target)
+        if result.state == "missing" and patch.create_dummy:
+            return TargetCheck(patch.target, "stub", stub_reason, **base)
+        return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
+    from mindspeed_ms.signatures import signature_problems
+    from mindspeed_ms.targets import resolve_target
+
+    try:
+        located = resolve_target(patch.target)
+    except TargetNotFoundError as exc:
+        if patch.create_dummy:
+            return TargetCheck(patch.target, "stub", stub_reason, **base)
+        return TargetCheck(patch.target, "missing", str(exc), suggestions=exc.suggestions, **base)
+    except Exception as exc:  # the target's own module fails to import: report it, keep verifying
+        return TargetCheck(patch.target, "error", f"importing it fails: {type(exc).__name__}: {exc}", **base)
+    replacement = patch.replacement
+    if replacement is not NO_REPLACEMENT and replacement is not None and not located.is_module:
+        problems = signature_problems(located.raw, replacement)
+        if problems:
+            name = status.replacement or repr(replacement)
+            return TargetCheck(patch.target, "incompatible", f"replacement {name} " + "; ".join(problems), **base)
+    return TargetCheck(patch.target, "ok", **base)
+
+
+def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[TargetCheck]:
+    """Check every target registered in ``registry`` (blocks excepted), without applying any patch.
+
+    Dynamic verification imports the targets' modules with the registry's module blocks in force
+    (they are lifted afterwards), so that e.g. a blocked ``transformer_engine`` is not picked up.
+
+    Args:
+        registry: a registry filled by providers, not applied.
+        static: read sources instead of importing (see :mod:`mindspeed_ms.static`).
+
+    Returns:
+        One :class:`TargetCheck` per target, in registration order.
+    """
+    patches = registered_patches(registry)
+    targets = [patch for patch in patches if not patch.is_block]
+    if static:
+        from mindspeed_ms.static import StaticResolver
+
+        resolver = StaticResolver()
+        return [check_target(patch, static=True, resolver=resolver) for patch in targets]
+    from mindspeed_ms.registry import PatchRegistry
+
+    blocker = PatchRegistry(name=f"{registry.name}:blocks")
+    for patch in patches:
+        if patch.is_block:
+            blocker.block(patch.target)
+    with blocker.applied():
+        return [check_target(patch) for patch in targets]

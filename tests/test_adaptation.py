@@ -1,0 +1,213 @@
+"""Tests of mindspeed_ms.adaptation in this process: MindSporeAdaptation's API in PyTorch mode, logging, tracing.
+
+The MindSpore path of ``execute()`` imports MSAdapter; it is tested in fresh interpreters in
+tests/test_adaptor.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import sys
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+from mindspeed_ms import adaptation
+from mindspeed_ms.adaptation import MindSporeAdaptation, configure_logging, current_rank, write_trace_report
+from mindspeed_ms.errors import FrameworkError, PatchValidationError
+from mindspeed_ms.registry import PatchRegistry
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Give every test its own default adaptation state (and registry), reverted afterwards."""
+    state = adaptation._State()
+    monkeypatch.setattr(adaptation, "_state", state)
+    monkeypatch.delenv("MINDSPEED_AI_FRAMEWORK", raising=False)
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    yield
+    if state.registry is not None:
+        state.registry.revert()
+
+
+@pytest.fixture()
+def target_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    name = f"adaptation_target_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""
+        def compute(x):
+            return ("original", x)
+
+        def rng_state(new_state, device=-1):
+            return "original"
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return __import__(name)
+
+
+def test_register_keeps_mindspeed_llm_argument_names_and_defaults() -> None:
+    parameters = inspect.signature(MindSporeAdaptation.register).parameters
+    assert [(p.name, p.default) for p in list(parameters.values())[:5]] == [
+        ("orig_func_name", inspect.Parameter.empty), ("new_func", None), ("force_patch", True),
+        ("create_dummy", False), ("check_patch", False)]
+
+
+def test_register_apply_revert_work_explicitly_in_pytorch_mode(target_module: ModuleType) -> None:
+    def compute(x: object) -> tuple[str, object]:
+        return ("patched", x)
+
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", compute)
+    [status] = MindSporeAdaptation.status()
+    assert status.state == "registered" and status.registered_at.startswith(__file__)
+    report = MindSporeAdaptation.apply()
+    assert report.applied == 1 and target_module.compute is compute
+    MindSporeAdaptation.revert()
+    assert target_module.compute(1) == ("original", 1)
+
+
+def test_force_patch_defaults_to_true_like_mindspeed_llm(target_module: ModuleType) -> None:
+    first, second = (lambda x: 1), (lambda x: 2)
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", first)
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", second)
+    MindSporeAdaptation.apply()
+    assert target_module.compute is second
+
+
+def test_check_patch_logs_each_call(target_module: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", lambda x: x, check_patch=True)
+    MindSporeAdaptation.apply()
+    with caplog.at_level(logging.INFO, logger="mindspeed_ms"):
+        target_module.compute(1)
+        target_module.compute(2)
+    assert caplog.text.count(f"call into patched {target_module.__name__}.compute") == 2
+    assert MindSporeAdaptation.status()[0].calls == 2
+
+
+def test_options_pass_kind_requires_and_purpose(target_module: ModuleType) -> None:
+    def double(fn: object) -> object:
+        return lambda x: ("wrapped", fn(x))  # type: ignore[operator]
+
+    name = target_module.__name__
+    MindSporeAdaptation.register(f"{name}.compute", double, kind="wrap", purpose="shows kind=")
+    MindSporeAdaptation.register(f"{name}.rng_state", lambda s, d=-1: "x", requires="no-such-dist-xyz>=1")
+    MindSporeAdaptation.apply()
+    assert target_module.compute(3) == ("wrapped", ("original", 3))
+    statuses = {s.target: s for s in MindSporeAdaptation.status()}
+    assert statuses[f"{name}.compute"].purpose == "shows kind="
+    assert statuses[f"{name}.rng_state"].state == "skipped"
+    with pytest.raises(PatchValidationError):
+        MindSporeAdaptation.register(f"{name}.compute", double, kind="decorate")
+
+
+def test_execute_in_pytorch_mode_does_nothing() -> None:
+    before = set(sys.modules)
+    assert MindSporeAdaptation.execute() is None
+    assert adaptation._state.registry is None
+    assert not {name for name in set(sys.modules) - before if name.startswith(("msadapter", "mindspore"))}
+
+
+def test_execute_rejects_an_invalid_framework(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["train.py", "--ai-framework", "paddle"])
+    with pytest.raises(FrameworkError, match="'paddle'.*'pytorch', 'mindspore'"):
+        MindSporeAdaptation.execute()
+
+
+def test_get_args_reads_argv_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["train.py", "--use-ascend-coc", "--tensor-model-parallel-size", "2"])
+    args = MindSporeAdaptation.get_args()
+    assert args.use_ascend_coc is True and args.tensor_model_parallel_size == "2"
+
+
+def test_repatch_to_pytorch_reverts_and_keeps_the_args(target_module: ModuleType) -> None:
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", lambda x: x)
+    MindSporeAdaptation.apply()
+    args = SimpleNamespace(ai_framework="pytorch", seed=3)
+    assert MindSporeAdaptation.repatch(args) is None
+    assert target_module.compute(1) == ("original", 1)
+    assert MindSporeAdaptation.get_args() is args
+    assert MindSporeAdaptation.status()[0].state == "reverted"
+
+
+def test_repatch_rejects_an_unknown_framework() -> None:
+    with pytest.raises(FrameworkError, match="'tensorflow'"):
+        MindSporeAdaptation.repatch(SimpleNamespace(ai_framework="tensorflow"))
+
+
+@pytest.mark.parametrize(
+    ("environ", "rank"),
+    [({}, 0), ({"RANK": "3"}, 3), ({"RANK_ID": "1", "RANK": "0"}, 1), ({"RANK_ID": "", "RANK": "2"}, 2)],
+)
+def test_rank_prefers_msrun_rank_id(environ: dict[str, str], rank: int) -> None:
+    assert current_rank(environ) == rank
+
+
+@pytest.fixture()
+def package_logger() -> Iterator[logging.Logger]:
+    logger = logging.getLogger("mindspeed_ms")
+    saved = (logger.level, list(logger.handlers), logger.propagate)
+    yield logger
+    logger.setLevel(saved[0])
+    logger.handlers[:] = saved[1]
+    logger.propagate = saved[2]
+
+
+def test_log_level_comes_from_the_environment(package_logger: logging.Logger) -> None:
+    configure_logging({"MINDSPEED_MS_LOG_LEVEL": "debug"})
+    assert package_logger.level == logging.DEBUG
+    configure_logging({"MINDSPEED_MS_LOG_LEVEL": "40"})
+    assert package_logger.level == logging.ERROR
+
+
+def test_invalid_log_level_falls_back_to_info_with_a_warning(
+    package_logger: logging.Logger, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+        configure_logging({"MINDSPEED_MS_LOG_LEVEL": "chatty"})
+        assert package_logger.level == logging.INFO
+    assert "MINDSPEED_MS_LOG_LEVEL='chatty' is not a logging level" in caplog.text
+
+
+def test_trace_report_counts_calls_per_target(target_module: ModuleType, tmp_path: Path) -> None:
+    registry = PatchRegistry("traced", trace=True)
+    name = target_module.__name__
+    registry.register(f"{name}.compute", lambda x: ("patched", x))
+    registry.register(f"{name}.rng_state", lambda s, device=-1: "patched")
+    with registry.applied():
+        for value in range(3):
+            target_module.compute(value)
+        written = write_trace_report(str(tmp_path / "trace.json"), registry)
+    data = json.loads(Path(written).read_text())
+    assert data["called"] == [{"target": f"{name}.compute", "calls": 3, "replacement": data["called"][0][
+        "replacement"], "provider": None}]
+    assert data["not_called"] == [f"{name}.rng_state"]
+    assert data["traced"] is True and len(data["patches"]) == 2
+
+
+def test_trace_file_name_gets_the_rank(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    registry = PatchRegistry("ranked", trace=True)
+    monkeypatch.setenv("RANK_ID", "1")
+    assert write_trace_report(str(tmp_path / "trace.json"), registry) == str(tmp_path / "trace.rank1.json")
+    assert write_trace_report(str(tmp_path / "t_{rank}.json"), registry) == str(tmp_path / "t_1.json")
+
+
+def test_without_tracing_the_installed_object_is_the_replacement(target_module: ModuleType) -> None:
+    def compute(x: object) -> object:
+        return x
+
+    MindSporeAdaptation.register(f"{target_module.__name__}.compute", compute)
+    MindSporeAdaptation.apply()
+    assert target_module.compute is compute
+    assert MindSporeAdaptation.status()[0].calls is None
+
+
+def test_msadapter_missing_is_an_import_error_saying_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "msadapter", None)  # blocks the import, as if not installed
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    with pytest.raises(ImportError, match=r"needs MSAdapter.*pip install msadapter") as info:
+        adaptation.prepare_backend()
+    assert info.value.name == "msadapter"

@@ -1,0 +1,96 @@
+"""Tests of mindspeed_ms.framework: the --ai-framework switch and MindSpeed-style flag parsing."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mindspeed_ms.errors import FrameworkError
+from mindspeed_ms.framework import get_ai_framework, get_args
+
+
+def test_default_framework_is_pytorch() -> None:
+    assert get_ai_framework(argv=["--num-layers", "2"], environ={}) == "pytorch"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--ai-framework", "mindspore"],
+        ["--ai-framework=mindspore"],
+        ["--x", "1", "--ai-framework", "MindSpore"],
+    ],
+)
+def test_flag_selects_mindspore_in_both_spellings(argv: list[str]) -> None:
+    assert get_ai_framework(argv=argv, environ={}) == "mindspore"
+
+
+def test_last_flag_wins_like_argparse() -> None:
+    argv = ["--ai-framework", "mindspore", "--ai-framework=pytorch"]
+    assert get_ai_framework(argv=argv, environ={}) == "pytorch"
+    assert get_ai_framework(argv=["--ai-framework=pytorch", "--ai-framework", "mindspore"], environ={}) == (
+        "mindspore"
+    )
+
+
+def test_environment_variable_is_used_when_flag_is_absent() -> None:
+    assert get_ai_framework(argv=[], environ={"MINDSPEED_AI_FRAMEWORK": "mindspore"}) == "mindspore"
+
+
+def test_flag_takes_precedence_over_environment() -> None:
+    env = {"MINDSPEED_AI_FRAMEWORK": "mindspore"}
+    assert get_ai_framework(argv=["--ai-framework", "pytorch"], environ=env) == "pytorch"
+
+
+def test_invalid_flag_value_lists_the_choices() -> None:
+    with pytest.raises(FrameworkError) as info:
+        get_ai_framework(argv=["--ai-framework", "tensorflow"], environ={})
+    message = str(info.value)
+    assert "'tensorflow'" in message and "'pytorch'" in message and "'mindspore'" in message
+    assert isinstance(info.value, ValueError)
+
+
+def test_invalid_environment_value_names_the_variable() -> None:
+    with pytest.raises(FrameworkError, match="MINDSPEED_AI_FRAMEWORK"):
+        get_ai_framework(argv=[], environ={"MINDSPEED_AI_FRAMEWORK": "jax"})
+
+
+def test_flag_without_value_is_an_error() -> None:
+    with pytest.raises(FrameworkError, match="needs a value"):
+        get_ai_framework(argv=["--ai-framework"], environ={})
+
+
+def test_nothing_after_double_dash_is_read() -> None:
+    assert get_ai_framework(argv=["--", "--ai-framework", "mindspore"], environ={}) == "pytorch"
+
+
+def test_sys_argv_is_read_and_left_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["train.py", "--ai-framework", "mindspore", "--lr", "0.1"]
+    monkeypatch.setattr(sys, "argv", list(argv))
+    monkeypatch.delenv("MINDSPEED_AI_FRAMEWORK", raising=False)
+    assert get_ai_framework() == "mindspore"
+    assert get_args().lr == "0.1"
+    assert sys.argv == argv
+
+
+def test_get_args_reads_every_flag_like_mindspeed() -> None:
+    argv = ["--num-layers", "2", "--use-ascend-coc", "--lr=1e-3", "--seq", "1", "2"]
+    args = get_args([*argv, "--ai-framework", "mindspore"])
+    assert args.num_layers == "2"
+    assert args.use_ascend_coc is True
+    assert args.lr == "1e-3"
+    assert args.seq == ["1", "2"]
+    assert args.ai_framework == "mindspore"
+    assert not hasattr(args, "hidden_size")
+
+
+def test_get_args_keeps_negative_numbers_as_values_and_last_repeat() -> None:
+    args = get_args(["--min-lr", "-1.5", "--seed", "1", "--seed", "7", "--"])
+    assert args.min_lr == "-1.5"
+    assert args.seed == "7"
+
+
+def test_get_args_ignores_leading_positionals_and_double_dash_tail() -> None:
+    args = get_args(["data.bin", "--flag", "--", "--after", "1"])
+    assert vars(args) == {"flag": True}

@@ -1,0 +1,357 @@
+"""Tests of mindspeed_ms.providers: discovery, disabling, registration and verification of providers."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from mindspeed_ms.errors import ProviderError
+from mindspeed_ms.providers import (
+    Provider,
+    as_provider,
+    check_target,
+    discover_providers,
+    register_providers,
+    registered_patches,
+    verify_registry,
+)
+from mindspeed_ms.registry import PatchRegistry
+from mindspeed_ms.testing import write_distribution
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+# -- the provider protocol ------------------------------------------------------------------------
+def test_a_plain_callable_is_a_provider_named_after_its_entry_point() -> None:
+    def register(registry: PatchRegistry, args: object) -> None:
+        pass
+
+    provider = as_provider(register, "downstream", "entry point 'downstream'")
+    assert provider.name == "downstream" and provider.register is register and provider.requires == ()
+
+
+def test_an_object_with_name_requires_and_register_is_a_provider() -> None:
+    calls: list[object] = []
+    obj = SimpleNamespace(name="mine", requires="packaging>=20", register=lambda registry, args: calls.append(args))
+    provider = as_provider(obj, "fallback", "test")
+    assert provider.name == "mine" and provider.requires == ("packaging>=20",)
+    provider.register(None, "args")
+    assert calls == ["args"]
+
+
+@pytest.mark.parametrize("bad", [42, SimpleNamespace(name="x", register="not callable")])
+def test_something_that_cannot_register_is_rejected_by_name(bad: object) -> None:
+    with pytest.raises(ProviderError, match="not a provider") as info:
+        as_provider(bad, "broken", "entry point 'broken'")
+    assert info.value.provider == "broken"
+
+
+def test_malformed_requires_is_a_provider_error() -> None:
+    obj = SimpleNamespace(name="mine", requires="not a requirement !!", register=lambda registry, args: None)
+    with pytest.raises(ProviderError, match="malformed requires"):
+        as_provider(obj, "mine", "test")
+
+
+# -- built-in discovery ---------------------------------------------------------------------------
+@pytest.fixture()
+def builtin_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    package = _unique("builtin_patches")
+    target = _unique("builtin_target")
+    _write(tmp_path, {
+        f"{package}/__init__.py": '"""Stand-in for mindspeed_ms.patches."""\n',
+        f"{package}/beta.py": f"""
+            def register(registry, args):
+                registry.register("{target}.g", lambda: "beta")
+        """,
+        f"{package}/alpha.py": f"""
+            requires = ["packaging>=20"]
+            def register(registry, args):
+                registry.register("{target}.f", lambda: "alpha")
+        """,
+        f"{package}/renamed.py": """
+            name = "custom-name"
+            def register(registry, args):
+                pass
+        """,
+        f"{package}/_helpers.py": "raise RuntimeError('private modules are never imported')\n",
+        f"{target}.py": "def f():\n    return 'f'\n\ndef g():\n    return 'g'\n",
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return package
+
+
+def test_builtin_providers_are_every_public_module_in_alphabetical_order(builtin_package: str) -> None:
+    discovery = discover_providers({}, entry_points=False, builtin_package=builtin_package)
+    assert [p.name for p in discovery.providers] == ["alpha", "beta", "custom-name"]
+    assert discovery.providers[0].requires == ("packaging>=20",)
+    assert f"{builtin_package}._helpers" not in sys.modules
+
+
+def test_disabled_builtin_is_never_imported(builtin_package: str) -> None:
+    discovery = discover_providers({"MINDSPEED_MS_DISABLE": " beta , alpha"}, entry_points=False,
+                                   builtin_package=builtin_package)
+    assert [p.name for p in discovery.providers] == ["custom-name"]
+    assert sorted(item.name for item in discovery.disabled) == ["alpha", "beta"]
+    assert f"{builtin_package}.beta" not in sys.modules and f"{builtin_package}.alpha" not in sys.modules
+
+
+def test_provider_can_be_disabled_by_its_own_name(builtin_package: str) -> None:
+    discovery = discover_providers({"MINDSPEED_MS_DISABLE": "custom-name"}, entry_points=False,
+                                   builtin_package=builtin_package)
+    assert "custom-name" not in [p.name for p in discovery.providers]
+    assert [item.name for item in discovery.disabled] == ["custom-name"]
+
+
+def test_unknown_disabled_name_is_a_warning(builtin_package: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+        discovery = discover_providers({"MINDSPEED_MS_DISABLE": "alhpa"}, entry_points=False,
+                                       builtin_package=builtin_package)
+    assert discovery.unknown_disabled == ("alhpa",)
+    assert "'alhpa'" in caplog.text and "'alpha'" in caplog.text
+    assert len(discovery.providers) == 3
+
+
+def test_provider_that_fails_to_import_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = _unique("broken_patches")
+    _write(tmp_path, {f"{package}/__init__.py": "", f"{package}/bad.py": "import does_not_exist_anywhere\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ProviderError, match="'bad'.*failed to load.*does_not_exist_anywhere") as info:
+        discover_providers({}, entry_points=False, builtin_package=package)
+    assert isinstance(info.value.__cause__, ModuleNotFoundError)
+
+
+def test_real_builtin_package_is_discovered_without_error() -> None:
+    discovery = discover_providers({}, entry_points=False)
+    names = [provider.name for provider in discovery.providers]
+    assert names == sorted(names) or all(p.origin.startswith("built-in module") for p in discovery.providers)
+    assert all(p.origin.startswith("built-in module mindspeed_ms.patches.") for p in discovery.providers)
+
+
+# -- entry points from real distributions ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def installed_distribution(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Build a tiny distribution with setuptools and pip-install it into a folder of its own."""
+    source = tmp_path_factory.mktemp("demo_source")
+    module = _unique("demo_provider")
+    _write(source, {
+        "pyproject.toml": f"""
+            [build-system]
+            requires = ["setuptools>=61"]
+            build-backend = "setuptools.build_meta"
+
+            [project]
+            name = "demo-provider"
+            version = "1.2"
+
+            [project.entry-points."mindspeed_ms.adaptations"]
+            demo = "{module}"
+        """,
+        f"{module}.py": """
+            name = "demo"
+            def register(registry, args):
+                registry.register("json.JSONDecoder.raw_decode", lambda self, s, idx=0: ("demo", idx),
+                                  purpose="demo provider")
+        """,
+    })
+    site = tmp_path_factory.mktemp("demo_site")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(site), str(source)], capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return site, module
+
+
+def test_entry_point_of_an_installed_distribution_is_discovered(
+    installed_distribution: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, module = installed_distribution
+    monkeypatch.syspath_prepend(str(site))
+    discovery = discover_providers({}, builtin=False)
+    demo = [p for p in discovery.providers if p.name == "demo"]
+    assert len(demo) == 1
+    assert "demo-provider 1.2" in demo[0].origin
+    registry = PatchRegistry("entry-points")
+    run = register_providers(registry, demo, SimpleNamespace())
+    assert run.registered == ("demo",)
+    [status] = registry.status()
+    assert status.target == "json.JSONDecoder.raw_decode" and status.provider == "demo"
+
+
+def test_disabled_entry_point_is_never_imported(
+    installed_distribution: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, module = installed_distribution
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    discovery = discover_providers({"MINDSPEED_MS_DISABLE": "demo"}, builtin=False)
+    assert "demo" not in [p.name for p in discovery.providers]
+    assert [item.name for item in discovery.disabled] == ["demo"]
+    assert module not in sys.modules
+
+
+def test_written_distribution_exposes_its_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _unique("written_provider")
+    write_distribution(tmp_path, "written-provider", version="0.3",
+                       modules={f"{module}.py": "def register(registry, args):\n    pass\n"},
+                       entry_points={"written": f"{module}:register"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    discovery = discover_providers({}, builtin=False)
+    [provider] = [p for p in discovery.providers if p.name == "written"]
+    assert "written-provider 0.3" in provider.origin and provider.register.__module__ == module
+
+
+# -- registration ---------------------------------------------------------------------------------
+def test_provider_that_raises_is_named_and_its_registrations_withdrawn() -> None:
+    def good(registry: PatchRegistry, args: object) -> None:
+        registry.register("json.dumps", lambda *a, **k: "good")
+
+    def bad(registry: PatchRegistry, args: object) -> None:
+        registry.register("json.loads", lambda *a, **k: "bad")
+        registry.block("xml.dom")
+        raise KeyError("boom")
+
+    registry = PatchRegistry("raising")
+    providers = [Provider("good", good, origin="test"), Provider("bad", bad, origin="test"),
+                 Provider("never", good, origin="test")]
+    with pytest.raises(ProviderError, match="'bad'.*KeyError.*withdrawn") as info:
+        register_providers(registry, providers, SimpleNamespace())
+    assert info.value.provider == "bad" and isinstance(info.value.__cause__, KeyError)
+    assert [status.target for status in registry.status()] == ["json.dumps"]
+
+
+def test_provider_with_unmet_requires_is_skipped_and_reported() -> None:
+    registered: list[str] = []
+    provider = Provider("needs-nothing-real", lambda registry, args: registered.append("x"),
+                        requires=("no-such-distribution-xyz>=1",), origin="test")
+    run = register_providers(PatchRegistry("requires"), [provider], SimpleNamespace())
+    assert run.registered == () and registered == []
+    [skipped] = run.skipped
+    assert skipped.name == "needs-nothing-real" and "no-such-distribution-xyz is not installed" in skipped.reason
+
+
+def test_providers_receive_the_args(tmp_path: Path) -> None:
+    seen: list[object] = []
+    args = SimpleNamespace(use_ascend_coc=True)
+    register_providers(PatchRegistry("args"), [Provider("p", lambda r, a: seen.append(a))], args)
+    assert seen == [args]
+
+
+def test_provider_importing_its_target_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    target = _unique("eager_target")
+    _write(tmp_path, {f"{target}.py": "def f():\n    pass\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def eager(registry: PatchRegistry, args: object) -> None:
+        __import__(target)
+        registry.register(f"{target}.f", lambda: None)
+
+    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+        register_providers(PatchRegistry("eager"), [Provider("eager", eager)], SimpleNamespace())
+    assert f"provider 'eager' imported '{target}' while registering" in caplog.text
+
+
+# -- verification ---------------------------------------------------------------------------------
+@pytest.fixture()
+def verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[PatchRegistry, str]:
+    mod = _unique("verify_target")
+    _write(tmp_path, {
+        f"{mod}.py": """
+            try:
+                import verify_blocked_dependency
+            except ImportError:
+                verify_blocked_dependency = None
+
+            def compute(x, y, *, scale=1):
+                return (x + y) * scale
+
+            def combine(a, b):
+                return a + b
+
+            class Layer:
+                def forward(self, hidden):
+                    return hidden
+        """,
+        # Stands for msadapter's transformer_engine shim: importable, then failing.
+        "verify_blocked_dependency.py": "raise RuntimeError('shim present but unusable')\n",
+        f"{mod}_broken.py": "raise RuntimeError('broken at import')\n",
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = PatchRegistry("verify")
+    with registry.provider("tests"):
+        registry.block("verify_blocked_dependency")
+        registry.register(f"{mod}.compute", lambda x, y, *, scale=1: 0)
+        registry.register(f"{mod}.Layer.forward", lambda self, hidden: hidden)
+        registry.register(f"{mod}.Layer.forwrad", lambda self, hidden: hidden)
+        registry.register(f"{mod}.compute_fast", lambda x, y: 0, create_dummy=True)
+        registry.register(f"{mod}.combine", lambda a: a)
+        registry.register(f"{mod}_broken.anything", lambda: None)
+        registry.register(f"{mod}.skipped", lambda: None, requires="no-such-distribution-xyz")
+    return registry, mod
+
+
+def test_dynamic_verify_reports_each_target_by_state(verified: tuple[PatchRegistry, str]) -> None:
+    registry, mod = verified
+    checks = {check.target: check for check in verify_registry(registry)}
+    assert checks[f"{mod}.compute"].state == "ok"
+    assert checks[f"{mod}.Layer.forward"].state == "ok"
+    typo = checks[f"{mod}.Layer.forwrad"]
+    assert typo.state == "missing" and "'forward'" in (typo.reason or "") and typo.is_failure
+    assert checks[f"{mod}.compute_fast"].state == "stub"
+    incompatible = checks[f"{mod}.combine"]
+    assert incompatible.state == "incompatible" and "'b'" in (incompatible.reason or "")
+    assert checks[f"{mod}_broken.anything"].state == "error" and "broken at import" in (
+        checks[f"{mod}_broken.anything"].reason or "")
+    assert checks[f"{mod}.skipped"].state == "skipped"
+    assert "verify_blocked_dependency" not in checks  # blocks are not targets
+    assert all(check.provider == "tests" for check in checks.values())
+    assert sys.modules[mod].verify_blocked_dependency is None  # imported with the block in force
+
+
+def test_blocks_are_lifted_after_dynamic_verify(verified: tuple[PatchRegistry, str]) -> None:
+    registry, _ = verified
+    verify_registry(registry)
+    with pytest.raises(RuntimeError, match="shim present"):
+        __import__("verify_blocked_dependency")
+
+
+def test_static_verify_imports_nothing(verified: tuple[PatchRegistry, str]) -> None:
+    registry, mod = verified
+    checks = {check.target: check for check in verify_registry(registry, static=True)}
+    assert checks[f"{mod}.compute"].state == "ok"
+    assert checks[f"{mod}.Layer.forwrad"].state == "missing"
+    assert checks[f"{mod}.Layer.forwrad"].suggestions == ("forward",)
+    assert checks[f"{mod}.compute_fast"].state == "stub"
+    assert checks[f"{mod}_broken.anything"].state == "missing"
+    assert mod not in sys.modules and f"{mod}_broken" not in sys.modules
+
+
+def test_check_target_of_a_wrap_only_checks_resolution() -> None:
+    registry = PatchRegistry("wraps")
+    patch = registry.register("json.dumps", lambda fn: fn, kind="wrap")
+    assert check_target(patch).state == "ok"
+    assert registered_patches(registry) == [patch]
+
+
+def test_target_whose_module_fails_without_its_blocks_is_an_error(verified: tuple[PatchRegistry, str]) -> None:
+    registry, mod = verified
+    [patch] = [p for p in registered_patches(registry) if p.target == f"{mod}.compute"]
+    check = check_target(patch)  # no blocks in force: the shim's RuntimeError surfaces
+    assert check.state == "error" and "shim present but unusable" in (check.reason or "")
