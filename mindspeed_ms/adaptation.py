@@ -127,15 +127,19 @@ def prepare_backend() -> None:
     """Make ``import torch`` resolve to MSAdapter by importing ``msadapter`` first.
 
     Raises:
-        ImportError: MSAdapter is not installed (the message says how to install it), or a torch
-            that is not MSAdapter's was imported already (``mindspeed_ms.adaptor`` must come first).
+        BackendNotInstalledError: MSAdapter is not installed (the message says how to install it); a
+            ``ModuleNotFoundError``.
+        BackendImportError: a torch that is not MSAdapter's was imported already
+            (``mindspeed_ms.adaptor`` must come first); an ``ImportError``.
     """
     torch = sys.modules.get("torch")
     if torch is not None:
         loader = getattr(getattr(torch, "__spec__", None), "loader", None)
         if not type(loader).__module__.startswith("msadapter"):
             where = getattr(torch, "__file__", None) or repr(torch)
-            raise ImportError(
+            from mindspeed_ms.errors import BackendImportError
+
+            raise BackendImportError(
                 f"torch ({where}) was imported before mindspeed_ms.adaptor: in MindSpore mode "
                 f"'import mindspeed_ms.adaptor' must be the first import of the training script, so that "
                 f"'import torch' resolves to MSAdapter", name="torch")
@@ -144,7 +148,9 @@ def prepare_backend() -> None:
     except ModuleNotFoundError as exc:
         if exc.name != "msadapter":
             raise
-        raise ModuleNotFoundError(
+        from mindspeed_ms.errors import BackendNotInstalledError
+
+        raise BackendNotInstalledError(
             f"MindSpore mode (--ai-framework mindspore) needs MSAdapter, which provides 'torch' on top of "
             f"MindSpore, and it is not installed: {_INSTALL_HINT}", name="msadapter") from exc
 
@@ -389,7 +395,8 @@ class MindSporeAdaptation:
 
         ``args`` is any namespace (e.g. Megatron's parsed arguments); its ``ai_framework`` attribute,
         when set, chooses the framework, else ``--ai-framework``/``MINDSPEED_AI_FRAMEWORK`` do.
-        Registrations made outside providers stay registered and are applied again in MindSpore mode.
+        Registrations made outside providers (also on a provider's targets) stay registered and are
+        applied again in MindSpore mode.
 
         Returns:
             The new report, or None when the framework is PyTorch (everything stays reverted).
@@ -409,9 +416,7 @@ class MindSporeAdaptation:
             registry.revert()
             run = _state.run
             if run is not None:
-                names = set(run.registered)
-                for status in registry.status():
-                    if status.provider in names:
-                        registry.unregister(status.target)
+                for name in run.registered:
+                    registry.withdraw_provider(name)
             _state.executed, _state.report, _state.run, _state.args = False, None, None, args
             return cls.execute()

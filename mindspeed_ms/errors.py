@@ -19,6 +19,8 @@ __all__ = [
     "PatchApplyError",
     "ProviderError",
     "FrameworkError",
+    "BackendImportError",
+    "BackendNotInstalledError",
 ]
 
 
@@ -95,3 +97,18 @@ class ProviderError(AdaptationError):
 
 class FrameworkError(AdaptationError, ValueError):
     """The requested AI framework is not one mindspeed_ms knows."""
+
+
+class BackendImportError(AdaptationError, ImportError):
+    """The MindSpore backend cannot be set up: e.g. a real torch was imported before the adaptor.
+
+    ``.name`` is the module concerned, as on :class:`ImportError`.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class BackendNotInstalledError(BackendImportError, ModuleNotFoundError):
+    """A package the MindSpore backend needs (MSAdapter, MindSpore) is not installed; the message says how."""

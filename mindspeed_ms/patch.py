@@ -44,8 +44,10 @@ class Patch:
 
     A registry owns its patches; read them through :meth:`PatchRegistry.status`. Attributes set at
     registration: ``target``, ``replacement`` (``NO_REPLACEMENT`` when only wraps are registered;
-    ``None`` for a placeholder), ``wraps`` (``(wrapper, site)`` in registration order),
-    ``requires``, ``purpose``, ``provider``, ``create_dummy``, ``log_calls``, ``is_block``.
+    ``None`` for a placeholder), ``wraps`` (``(wrapper, site, provider)`` in registration order),
+    ``requires``, ``purpose``, ``provider`` (of the first registration), ``create_dummy``,
+    ``log_calls``, ``is_block``. Every registration's ``(site, provider)`` is kept in ``sites``, so
+    one provider's registrations can be withdrawn exactly.
     """
 
     def __init__(self, target: str, parts: tuple[str, ...], *, is_block: bool = False) -> None:
@@ -54,8 +56,9 @@ class Patch:
         self.is_block = is_block
         self.replacement: Any = NO_REPLACEMENT
         self.replacement_site: str | None = None
-        self.wraps: list[tuple[Any, str]] = []
-        self.sources: list[str] = []
+        self.replacement_provider: str | None = None
+        self.wraps: list[tuple[Any, str, str | None]] = []
+        self.sites: list[tuple[str, str | None]] = []
         self.requires: tuple[str, ...] = ()
         self.purpose: str | None = None
         self.provider: str | None = None
@@ -74,12 +77,27 @@ class Patch:
     # -- registration data ---------------------------------------------------------------------
     def registration(self) -> tuple[Any, ...]:
         """Return the registration fields (for withdrawing a provider's registrations)."""
-        return (self.replacement, self.replacement_site, list(self.wraps), list(self.sources), self.requires,
-                self.purpose, self.provider, self.create_dummy, self.log_calls)
+        return (self.replacement, self.replacement_site, self.replacement_provider, list(self.wraps),
+                list(self.sites), self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls)
 
     def restore_registration(self, saved: tuple[Any, ...]) -> None:
-        (self.replacement, self.replacement_site, self.wraps, self.sources, self.requires, self.purpose,
-         self.provider, self.create_dummy, self.log_calls) = saved
+        (self.replacement, self.replacement_site, self.replacement_provider, self.wraps, self.sites,
+         self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls) = saved
+
+    @property
+    def sources(self) -> list[str]:
+        """``file:line`` of every registration, in order."""
+        return [site for site, _ in self.sites]
+
+    def drop_provider(self, provider: str) -> bool:
+        """Remove what ``provider`` registered here; return whether anything is left."""
+        if self.replacement_provider == provider and self.replacement is not NO_REPLACEMENT:
+            self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
+        self.wraps = [wrap for wrap in self.wraps if wrap[2] != provider]
+        self.sites = [entry for entry in self.sites if entry[1] != provider]
+        if self.provider == provider:
+            self.provider = next((p for _, p in self.sites if p is not None), None)
+        return bool(self.sites) and (self.is_block or bool(self.kinds))
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -172,7 +190,7 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
     if (traced or patch.log_calls) and not located.is_module:
         def shim(func: Any) -> Any:
             return counting_shim(func, patch, patch.target, patch.log_calls)
-    value, func = build_value(raw if located.exists else None, replacement, [w for w, _ in patch.wraps], shim)
+    value, func = build_value(raw if located.exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim)
     if located.exists and replacement is not NO_REPLACEMENT and not located.is_module:
         problems = signature_problems(raw, func)
         if problems:

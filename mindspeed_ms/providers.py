@@ -321,9 +321,7 @@ class TargetCheck:
 
 def registered_patches(registry: PatchRegistry) -> list[Any]:
     """Return the registry's :class:`~mindspeed_ms.Patch` records, blocks included, in registration order."""
-    # PatchRegistry exposes statuses (names), not records; verifying a signature needs the
-    # replacement object itself, which only the record holds.
-    return list(registry._patches.values())
+    return registry.patches()
 
 
 def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> TargetCheck:

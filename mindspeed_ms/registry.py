@@ -117,12 +117,12 @@ class PatchRegistry:
                                          sites=(patch.sources[0], site))
             self._remember(patch, created)
             if kind == "replace":
-                self._set_replacement(patch, new_func, site, force_patch)
-            elif any(existing is new_func for existing, _ in patch.wraps):
+                self._set_replacement(patch, new_func, site, force_patch, self._provider)
+            elif any(wrap[0] is new_func for wrap in patch.wraps):
                 return patch
             else:
-                patch.wraps.append((new_func, site))
-            patch.sources.append(site)
+                patch.wraps.append((new_func, site, self._provider))
+            patch.sites.append((site, self._provider))
             patch.requires = tuple(dict.fromkeys(patch.requires + reqs))
             patch.create_dummy = patch.create_dummy or create_dummy
             patch.log_calls = patch.log_calls or log_calls
@@ -142,7 +142,7 @@ class PatchRegistry:
                                        target=target)
 
     @staticmethod
-    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool) -> None:
+    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None) -> None:
         current = patch.replacement
         if current is new_func:
             return
@@ -155,6 +155,7 @@ class PatchRegistry:
                 f"register one of them as a wrap", target=patch.target, sites=(patch.replacement_site or "?", site))
         patch.replacement = new_func
         patch.replacement_site = site
+        patch.replacement_provider = provider
 
     def block(self, module_name: str, *, purpose: str | None = None) -> Patch:
         """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
@@ -173,7 +174,7 @@ class PatchRegistry:
             if patch is None:
                 patch = Patch(module_name, parts, is_block=True)
                 self._remember(patch, True)
-                patch.sources.append(site)
+                patch.sites.append((site, self._provider))
                 patch.purpose = purpose
                 patch.provider = self._provider
                 self._patches[module_name] = patch
@@ -196,7 +197,7 @@ class PatchRegistry:
                     raise TargetNotFoundError(f"nothing is registered for {target!r}{hint}", target=target,
                                               missing=target, suggestions=close)
                 if new_func is not None and patch.replacement is not new_func and \
-                        not any(w is new_func for w, _ in patch.wraps):
+                        not any(wrap[0] is new_func for wrap in patch.wraps):
                     raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
             self._applier.withdraw(patch)
             with self._lock:
@@ -205,7 +206,7 @@ class PatchRegistry:
                     return
                 if patch.replacement is new_func:
                     patch.replacement, patch.replacement_site = NO_REPLACEMENT, None
-                patch.wraps = [(w, s) for w, s in patch.wraps if w is not new_func]
+                patch.wraps = [wrap for wrap in patch.wraps if wrap[0] is not new_func]
                 if not patch.kinds:
                     del self._patches[target]
 
@@ -234,6 +235,34 @@ class PatchRegistry:
             with self._lock:
                 self._scopes.remove(scope)
                 self._provider = outer
+
+    def withdraw_provider(self, name: str) -> list[str]:
+        """Remove exactly what provider ``name`` registered (reverting it at once where applied).
+
+        Registrations of other providers or of the user on the same targets stay registered and are
+        applied again by the next ``apply()``.
+
+        Returns:
+            The targets that were touched.
+        """
+        with self._op_lock:
+            with self._lock:
+                touched = [p for p in self._patches.values() if any(owner == name for _, owner in p.sites)]
+            for patch in touched:
+                if patch.state not in ("registered", "reverted"):
+                    self._applier.withdraw(patch)
+                with self._lock:
+                    if not patch.drop_provider(name):
+                        self._patches.pop(patch.target, None)
+            return [patch.target for patch in touched]
+
+    def patches(self) -> list[Patch]:
+        """Return the :class:`Patch` records (blocks included), in registration order.
+
+        The records are the registry's own: read them, do not change them.
+        """
+        with self._lock:
+            return list(self._patches.values())
 
     def _remember(self, patch: Patch, created: bool) -> None:
         for scope in self._scopes:

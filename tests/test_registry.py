@@ -445,3 +445,30 @@ def test_log_calls_logs_each_call(reg, modules, caplog):
         mod.func(1)
     assert any("m_logcalls.func" in r.getMessage() for r in caplog.records)
     assert reg.status()[0].calls == 1
+
+
+def test_withdraw_provider_removes_exactly_its_registrations(reg, modules):
+    mod = modules.load("m_withdraw", SOURCE)
+
+    def user_wrapper(fn):
+        return lambda *a, **k: ("user", fn(*a, **k))
+
+    with reg.provider("prov"):
+        reg.register("m_withdraw.func", replacement)
+        reg.register("m_withdraw.Klass.method", lambda self, x: "prov")
+    reg.register("m_withdraw.func", user_wrapper)
+    reg.apply()
+    assert mod.func(1) == ("user", ("new", 1, 2))
+    touched = reg.withdraw_provider("prov")
+    assert sorted(touched) == ["m_withdraw.Klass.method", "m_withdraw.func"]
+    assert mod.Klass().method(1) == ("orig-method", 1)
+    assert [s.target for s in reg.status()] == ["m_withdraw.func"]
+    assert reg.status()[0].kinds == ("wrap",) and reg.status()[0].provider is None
+    reg.apply()
+    assert mod.func(1) == ("user", ("orig", 1, 2))
+
+
+def test_patches_returns_the_records_in_order(reg):
+    first = reg.register("json.dumps", replacement)
+    second = reg.block("xml.dom")
+    assert reg.patches() == [first, second] and second.is_block
