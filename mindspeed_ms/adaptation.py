@@ -15,6 +15,8 @@ import sys
 
 from mindspeed_ms.framework import FRAMEWORKS, get_ai_framework
 from mindspeed_ms.framework import get_args as parse_args
+from mindspeed_ms.tracing import current_rank
+from mindspeed_ms.tracing import write_trace_report as _write_report
 
 # ``typing`` costs ~2 ms to import and a bare interpreter has not loaded it; annotations are strings.
 TYPE_CHECKING = False
@@ -76,16 +78,6 @@ def default_registry() -> PatchRegistry:
 
             _state.registry = PatchRegistry(name="mindspeed_ms", trace=_is_truthy(os.environ.get(TRACE_ENV)))
         return _state.registry
-
-
-def current_rank(environ: Mapping[str, str] | None = None) -> int:
-    """Return this process's rank: msrun's ``RANK_ID`` first (MSAdapter rewrites ``RANK`` from it), else ``RANK``."""
-    env = os.environ if environ is None else environ
-    for name in ("RANK_ID", "RANK"):
-        value = (env.get(name) or "").strip()
-        if value.isdigit():
-            return int(value)
-    return 0
 
 
 def configure_logging(environ: Mapping[str, str] | None = None) -> None:
@@ -210,44 +202,9 @@ def _log_summary(report: ApplyReport, run: ProviderRun) -> None:
                      f" ({status.reason})" if status.reason else "")
 
 
-def _trace_path(template: str, rank: int) -> str:
-    if "{rank}" in template or "{pid}" in template:
-        return template.replace("{rank}", str(rank)).replace("{pid}", str(os.getpid()))
-    if rank == 0:
-        return template
-    stem, dot, suffix = template.rpartition(".")
-    return f"{stem}.rank{rank}.{suffix}" if dot and "/" not in suffix else f"{template}.rank{rank}"
-
-
 def write_trace_report(path: str, registry: PatchRegistry | None = None) -> str:
-    """Write the call-tracing report (which patched functions were called, how often) as JSON.
-
-    Args:
-        path: the file; ``{rank}`` and ``{pid}`` are substituted, and ranks other than 0 get
-            ``.rankN`` before the suffix when neither is present.
-        registry: the registry to report on; the default one when None.
-
-    Returns:
-        The path written.
-    """
-    import json
-
-    registry = registry or default_registry()
-    statuses = registry.status()
-    called = sorted((s for s in statuses if s.calls), key=lambda s: (-(s.calls or 0), s.target))
-    data = {
-        "registry": registry.name, "rank": current_rank(), "pid": os.getpid(), "traced": registry.trace,
-        "called": [{"target": s.target, "calls": s.calls, "replacement": s.replacement, "provider": s.provider}
-                   for s in called],
-        "not_called": [s.target for s in statuses if s.state == "applied" and not s.calls],
-        "patches": [s.to_dict() for s in statuses],
-    }
-    target = _trace_path(path, current_rank())
-    temporary = f"{target}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-    os.replace(temporary, target)
-    return target
+    """Write the call-tracing report of ``registry`` (the default one when None); see :mod:`mindspeed_ms.tracing`."""
+    return _write_report(path, registry or default_registry())
 
 
 def _write_trace_at_exit() -> None:

@@ -93,7 +93,7 @@ def _patches(options: argparse.Namespace) -> int:
 
 
 def _verify(options: argparse.Namespace) -> int:
-    from mindspeed_ms.providers import verify_registry
+    from mindspeed_ms.verify import verify_registry
 
     registry, run = collect_patches(options.ai_framework, options.training_args)
     if not options.static and options.ai_framework == "mindspore":

@@ -23,8 +23,8 @@ import pytest
 
 if TYPE_CHECKING:
     from mindspeed_ms.adaptation import MindSporeAdaptation
-    from mindspeed_ms.providers import TargetCheck
     from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.verify import TargetCheck
 
 __all__ = ["patch_registry", "mindspore_adaptation", "VerifyItem"]
 
@@ -84,10 +84,8 @@ class _VerifySession(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         if self.error is not None:
             return [_ProviderErrorItem.from_parent(self, name="providers", message=self.error)]
-        from mindspeed_ms.providers import registered_patches
-
         return [VerifyItem.from_parent(self, name=patch.target, patch=patch)
-                for patch in registered_patches(self.registry) if not patch.is_block]
+                for patch in self.registry.patches() if not patch.is_block]
 
     def setup(self) -> None:
         if self.error is not None:
@@ -98,13 +96,12 @@ class _VerifySession(pytest.Collector):
             self.resolver = StaticResolver()
             return
         from mindspeed_ms.adaptation import prepare_backend
-        from mindspeed_ms.providers import registered_patches
         from mindspeed_ms.registry import PatchRegistry
 
         if self.framework == "mindspore":
             prepare_backend()
         self._blocks = PatchRegistry(name="pytest:verify-blocks")
-        for patch in registered_patches(self.registry):
+        for patch in self.registry.patches():
             if patch.is_block:
                 self._blocks.block(patch.target)
         self._blocks.apply()
@@ -124,7 +121,7 @@ class VerifyItem(pytest.Item):
         self.user_properties.append(("provider", patch.provider))
 
     def runtest(self) -> None:
-        from mindspeed_ms.providers import check_target
+        from mindspeed_ms.verify import check_target
 
         parent: _VerifySession = self.parent  # type: ignore[assignment]  # always, see _VerifySession.collect
         check = check_target(self.patch, static=parent.static, resolver=parent.resolver)

@@ -10,8 +10,14 @@ import mindspeed_ms
 
 def test_public_api_is_importable_from_the_root():
     from mindspeed_ms import ApplyReport, Patch, PatchRegistry, PatchStatus
-    from mindspeed_ms.errors import (AdaptationError, PatchApplyError, PatchConflictError, PatchValidationError,
-                                     SignatureMismatchError, TargetNotFoundError)
+    from mindspeed_ms.errors import (
+        AdaptationError,
+        PatchApplyError,
+        PatchConflictError,
+        PatchValidationError,
+        SignatureMismatchError,
+        TargetNotFoundError,
+    )
 
     assert PatchRegistry.__module__ == "mindspeed_ms.registry"
     assert {Patch.__name__, PatchStatus.__name__, ApplyReport.__name__} == {"Patch", "PatchStatus", "ApplyReport"}

@@ -23,7 +23,7 @@ import pytest
 import mindspeed_ms.patches
 from mindspeed_ms import adaptation
 from mindspeed_ms.adaptation import MindSporeAdaptation
-from mindspeed_ms.providers import verify_registry
+from mindspeed_ms.verify import verify_registry
 
 # -- stand-ins for MindSpeed-LLM's replacement functions (names and signatures as there) ------------
 

@@ -5,36 +5,21 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import textwrap
-import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from _helpers import unique, write_files
 
 from mindspeed_ms.errors import ProviderError
 from mindspeed_ms.providers import (
     Provider,
     as_provider,
-    check_target,
     discover_providers,
     register_providers,
-    registered_patches,
-    verify_registry,
 )
 from mindspeed_ms.registry import PatchRegistry
 from mindspeed_ms.testing import write_distribution
-
-
-def _unique(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 # -- the provider protocol ------------------------------------------------------------------------
@@ -71,9 +56,9 @@ def test_malformed_requires_is_a_provider_error() -> None:
 # -- built-in discovery ---------------------------------------------------------------------------
 @pytest.fixture()
 def builtin_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    package = _unique("builtin_patches")
-    target = _unique("builtin_target")
-    _write(tmp_path, {
+    package = unique("builtin_patches")
+    target = unique("builtin_target")
+    write_files(tmp_path, {
         f"{package}/__init__.py": '"""Stand-in for mindspeed_ms.patches."""\n',
         f"{package}/beta.py": f"""
             def register(registry, args):
@@ -128,8 +113,8 @@ def test_unknown_disabled_name_is_a_warning(builtin_package: str, caplog: pytest
 
 
 def test_provider_that_fails_to_import_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = _unique("broken_patches")
-    _write(tmp_path, {f"{package}/__init__.py": "", f"{package}/bad.py": "import does_not_exist_anywhere\n"})
+    package = unique("broken_patches")
+    write_files(tmp_path, {f"{package}/__init__.py": "", f"{package}/bad.py": "import does_not_exist_anywhere\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ProviderError, match="'bad'.*failed to load.*does_not_exist_anywhere") as info:
         discover_providers({}, entry_points=False, builtin_package=package)
@@ -148,8 +133,8 @@ def test_real_builtin_package_is_discovered_without_error() -> None:
 def installed_distribution(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Build a tiny distribution with setuptools and pip-install it into a folder of its own."""
     source = tmp_path_factory.mktemp("demo_source")
-    module = _unique("demo_provider")
-    _write(source, {
+    module = unique("demo_provider")
+    write_files(source, {
         "pyproject.toml": f"""
             [build-system]
             requires = ["setuptools>=61"]
@@ -206,7 +191,7 @@ def test_disabled_entry_point_is_never_imported(
 
 
 def test_written_distribution_exposes_its_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = _unique("written_provider")
+    module = unique("written_provider")
     write_distribution(tmp_path, "written-provider", version="0.3",
                        modules={f"{module}.py": "def register(registry, args):\n    pass\n"},
                        entry_points={"written": f"{module}:register"})
@@ -255,8 +240,8 @@ def test_providers_receive_the_args(tmp_path: Path) -> None:
 def test_provider_importing_its_target_is_warned_about(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    target = _unique("eager_target")
-    _write(tmp_path, {f"{target}.py": "def f():\n    pass\n"})
+    target = unique("eager_target")
+    write_files(tmp_path, {f"{target}.py": "def f():\n    pass\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def eager(registry: PatchRegistry, args: object) -> None:
@@ -266,92 +251,3 @@ def test_provider_importing_its_target_is_warned_about(
     with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
         register_providers(PatchRegistry("eager"), [Provider("eager", eager)], SimpleNamespace())
     assert f"provider 'eager' imported '{target}' while registering" in caplog.text
-
-
-# -- verification ---------------------------------------------------------------------------------
-@pytest.fixture()
-def verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[PatchRegistry, str]:
-    mod = _unique("verify_target")
-    _write(tmp_path, {
-        f"{mod}.py": """
-            try:
-                import verify_blocked_dependency
-            except ImportError:
-                verify_blocked_dependency = None
-
-            def compute(x, y, *, scale=1):
-                return (x + y) * scale
-
-            def combine(a, b):
-                return a + b
-
-            class Layer:
-                def forward(self, hidden):
-                    return hidden
-        """,
-        # Stands for msadapter's transformer_engine shim: importable, then failing.
-        "verify_blocked_dependency.py": "raise RuntimeError('shim present but unusable')\n",
-        f"{mod}_broken.py": "raise RuntimeError('broken at import')\n",
-    })
-    monkeypatch.syspath_prepend(str(tmp_path))
-    registry = PatchRegistry("verify")
-    with registry.provider("tests"):
-        registry.block("verify_blocked_dependency")
-        registry.register(f"{mod}.compute", lambda x, y, *, scale=1: 0)
-        registry.register(f"{mod}.Layer.forward", lambda self, hidden: hidden)
-        registry.register(f"{mod}.Layer.forwrad", lambda self, hidden: hidden)
-        registry.register(f"{mod}.compute_fast", lambda x, y: 0, create_dummy=True)
-        registry.register(f"{mod}.combine", lambda a: a)
-        registry.register(f"{mod}_broken.anything", lambda: None)
-        registry.register(f"{mod}.skipped", lambda: None, requires="no-such-distribution-xyz")
-    return registry, mod
-
-
-def test_dynamic_verify_reports_each_target_by_state(verified: tuple[PatchRegistry, str]) -> None:
-    registry, mod = verified
-    checks = {check.target: check for check in verify_registry(registry)}
-    assert checks[f"{mod}.compute"].state == "ok"
-    assert checks[f"{mod}.Layer.forward"].state == "ok"
-    typo = checks[f"{mod}.Layer.forwrad"]
-    assert typo.state == "missing" and "'forward'" in (typo.reason or "") and typo.is_failure
-    assert checks[f"{mod}.compute_fast"].state == "stub"
-    incompatible = checks[f"{mod}.combine"]
-    assert incompatible.state == "incompatible" and "'b'" in (incompatible.reason or "")
-    assert checks[f"{mod}_broken.anything"].state == "error" and "broken at import" in (
-        checks[f"{mod}_broken.anything"].reason or "")
-    assert checks[f"{mod}.skipped"].state == "skipped"
-    assert "verify_blocked_dependency" not in checks  # blocks are not targets
-    assert all(check.provider == "tests" for check in checks.values())
-    assert sys.modules[mod].verify_blocked_dependency is None  # imported with the block in force
-
-
-def test_blocks_are_lifted_after_dynamic_verify(verified: tuple[PatchRegistry, str]) -> None:
-    registry, _ = verified
-    verify_registry(registry)
-    with pytest.raises(RuntimeError, match="shim present"):
-        __import__("verify_blocked_dependency")
-
-
-def test_static_verify_imports_nothing(verified: tuple[PatchRegistry, str]) -> None:
-    registry, mod = verified
-    checks = {check.target: check for check in verify_registry(registry, static=True)}
-    assert checks[f"{mod}.compute"].state == "ok"
-    assert checks[f"{mod}.Layer.forwrad"].state == "missing"
-    assert checks[f"{mod}.Layer.forwrad"].suggestions == ("forward",)
-    assert checks[f"{mod}.compute_fast"].state == "stub"
-    assert checks[f"{mod}_broken.anything"].state == "missing"
-    assert mod not in sys.modules and f"{mod}_broken" not in sys.modules
-
-
-def test_check_target_of_a_wrap_only_checks_resolution() -> None:
-    registry = PatchRegistry("wraps")
-    patch = registry.register("json.dumps", lambda fn: fn, kind="wrap")
-    assert check_target(patch).state == "ok"
-    assert registered_patches(registry) == [patch]
-
-
-def test_target_whose_module_fails_without_its_blocks_is_an_error(verified: tuple[PatchRegistry, str]) -> None:
-    registry, mod = verified
-    [patch] = [p for p in registered_patches(registry) if p.target == f"{mod}.compute"]
-    check = check_target(patch)  # no blocks in force: the shim's RuntimeError surfaces
-    assert check.state == "error" and "shim present but unusable" in (check.reason or "")

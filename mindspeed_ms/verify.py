@@ -1,0 +1,132 @@
+"""Verification: does every registered target still exist, and does its replacement still fit?
+
+:func:`verify_registry` backs ``mindspeed-ms verify`` and the pytest plugin's
+``--mindspeed-ms-verify`` items. It resolves each target by importing it
+(:func:`mindspeed_ms.targets.resolve_target`) or, with ``static=True``, by reading the installed
+sources (:mod:`mindspeed_ms.static`), and compares signatures (:mod:`mindspeed_ms.signatures`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mindspeed_ms.registry import PatchRegistry
+
+__all__ = ["FAILING_STATES", "TargetCheck", "check_target", "verify_registry"]
+
+#: States of a :class:`TargetCheck` that make ``verify`` fail.
+FAILING_STATES = ("missing", "incompatible", "error")
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """Whether one registered target still exists (and still fits its replacement).
+
+    Attributes:
+        target: the dotted target.
+        state: ``ok``; ``missing`` (the target does not resolve); ``incompatible`` (the replacement
+            cannot accept every call the original accepts); ``error`` (its module fails to import);
+            ``unverifiable`` (cannot be judged from source); ``skipped`` (requirements unmet);
+            ``stub`` (missing, but registered with ``create_dummy=True``).
+        reason: why, for every state but ``ok``; close matches are quoted with ``repr``.
+        provider: the provider that registered it.
+        registered_at: ``file:line`` of the registration.
+        suggestions: close matches for the missing part.
+    """
+
+    target: str
+    state: str
+    reason: str | None = None
+    provider: str | None = None
+    registered_at: str = ""
+    suggestions: tuple[str, ...] = ()
+
+    @property
+    def is_failure(self) -> bool:
+        """True when this check should make ``verify`` fail."""
+        return self.state in FAILING_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-serialisable data."""
+        return {"target": self.target, "state": self.state, "reason": self.reason, "provider": self.provider,
+                "registered_at": self.registered_at, "suggestions": list(self.suggestions)}
+
+
+def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> TargetCheck:
+    """Resolve one patch's target and check its replacement's signature.
+
+    Args:
+        patch: a :class:`~mindspeed_ms.Patch` record.
+        static: resolve by reading sources (nothing is imported, signatures are not checked).
+        resolver: a :class:`~mindspeed_ms.static.StaticResolver` to reuse across calls (static only).
+
+    Returns:
+        The :class:`TargetCheck`.
+    """
+    from mindspeed_ms.errors import TargetNotFoundError
+    from mindspeed_ms.patch import NO_REPLACEMENT
+    from mindspeed_ms.requirements import unmet_requirements
+
+    status = patch.status(False)
+    base = {"provider": status.provider, "registered_at": status.registered_at}
+    unmet = unmet_requirements(patch.requires)
+    if unmet:
+        return TargetCheck(patch.target, "skipped", "; ".join(unmet), **base)
+    stub_reason = "does not exist; created as a stub when applied (create_dummy=True)"
+    if static:
+        from mindspeed_ms.static import StaticResolver
+
+        result = (resolver or StaticResolver()).resolve(patch.target)
+        if result.state == "missing" and patch.create_dummy:
+            return TargetCheck(patch.target, "stub", stub_reason, **base)
+        return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
+    from mindspeed_ms.signatures import signature_problems
+    from mindspeed_ms.targets import resolve_target
+
+    try:
+        located = resolve_target(patch.target)
+    except TargetNotFoundError as exc:
+        if patch.create_dummy:
+            return TargetCheck(patch.target, "stub", stub_reason, **base)
+        return TargetCheck(patch.target, "missing", str(exc), suggestions=exc.suggestions, **base)
+    except Exception as exc:  # the target's own module fails to import: report it, keep verifying
+        return TargetCheck(patch.target, "error", f"importing it fails: {type(exc).__name__}: {exc}", **base)
+    replacement = patch.replacement
+    if replacement is not NO_REPLACEMENT and replacement is not None and not located.is_module:
+        problems = signature_problems(located.raw, replacement)
+        if problems:
+            name = status.replacement or repr(replacement)
+            return TargetCheck(patch.target, "incompatible", f"replacement {name} " + "; ".join(problems), **base)
+    return TargetCheck(patch.target, "ok", **base)
+
+
+def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[TargetCheck]:
+    """Check every target registered in ``registry`` (blocks excepted), without applying any patch.
+
+    Dynamic verification imports the targets' modules with the registry's module blocks in force
+    (they are lifted afterwards), so that e.g. a blocked ``transformer_engine`` is not picked up.
+
+    Args:
+        registry: a registry filled by providers, not applied.
+        static: read sources instead of importing (see :mod:`mindspeed_ms.static`).
+
+    Returns:
+        One :class:`TargetCheck` per target, in registration order.
+    """
+    patches = registry.patches()
+    targets = [patch for patch in patches if not patch.is_block]
+    if static:
+        from mindspeed_ms.static import StaticResolver
+
+        resolver = StaticResolver()
+        return [check_target(patch, static=True, resolver=resolver) for patch in targets]
+    from mindspeed_ms.registry import PatchRegistry
+
+    blocker = PatchRegistry(name=f"{registry.name}:blocks")
+    for patch in patches:
+        if patch.is_block:
+            blocker.block(patch.target)
+    with blocker.applied():
+        return [check_target(patch) for patch in targets]
