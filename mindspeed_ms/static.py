@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from importlib.machinery import BuiltinImporter, FrozenImporter, ModuleSpec, PathFinder, SourceFileLoader
 from typing import Any
 
+from .static_index import Binding, SourceModule, collect_bindings
+
 __all__ = ["StaticResult", "StaticResolver", "resolve_static", "OK", "MISSING", "UNVERIFIABLE"]
 
 OK = "ok"
@@ -66,31 +68,10 @@ class StaticResult:
         return {**asdict(self), "suggestions": list(self.suggestions)}
 
 
-@dataclass
-class _Module:
-    name: str
-    file: str | None
-    search_locations: list[str] | None
-    scope: dict[str, list[_Binding]] = field(default_factory=dict)
-    stars: list[str] = field(default_factory=list)
-    extras: dict[str, dict[str, list[_Binding]]] = field(default_factory=dict)
-    opaque: str | None = None  # why its source cannot be read
-    has_getattr: bool = False
-
-
-@dataclass(frozen=True)
-class _Binding:
-    kind: str  # class | function | value | module | from
-    line: int
-    node: ast.AST | None = None
-    ref: str = ""  # module name for module / from
-    attr: str = ""  # imported name for from
-
-
 @dataclass(frozen=True)
 class _Node:
     kind: str  # module | class | function | value | object
-    module: _Module
+    module: SourceModule
     line: int = 0
     node: ast.AST | None = None
     obj: Any = None
@@ -124,77 +105,6 @@ def _is_safe_finder(finder: object) -> bool:
     return owner.__module__.startswith("__editable__")
 
 
-def _collect(body: Sequence[ast.stmt], module: _Module, scope: dict[str, list[_Binding]]) -> None:
-    """Record every name a block of statements can bind, descending into control-flow blocks."""
-
-    def bind(name: str, binding: _Binding) -> None:
-        scope.setdefault(name, []).append(binding)
-
-    def bind_target(target: ast.expr, stmt: ast.stmt, value: ast.expr | None) -> None:
-        if isinstance(target, ast.Name):
-            bind(target.id, _Binding("value", stmt.lineno, value))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                bind_target(element, stmt, None)
-        elif isinstance(target, ast.Starred):
-            bind_target(target.value, stmt, None)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-            owner = module.extras.setdefault(target.value.id, {})
-            owner.setdefault(target.attr, []).append(_Binding("value", stmt.lineno, value))
-
-    for stmt in body:
-        if isinstance(stmt, ast.ClassDef):
-            bind(stmt.name, _Binding("class", stmt.lineno, stmt))
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bind(stmt.name, _Binding("function", stmt.lineno, stmt))
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                bind_target(target, stmt, stmt.value)
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            # A bare annotation (``x: int``) binds nothing, at module level or in a class body.
-            if stmt.value is not None:
-                bind_target(stmt.target, stmt, stmt.value if isinstance(stmt, ast.AnnAssign) else None)
-        elif isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    bind(alias.asname, _Binding("module", stmt.lineno, ref=alias.name))
-                else:
-                    top = alias.name.split(".")[0]
-                    bind(top, _Binding("module", stmt.lineno, ref=top))
-        elif isinstance(stmt, ast.ImportFrom):
-            source = _absolute(module, stmt.module, stmt.level)
-            for alias in stmt.names:
-                if alias.name == "*":
-                    module.stars.append(source)
-                else:
-                    binding = _Binding("from", stmt.lineno, ref=source, attr=alias.name)
-                    bind(alias.asname or alias.name, binding)
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            bind_target(stmt.target, stmt, None)
-            _collect(stmt.body + stmt.orelse, module, scope)
-        elif isinstance(stmt, (ast.If, ast.While)):
-            _collect(stmt.body + stmt.orelse, module, scope)
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            _collect(stmt.body, module, scope)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            blocks = list(stmt.body) + list(stmt.orelse) + list(stmt.finalbody)  # type: ignore[attr-defined]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
-                blocks.extend(handler.body)
-            _collect(blocks, module, scope)
-        elif type(stmt).__name__ == "Match":
-            for case in stmt.cases:  # type: ignore[attr-defined]
-                _collect(case.body, module, scope)
-
-
-def _absolute(module: _Module, name: str | None, level: int) -> str:
-    if level == 0:
-        return name or ""
-    package = module.name if module.search_locations is not None else module.name.rpartition(".")[0]
-    for _ in range(level - 1):
-        package = package.rpartition(".")[0]
-    return f"{package}.{name}" if name else package
-
-
 class StaticResolver:
     """Resolve many targets against installed sources, reading and parsing each module once.
 
@@ -205,8 +115,8 @@ class StaticResolver:
 
     def __init__(self, search_path: Sequence[str] | None = None) -> None:
         self._search_path = None if search_path is None else list(search_path)
-        self._modules: dict[str, _Module | None] = {}
-        self._class_scopes: dict[int, dict[str, list[_Binding]]] = {}
+        self._modules: dict[str, SourceModule | None] = {}
+        self._class_scopes: dict[int, dict[str, list[Binding]]] = {}
         self._active: set[tuple[int, str]] = set()
 
     # -- modules -------------------------------------------------------------------------------
@@ -226,14 +136,14 @@ class StaticResolver:
                     return spec
         return None
 
-    def _module(self, name: str) -> _Module | None:
+    def _module(self, name: str) -> SourceModule | None:
         if name in self._modules:
             return self._modules[name]
         self._modules[name] = None  # guards against cycles while loading
         loaded = sys.modules.get(name) if self._search_path is None else None
         spec = getattr(loaded, "__spec__", None) if loaded is not None else self._find_spec(name)
         if loaded is not None and spec is None:
-            module: _Module | None = _Module(name, None, None, opaque="it was created at run time")
+            module: SourceModule | None = SourceModule(name, None, None, opaque="it was created at run time")
         elif spec is None:
             module = None
         else:
@@ -241,9 +151,9 @@ class StaticResolver:
         self._modules[name] = module
         return module
 
-    def _read(self, name: str, spec: ModuleSpec) -> _Module:
+    def _read(self, name: str, spec: ModuleSpec) -> SourceModule:
         locations = spec.submodule_search_locations
-        module = _Module(name, spec.origin, list(locations) if locations is not None else None)
+        module = SourceModule(name, spec.origin, list(locations) if locations is not None else None)
         loader = spec.loader
         if spec.origin is None:
             if locations is not None and (loader is None or "Namespace" in type(loader).__name__):
@@ -269,19 +179,19 @@ class StaticResolver:
         except SyntaxError as exc:
             module.opaque = f"its source does not parse ({exc})"
             return module
-        _collect(tree.body, module, module.scope)
+        collect_bindings(tree.body, module, module.scope)
         module.has_getattr = any(
             binding.kind == "function" for binding in module.scope.get("__getattr__", ())
         )
         return module
 
-    def _submodules(self, module: _Module) -> set[str]:
+    def _submodules(self, module: SourceModule) -> set[str]:
         if module.search_locations is None:
             return set()
         return {info.name for info in pkgutil.iter_modules(module.search_locations)}
 
     # -- lookups -------------------------------------------------------------------------------
-    def _deref(self, binding: _Binding, module: _Module) -> _Outcome:
+    def _deref(self, binding: Binding, module: SourceModule) -> _Outcome:
         if binding.kind in ("class", "function"):
             return _Outcome([_Node(binding.kind, module, binding.line, binding.node)])
         if binding.kind == "module":
@@ -301,7 +211,7 @@ class StaticResolver:
                 return aliased
         return _Outcome([_Node("value", module, binding.line, value)])
 
-    def _evaluate(self, expr: ast.expr, module: _Module) -> _Outcome:
+    def _evaluate(self, expr: ast.expr, module: SourceModule) -> _Outcome:
         if isinstance(expr, ast.Name):
             outcome = self._children(_Node("module", module), expr.id)
             if not outcome.found and hasattr(builtins, expr.id):
@@ -336,7 +246,7 @@ class StaticResolver:
         finally:
             self._active.discard(key)
 
-    def _module_child(self, module: _Module, name: str) -> _Outcome:
+    def _module_child(self, module: SourceModule, name: str) -> _Outcome:
         if module.opaque:
             return _Outcome(unknown=f"module {module.name!r} cannot be read statically: {module.opaque}")
         result = _Outcome()
@@ -366,7 +276,7 @@ class StaticResolver:
         scope = self._class_scopes.get(id(cls))
         if scope is None:
             scope = {}
-            _collect(cls.body, node.module, scope)
+            collect_bindings(cls.body, node.module, scope)
             self._class_scopes[id(cls)] = scope
         result = _Outcome()
         for binding in scope.get(name, ()):
@@ -417,7 +327,7 @@ class StaticResolver:
         parts = target.split(".")
         if not all(part.isidentifier() for part in parts):
             return StaticResult(target, MISSING, reason=f"{target!r} is not a dotted path of identifiers")
-        module: _Module | None = None
+        module: SourceModule | None = None
         index = 0
         while index < len(parts):
             candidate = self._module(".".join(parts[: index + 1]))
