@@ -1,0 +1,35 @@
+"""Replacements for megatron-core functions that rely on PyTorch memory semantics MindSpore's CPU lacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["calculate_gradients"]
+
+
+def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, softmax_update: Any,
+                        grad_input: Any, grad_output: Any) -> Any:
+    """Compute the vocab-parallel cross entropy's input gradient without writing through a view.
+
+    Replaces ``VocabParallelCrossEntropy.calculate_gradients``, which subtracts the one-hot target
+    in place into ``grad_2d`` (a ``view`` of ``grad_input``) and then scales ``grad_input`` in
+    place. On MindSpore's CPU backend a write into a view does not reach its base, so the target
+    term silently vanished from the gradient. This version builds the result out of place.
+
+    Args:
+        grad_2d: the softmax, shaped ``[tokens, partition_vocab]``.
+        arange_1d: ``arange(tokens)`` (unused: the one-hot mask replaces the fancy index).
+        masked_target_1d: each token's target index within this partition (0 when elsewhere).
+        softmax_update: ``1.0`` where the target lies in this partition, else ``0.0``.
+        grad_input: the softmax in its original shape ``[..., partition_vocab]``.
+        grad_output: the gradient of the per-token loss, shaped like ``grad_input`` minus its last dim.
+
+    Returns:
+        The gradient with respect to the vocab-parallel logits, shaped like ``grad_input``.
+    """
+    del arange_1d  # the one-hot below selects the same elements as grad_2d[arange_1d, target]
+    import torch
+
+    one_hot = torch.nn.functional.one_hot(masked_target_1d, grad_2d.shape[-1]).to(grad_2d.dtype)
+    grad_2d = grad_2d - one_hot * softmax_update.unsqueeze(-1)
+    return grad_2d.reshape(grad_input.shape) * grad_output.unsqueeze(dim=-1)

@@ -1,0 +1,186 @@
+"""Replacements for what MSAdapter / MindSpore's CPU backend lacks, so models run without an NPU.
+
+Two kinds of gap are covered. Missing CPU kernels: ``Tensor.zero_`` (InplaceZero) and
+``Tensor.masked_fill_`` (InplaceMaskedFillScalar) raise, as do MSAdapter's ``torch.norm`` with the
+default ``p="fro"`` on a vector and allocations on ``torch.cuda.current_device()``. Silent ones:
+``Tensor.add_``/``sub_``/``mul_``/``div_``/``exp_`` return a new tensor and leave ``self`` unchanged.
+Each in-place replacement computes out of place and writes the result back with ``copy_``, which
+really is in place on this backend.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+__all__ = [
+    "zero_",
+    "masked_fill_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "exp_",
+    "cpu_device_wrapper",
+    "frobenius_norm_wrapper",
+    "cpu_backend_wrapper",
+    "no_accelerator",
+    "ACCELERATOR_BACKENDS",
+]
+
+#: Process-group backends that need an accelerator; on the CPU backend they become ``gloo``.
+ACCELERATOR_BACKENDS = frozenset({"nccl", "hccl"})
+
+
+def _write_back(self: Any, result: Any) -> Any:
+    if result.dtype != self.dtype:
+        result = result.astype(self.dtype)
+    self.copy_(result)
+    return self
+
+
+def zero_(self: Any) -> Any:
+    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.zeros_like(self))
+
+
+def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
+    """Fill ``self`` with ``value`` where ``mask`` is true, in place (``Tensor.masked_fill_``)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.masked_fill(self, mask, value))
+
+
+def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.add(self, other if alpha == 1 else other * alpha))
+
+
+def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.sub(self, other if alpha == 1 else other * alpha))
+
+
+def mul_(self: Any, other: Any) -> Any:
+    """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.mul(self, other))
+
+
+def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.div(self, other, rounding_mode=rounding_mode))
+
+
+def exp_(self: Any) -> Any:
+    """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return _write_back(self, ops.exp(self))
+
+
+def _is_cpu(device: Any) -> bool:
+    kind = getattr(device, "type", device)
+    return isinstance(kind, str) and kind.lower() == "cpu"
+
+
+def cpu_device_wrapper(create: Callable[..., Any]) -> Callable[..., Any]:
+    """Allocate on the CPU whatever device a tensor-creation function is asked for.
+
+    MSAdapter maps ``"cuda"``, ``"npu"`` and ``torch.cuda.current_device()`` (``"Ascend"``) to the
+    Ascend device even on MindSpore's CPU backend, where creating such a tensor fails ("Create device
+    context failed"). megatron-core allocates its global memory buffer and collective buffers that way.
+
+    Args:
+        create: MSAdapter's creation function taking a ``device=`` keyword (e.g. ``torch.empty``).
+
+    Returns:
+        ``create`` with any non-CPU ``device`` replaced by ``"cpu"``.
+    """
+
+    @functools.wraps(create)
+    def create_on_cpu(*args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        if device is not None and not _is_cpu(device):
+            kwargs["device"] = "cpu"
+        return create(*args, **kwargs)
+
+    return create_on_cpu
+
+
+def frobenius_norm_wrapper(norm: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``torch.norm(t)`` (default ``p="fro"``, no ``dim``) work for tensors of any rank.
+
+    Off Ascend, MSAdapter's ``norm`` goes to ``mindspore.ops.norm``, which rejects ``"fro"`` for
+    vectors ("ord mode can not be str for vectors"); PyTorch returns the 2-norm of all elements.
+    megatron-core's local ``multi_tensor_l2norm`` (gradient clipping without apex) calls it that way.
+
+    Args:
+        norm: MSAdapter's ``norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None)``.
+
+    Returns:
+        ``norm`` that computes the Frobenius norm over all elements itself when ``dim`` is None.
+    """
+
+    @functools.wraps(norm)
+    def frobenius_norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+                       dtype: Any = None) -> Any:
+        if not (isinstance(p, str) and p == "fro" and dim is None):
+            return norm(input, p, dim, keepdim, out=out, dtype=dtype)
+        from mindspore import ops
+
+        values = input.astype(dtype) if dtype is not None else input
+        result = ops.sqrt(ops.sum(values * values))
+        if keepdim:
+            result = result.reshape((1,) * input.ndim)
+        if out is not None:
+            out.copy_(result)
+            return out
+        return result
+
+    return frobenius_norm
+
+
+def cpu_backend_wrapper(init_process_group: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``init_process_group(backend="nccl"/"hccl")`` on MindSpore's CPU collectives.
+
+    MSAdapter maps ``"nccl"`` to HCCL, which does not exist on the CPU backend; ``"gloo"`` (MSAdapter's
+    MCCL) works under msrun. Scripts written for GPUs (Megatron-LM's ``--distributed-backend nccl``
+    default) therefore run unchanged on CPU.
+
+    Args:
+        init_process_group: MSAdapter's ``torch.distributed.init_process_group``.
+
+    Returns:
+        ``init_process_group`` with an accelerator backend (or none) replaced by ``"gloo"``.
+    """
+
+    @functools.wraps(init_process_group)
+    def init_cpu_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if backend is None or str(backend).lower() in ACCELERATOR_BACKENDS:
+            backend = "gloo"
+        return init_process_group(backend, *args, **kwargs)
+
+    return init_cpu_process_group
+
+
+def no_accelerator() -> bool:
+    """Report that no CUDA-like accelerator is available (``torch.cuda.is_available`` on the CPU backend).
+
+    MSAdapter's ``torch.cuda.is_available()`` returns True unconditionally, so a script that picks its
+    device and process-group backend with it calls ``torch.cuda.set_device`` and ``backend="nccl"``,
+    which target Ascend and fail when MindSpore computes on the CPU.
+
+    Returns:
+        False.
+    """
+    return False

@@ -1,0 +1,61 @@
+"""Adapters from torch_npu's and MindSpeed's fused-op signatures to :mod:`mindspeed_ms.ops`.
+
+``torch_npu.npu_fusion_attention`` and MindSpeed's ``mindspeed.ops.fusion_attention_v2.npu_fusion_attention``
+accept ``drop_mask``, ``pse_type``, ``q_start_idx`` and ``kv_start_idx`` besides what
+:func:`mindspeed_ms.ops.npu_fusion_attention` takes. The adapter accepts every call the originals
+accept, forwards the common arguments, and rejects the extra ones when they ask for something the
+MindSpore op does not do (instead of silently ignoring them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["npu_fusion_attention", "NO_LIMIT"]
+
+#: torch_npu's "no limit" for the pre/next token band.
+NO_LIMIT = 2147483647
+
+
+def npu_fusion_attention(query: Any, key: Any, value: Any, head_num: int, input_layout: str, *,
+                         pse: Any = None, padding_mask: Any = None, atten_mask: Any = None, scale: float = 1.0,
+                         keep_prob: float = 1.0, pre_tockens: int = NO_LIMIT, next_tockens: int = NO_LIMIT,
+                         inner_precise: int = 0, drop_mask: Any = None, prefix: Any = None,
+                         actual_seq_qlen: Any = None, actual_seq_kvlen: Any = None, sparse_mode: int = 0,
+                         gen_mask_parallel: bool = True, sync: bool = False, pse_type: int = 1,
+                         q_start_idx: Any = None, kv_start_idx: Any = None, pre_tokens: int | None = None,
+                         next_tokens: int | None = None) -> Any:
+    """Run :func:`mindspeed_ms.ops.npu_fusion_attention` with torch_npu's / MindSpeed v2's full signature.
+
+    Args:
+        query, key, value, head_num, input_layout, pse, padding_mask, atten_mask, scale, keep_prob,
+        pre_tockens, next_tockens, inner_precise, prefix, actual_seq_qlen, actual_seq_kvlen,
+        sparse_mode, gen_mask_parallel, sync, pre_tokens, next_tokens: as for
+            :func:`mindspeed_ms.ops.npu_fusion_attention`.
+        drop_mask: a precomputed dropout mask; only ``None`` is supported.
+        pse_type: how ``pse`` is applied; only the default ``1`` is supported when ``pse`` is given.
+        q_start_idx, kv_start_idx: ALiBi start positions; only ``None`` is supported.
+
+    Returns:
+        What :func:`mindspeed_ms.ops.npu_fusion_attention` returns.
+
+    Raises:
+        OpArgumentError: one of the torch_npu-only arguments asks for unsupported behaviour.
+    """
+    from mindspeed_ms.ops import OpArgumentError
+    from mindspeed_ms.ops import npu_fusion_attention as fusion_attention
+
+    op = "npu_fusion_attention"
+    if drop_mask is not None:
+        raise OpArgumentError(op, "drop_mask", "a precomputed dropout mask is not supported; pass keep_prob")
+    if pse is not None and pse_type != 1:
+        raise OpArgumentError(op, "pse_type", f"only pse_type=1 is supported with a pse tensor, got {pse_type}")
+    for argument, given in (("q_start_idx", q_start_idx), ("kv_start_idx", kv_start_idx)):
+        if given is not None:
+            raise OpArgumentError(op, argument, "ALiBi start positions are not supported; pass None")
+    return fusion_attention(
+        query, key, value, head_num, input_layout, pse=pse, padding_mask=padding_mask, atten_mask=atten_mask,
+        scale=scale, keep_prob=keep_prob, pre_tockens=pre_tockens, next_tockens=next_tockens,
+        inner_precise=inner_precise, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
+        actual_seq_kvlen=actual_seq_kvlen, sparse_mode=sparse_mode, gen_mask_parallel=gen_mask_parallel,
+        sync=sync, pre_tokens=pre_tokens, next_tokens=next_tokens)

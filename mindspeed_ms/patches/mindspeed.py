@@ -1,0 +1,60 @@
+"""Built-in provider: MindSpeed's fused-op entry points, pointed at :mod:`mindspeed_ms.ops`.
+
+MindSpeed's ``mindspeed.ops.*`` functions load C++ extensions built against torch_npu (op
+builders), which cannot load under MindSpore on any device; the MindSpore implementations replace
+them. The compute-communication overlap methods of ``CoCOperations`` are replaced only when the
+training script runs with ``--use-ascend-coc``. Methods are patched on the class, so the module
+singleton ``coc_ops`` (created when ``lcal_functional`` is imported) uses them too. MindSpeed's RMSNorm
+and SwiGLU fusions call ``torch_npu.npu_rms_norm`` / ``torch_npu.npu_swiglu`` directly: MSAdapter's
+``torch_npu`` maps those to MindSpore's fused kernels on Ascend, and the ``msadapter_cpu`` provider
+points them at :mod:`mindspeed_ms.ops` on the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+name = "mindspeed"
+
+_MINDSPEED = ("mindspeed>=2.0,<3",)
+_BUILDER = "loads a torch_npu C++ op builder, which cannot load under MindSpore"
+
+#: target -> (name in mindspeed_ms.ops, what MindSpeed's version does)
+_OPS = {
+    "mindspeed.ops.npu_matmul_add.npu_matmul_add_fp32": ("npu_matmul_add_fp32", "fused wgrad accumulation"),
+    "mindspeed.ops.gmm.npu_gmm": ("npu_gmm", "grouped matmul (MoE experts)"),
+    "mindspeed.ops.gmm.npu_gmm_v2": ("npu_gmm_v2", "grouped matmul with count group lists"),
+    "mindspeed.ops.npu_rotary_position_embedding.npu_rotary_position_embedding": (
+        "npu_rotary_position_embedding", "fused rotary position embedding"),
+    "mindspeed.ops.npu_moe_token_permute.npu_moe_token_permute": ("npu_moe_token_permute", "MoE token permute"),
+    "mindspeed.ops.npu_moe_token_unpermute.npu_moe_token_unpermute": (
+        "npu_moe_token_unpermute", "MoE token unpermute"),
+}
+
+_COC_CLASS = "mindspeed.ops.lcal_functional.CoCOperations"
+_COC_METHODS = ("matmul_all_reduce", "all_gather_matmul", "all_gather_matmul_v2", "matmul_reduce_scatter",
+                "pure_matmul")
+
+
+def register(registry: Any, args: Any) -> None:
+    """Register MindSpeed's op entry points (and the CoC methods with ``--use-ascend-coc``).
+
+    Args:
+        registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
+        args: the training script's flags; ``use_ascend_coc`` turns the CoC patches on.
+    """
+    import mindspeed_ms.ops as ops
+    from mindspeed_ms.compat import torch_npu as npu_compat
+
+    for target, (op, what) in _OPS.items():
+        registry.register(target, getattr(ops, op), requires=_MINDSPEED,
+                          purpose=f"MindSpeed's {what} {_BUILDER}")
+    registry.register(
+        "mindspeed.ops.fusion_attention_v2.npu_fusion_attention", npu_compat.npu_fusion_attention,
+        requires=_MINDSPEED, purpose=f"MindSpeed's flash attention (v2) {_BUILDER}")
+    if getattr(args, "use_ascend_coc", False):
+        for method in _COC_METHODS:
+            registry.register(
+                f"{_COC_CLASS}.{method}", getattr(ops, method), requires=_MINDSPEED,
+                purpose=f"--use-ascend-coc: CoCOperations.{method} calls LCAL kernels through a torch_npu op "
+                        f"builder; use the MindSpore matmul + collective")

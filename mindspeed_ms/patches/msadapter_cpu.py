@@ -1,0 +1,77 @@
+"""Built-in provider: gaps of MSAdapter and MindSpore's CPU backend, so models run without an NPU.
+
+Registered only when MindSpore computes on the CPU (see :mod:`mindspeed_ms.device`); on Ascend the
+kernels exist and nothing here is registered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+name = "msadapter_cpu"
+requires = ("msadapter>=0.5.0b1,<0.6",)
+
+_MINDSPORE = ("mindspore>=2.7,<2.11",)
+_MSADAPTER = ("msadapter>=0.5.0b1,<0.6", "mindspore>=2.7,<2.11")
+_TENSOR = "mindspore.common.tensor.Tensor"
+
+#: Tensor method -> why it is replaced on the CPU backend.
+_INPLACE = {
+    "zero_": "Tensor.zero_ raises on CPU: the InplaceZero kernel has no CPU implementation",
+    "masked_fill_": "Tensor.masked_fill_ raises on CPU: InplaceMaskedFillScalar has no CPU kernel",
+    "add_": "Tensor.add_ on CPU returns a new tensor and leaves self unchanged (silent)",
+    "sub_": "Tensor.sub_ (and -=) on CPU returns a new tensor and leaves self unchanged (silent); "
+            "megatron's cross entropy then gives NaN",
+    "mul_": "Tensor.mul_ on CPU returns a new tensor and leaves self unchanged (silent)",
+    "div_": "Tensor.div_ on CPU returns a new tensor and leaves self unchanged (silent); "
+            "megatron's cross entropy softmax was left unnormalised",
+    "exp_": "Tensor.exp_ on CPU returns a new tensor and leaves self unchanged (silent)",
+}
+
+#: torch_npu fused op -> its mindspeed_ms.ops composite (msadapter's versions call Ascend-only kernels).
+_TORCH_NPU = ("npu_rms_norm", "npu_swiglu", "npu_rotary_position_embedding")
+
+
+def register(registry: Any, args: Any) -> None:
+    """Register the CPU-backend patches, or nothing when MindSpore does not compute on the CPU.
+
+    Args:
+        registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
+        args: the training script's flags (unused).
+    """
+    del args
+    from mindspeed_ms.device import device_target
+
+    if device_target() != "CPU":
+        return
+    from mindspeed_ms.compat import msadapter_cpu as compat
+
+    for method, purpose in _INPLACE.items():
+        registry.register(f"{_TENSOR}.{method}", getattr(compat, method), requires=_MINDSPORE, purpose=purpose)
+    registry.register(
+        "msadapter.ops.creation.empty", compat.cpu_device_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.empty(device=torch.cuda.current_device()) means Ascend and fails on CPU "
+                "(megatron's GlobalMemoryBuffer, gather buffers)")
+    registry.register(
+        "msadapter.ops.reduction.norm", compat.frobenius_norm_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.norm(vector) with the default p='fro' raises on CPU (megatron's grad clipping)")
+    registry.register(
+        "msadapter.cuda.is_available", compat.no_accelerator, requires=_MSADAPTER,
+        purpose="torch.cuda.is_available() is always True under msadapter, so scripts pick CUDA/NCCL paths "
+                "(set_device, backend='nccl') that fail on the CPU backend")
+    registry.register(
+        "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
+        requires=_MSADAPTER,
+        purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
+    import mindspeed_ms.ops as ops
+
+    for op in _TORCH_NPU:
+        registry.register(
+            f"torch_npu.{op}", getattr(ops, op), requires=_MSADAPTER,
+            purpose=f"msadapter's torch_npu.{op} calls an Ascend-only fused kernel; use the mindspeed_ms.ops "
+                    f"composite on CPU")
+    from mindspeed_ms.compat import torch_npu as npu_compat
+
+    registry.register(
+        "torch_npu.npu_fusion_attention", npu_compat.npu_fusion_attention, requires=_MSADAPTER,
+        purpose="msadapter's torch_npu.npu_fusion_attention calls FlashAttentionScore, which has no CPU kernel")

@@ -1,0 +1,95 @@
+"""npu_rotary_position_embedding: both modes, three layouts, gradients, dtypes, argument errors."""
+
+from __future__ import annotations
+
+import mindspore
+import numpy as np
+import pytest
+from mindspore import Tensor
+
+from mindspeed_ms.ops import dispatch_path, npu_rotary_position_embedding
+
+
+def rotate(x: np.ndarray, mode: int) -> np.ndarray:
+    if mode == 0:
+        half = x.shape[-1] // 2
+        return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    out = np.empty_like(x)
+    out[..., 0::2] = -x[..., 1::2]
+    out[..., 1::2] = x[..., 0::2]
+    return out
+
+
+def angles(seq: int, dim: int, mode: int) -> tuple[np.ndarray, np.ndarray]:
+    freqs = 1.0 / (10000 ** (np.arange(0, dim, 2) / dim))
+    theta = np.outer(np.arange(seq), freqs)
+    full = np.concatenate([theta, theta], -1) if mode == 0 else np.repeat(theta, 2, axis=-1)
+    return np.cos(full).astype(np.float32), np.sin(full).astype(np.float32)
+
+
+LAYOUTS = {  # x shape and the broadcast shape of cos/sin, for b=2, s=5, n=3, d=8
+    "BSND": ((2, 5, 3, 8), (1, 5, 1, 8)),
+    "SBND": ((5, 2, 3, 8), (5, 1, 1, 8)),
+    "BNSD": ((2, 3, 5, 8), (1, 1, 5, 8)),
+}
+
+
+def test_rotary_takes_the_composite_path_on_cpu() -> None:
+    assert dispatch_path("rotary_position_embedding") == "composite"
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_rotary_float32_matches_numpy_in_every_layout_and_mode(layout: str, mode: int) -> None:
+    xshape, cshape = LAYOUTS[layout]
+    x = np.random.default_rng(0).standard_normal(xshape).astype(np.float32)
+    cos, sin = (a.reshape(cshape) for a in angles(5, 8, mode))
+    y = npu_rotary_position_embedding(Tensor(x), Tensor(cos), Tensor(sin), mode)
+    ref = x.astype(np.float64) * cos + rotate(x.astype(np.float64), mode) * sin
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_rotary_keeps_the_norm_of_each_rotated_pair() -> None:
+    x = np.random.default_rng(1).standard_normal((1, 5, 1, 8)).astype(np.float32)
+    cos, sin = (a.reshape(1, 5, 1, 8) for a in angles(5, 8, 1))
+    y = npu_rotary_position_embedding(Tensor(x), Tensor(cos), Tensor(sin), 1).asnumpy()
+    pair_norm = lambda a: np.hypot(a[..., 0::2], a[..., 1::2])  # noqa: E731 - a one-line local helper
+    np.testing.assert_allclose(pair_norm(y), pair_norm(x), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("dtype", "tol"), [(mindspore.float16, 4e-3), (mindspore.bfloat16, 3e-2)])
+def test_rotary_half_inputs_keep_their_dtype_within_rounding(dtype: mindspore.dtype, tol: float) -> None:
+    # Tolerance: inputs and output rounded to the half type (|values| < 4).
+    x = Tensor(np.random.default_rng(2).standard_normal((2, 5, 3, 8)).astype(np.float32)).astype(dtype)
+    cos, sin = (Tensor(a.reshape(1, 5, 1, 8)).astype(dtype) for a in angles(5, 8, 0))
+    y = npu_rotary_position_embedding(x, cos, sin)
+    assert y.dtype == dtype
+    f = lambda t: t.astype(mindspore.float32).asnumpy().astype(np.float64)  # noqa: E731
+    ref = f(x) * f(cos) + rotate(f(x), 0) * f(sin)
+    np.testing.assert_allclose(f(y), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_rotary_gradient_is_the_transposed_rotation(mode: int) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 5, 2, 8)).astype(np.float32)
+    w = rng.standard_normal((1, 5, 2, 8)).astype(np.float32)
+    cos, sin = (a.reshape(1, 5, 1, 8) for a in angles(5, 8, mode))
+    dx = mindspore.grad(lambda t: (npu_rotary_position_embedding(t, Tensor(cos), Tensor(sin), mode) * Tensor(w)).sum())(
+        Tensor(x)
+    )
+    # y = x*cos + R x * sin with R orthogonal and R^T = -R, so dL/dx = w*cos - R(w*sin).
+    ref = w * cos - rotate(w * sin, mode)
+    np.testing.assert_allclose(dx.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_rotary_rejects_an_unknown_mode_and_non_broadcastable_cos() -> None:
+    x = Tensor(np.ones((2, 5, 3, 8), np.float32))
+    c = Tensor(np.ones((1, 5, 1, 8), np.float32))
+    with pytest.raises(ValueError, match="npu_rotary_position_embedding: argument 'mode'.*got 2"):
+        npu_rotary_position_embedding(x, c, c, 2)
+    bad = Tensor(np.ones((1, 4, 1, 8), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'cos'.*broadcastable to x \(2, 5, 3, 8\)"):
+        npu_rotary_position_embedding(x, bad, bad)
+    with pytest.raises(ValueError, match="argument 'x'.*4-D"):
+        npu_rotary_position_embedding(Tensor(np.ones((5, 8), np.float32)), c, c)
