@@ -82,8 +82,8 @@ def _composite(
     q = _to_bnsd(upcast(query), layout, n1)
     k = _to_bnsd(upcast(key), layout, n2)
     v = _to_bnsd(upcast(value), layout, n2)
-    # Grouped-query attention without repeating key/value: query heads n2*group .. n2*group+group-1
-    # share kv head n2, so fold the group into the sequence axis of one batched matmul.
+    # Grouped-query attention without repeating key/value: query heads j*group .. j*group+group-1
+    # share kv head j, so fold each group into the sequence axis of one batched matmul.
     q = q.reshape(b, n2, group * sq, d)
     scores = mint.matmul(q, ops.transpose(k, (0, 1, 3, 2))).reshape(b, n1, sq, sk)
     if pse is not None:
