@@ -21,6 +21,9 @@ __all__ = [
     "FrameworkError",
     "BackendImportError",
     "BackendNotInstalledError",
+    "OpError",
+    "OpArgumentError",
+    "OpDTypeError",
 ]
 
 
@@ -112,3 +115,25 @@ class BackendImportError(AdaptationError, ImportError):
 
 class BackendNotInstalledError(BackendImportError, ModuleNotFoundError):
     """A package the MindSpore backend needs (MSAdapter, MindSpore) is not installed; the message says how."""
+
+
+class OpError(AdaptationError):
+    """A :mod:`mindspeed_ms.ops` function got an argument it cannot take (raised before any kernel runs).
+
+    Attributes:
+        op: the op's public name.
+        argument: the name of the offending argument.
+    """
+
+    def __init__(self, op: str, argument: str, message: str) -> None:
+        super().__init__(f"{op}: argument {argument!r}: {message}")
+        self.op = op
+        self.argument = argument
+
+
+class OpArgumentError(OpError, ValueError):
+    """An op argument has the wrong shape or value."""
+
+
+class OpDTypeError(OpError, TypeError):
+    """An op argument has the wrong type or dtype."""

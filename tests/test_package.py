@@ -50,3 +50,21 @@ def test_py_typed_marker_ships():
     from importlib.resources import files
 
     assert files("mindspeed_ms").joinpath("py.typed").is_file()
+
+
+def test_op_and_backend_errors_join_the_hierarchy():
+    from mindspeed_ms.errors import (
+        AdaptationError,
+        BackendImportError,
+        BackendNotInstalledError,
+        OpArgumentError,
+        OpDTypeError,
+    )
+
+    error = OpArgumentError("npu_gmm", "group_list", "expected to end at 9")
+    assert isinstance(error, ValueError) and isinstance(error, AdaptationError)
+    assert (error.op, error.argument) == ("npu_gmm", "group_list") and "'group_list'" in str(error)
+    assert issubclass(OpDTypeError, TypeError) and issubclass(OpDTypeError, AdaptationError)
+    missing = BackendNotInstalledError("install it", name="msadapter")
+    assert isinstance(missing, ModuleNotFoundError) and missing.name == "msadapter"
+    assert issubclass(BackendImportError, ImportError)

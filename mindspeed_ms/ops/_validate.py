@@ -12,6 +12,8 @@ from typing import Any
 import mindspore
 from mindspore import Tensor
 
+from mindspeed_ms.errors import OpArgumentError, OpDTypeError
+
 __all__ = [
     "OpArgumentError",
     "OpDTypeError",
@@ -27,34 +29,6 @@ __all__ = [
 
 FLOAT_DTYPES = (mindspore.float16, mindspore.bfloat16, mindspore.float32)
 INT_DTYPES = (mindspore.int32, mindspore.int64)
-
-
-class OpArgumentError(ValueError):
-    """An op argument has the wrong shape or value.
-
-    Attributes:
-        op: the op's public name.
-        argument: the name of the offending argument.
-    """
-
-    def __init__(self, op: str, argument: str, message: str) -> None:
-        super().__init__(f"{op}: argument {argument!r}: {message}")
-        self.op = op
-        self.argument = argument
-
-
-class OpDTypeError(TypeError):
-    """An op argument has the wrong type or dtype.
-
-    Attributes:
-        op: the op's public name.
-        argument: the name of the offending argument.
-    """
-
-    def __init__(self, op: str, argument: str, message: str) -> None:
-        super().__init__(f"{op}: argument {argument!r}: {message}")
-        self.op = op
-        self.argument = argument
 
 
 def shape_of(t: Tensor) -> tuple[int, ...]:
