@@ -7,6 +7,7 @@ short), which must give the same loss at every step.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -35,9 +36,11 @@ def _logs(log_dir: Path) -> str:
                      for path in sorted(log_dir.glob("*.log")))
 
 
-def _run_example(log_dir: Path, workers: int, iterations: int, *extra: str) -> tuple[list[float], float]:
+def _run_example(log_dir: Path, workers: int, iterations: int, *extra: str,
+                 env_extra: dict[str, str] | None = None) -> tuple[list[float], float]:
     """Run the example under msrun; return rank 0's per-iteration losses and its iterations per second."""
     env = dict(os.environ)
+    env.update(env_extra or {})
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["GLOG_v"] = "3"
     command = [
@@ -95,3 +98,17 @@ def test_example_is_a_pytorch_script_but_for_the_adaptor_import_and_the_flag() -
     body_specific = [line for line in specific if line in body.splitlines()]
     assert len(body_specific) == 2, body_specific  # the adaptor import and the --ai-framework choices
     assert "--ai-framework" in body_specific[1]
+
+
+def test_trace_report_names_the_patched_functions_the_steps_went_through(tmp_path: Path) -> None:
+    report = tmp_path / "trace.json"
+    _run_example(tmp_path / "logs", 1, 2, env_extra={"MINDSPEED_MS_TRACE": "1",
+                                                     "MINDSPEED_MS_TRACE_FILE": str(report)})
+    data = json.loads(report.read_text())
+    called = {entry["target"]: entry["calls"] for entry in data["called"]}
+    # the cross-entropy fix runs once per step; the CPU in-place fixes run inside every forward/backward
+    assert called.get("megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients") == 2
+    assert called.get("mindspore.common.tensor.Tensor.masked_fill_", 0) > 0
+    assert called.get("msadapter.ops.reduction.norm", 0) > 0
+    assert all(calls > 0 for calls in called.values())
+    assert "mindspore.common.tensor.Tensor.add_" in data["not_called"]
