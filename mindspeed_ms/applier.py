@@ -44,6 +44,8 @@ class Applier:
         armed: list[Patch] = []
         states: dict[Patch, str] = {}
         current: Patch | None = None
+        # patches changed after they were applied are installed again on top of themselves
+        prior = {patch: patch.outcome() for patch in batch if patch.dirty}
         try:
             for current in batch:
                 unmet = unmet_requirements(current.requires) if current.requires else ()
@@ -66,7 +68,10 @@ class Applier:
             undo_all(journal)
             self.disarm(armed)
             for patch in batch:
-                patch.reset()
+                if patch in prior:
+                    patch.restore_outcome(prior[patch])
+                else:
+                    patch.reset()
             if not isinstance(error, Exception):
                 raise
             target = current.target if current is not None else None
@@ -76,6 +81,7 @@ class Applier:
             self.journal.extend(journal)
             for patch, state in states.items():
                 patch.state = state
+                patch.dirty = False
                 if state == "applied" and not patch.is_block:
                     logger.debug("mindspeed_ms[%s]: patched %s", self.registry.name, patch.target)
         for patch in batch:

@@ -64,6 +64,8 @@ class Patch:
         self.provider: str | None = None
         self.create_dummy = False
         self.log_calls = False
+        #: changed after it was applied: the next apply() installs it again
+        self.dirty = False
         # where applying stands
         self.state = "registered"
         self.reason: str | None = None
@@ -110,6 +112,15 @@ class Patch:
             kinds += ("wrap",)
         return kinds
 
+    def outcome(self) -> tuple[Any, ...]:
+        """Return where applying stands (to restore it if a re-install is rolled back)."""
+        return (self.state, self.reason, list(self.warnings), self.stub, list(self.aliases), self.calls,
+                list(self.records), self.watching)
+
+    def restore_outcome(self, saved: tuple[Any, ...]) -> None:
+        (self.state, self.reason, self.warnings, self.stub, self.aliases, self.calls, self.records,
+         self.watching) = saved
+
     def reset(self) -> None:
         """Forget the outcome of an earlier apply (after a revert)."""
         self.reason = None
@@ -119,6 +130,7 @@ class Patch:
         self.calls = 0
         self.records = []
         self.watching = None
+        self.dirty = False
 
     def status(self, traced: bool) -> PatchStatus:
         if self.replacement is NO_REPLACEMENT:
@@ -154,6 +166,17 @@ def stub_chain(patch: Patch, error: TargetNotFoundError, journal: list[Record]) 
     return Located(patch.target, module_name=".".join(parts[:-1]), owner=owner, name=parts[-1])
 
 
+def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
+    """Return ``(raw original, whether it exists)``: from the patch's first live record if installed."""
+    for record in patch.records:
+        if not record.alive:
+            continue
+        if (record.kind == "attr" and record.owner is located.owner and record.name == located.name) or \
+                (record.kind == "module" and located.is_module and record.name == located.module_name):
+            return record.old, record.old is not MISSING
+    return located.raw, located.exists
+
+
 def install(patch: Patch, located: Located, journal: list[Record], *, strict: bool, traced: bool
             ) -> AliasEntry | None:
     """Install ``patch`` at ``located`` (its module is imported), journaling every change.
@@ -167,21 +190,23 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
     if located.owner is None and located.is_module and "." not in patch.target:
         raise PatchApplyError(f"cannot replace top-level module {patch.target!r}: block it and provide "
                               f"a module under another name instead", target=patch.target)
-    if not located.exists:
+    # Re-installing a changed patch builds on the true original, kept in its first record; the
+    # new records then chain on top of the old ones, so revert (and rollback) stay exact.
+    raw, exists = _original(patch, located)
+    if not exists:
         if not patch.create_dummy:
             raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
         patch.stub = True
-    raw = located.raw
     replacement = patch.replacement
     if replacement is None:
         replacement = placeholder(patch.target, patch.replacement_site or "?")
-    if replacement is NO_REPLACEMENT and not located.exists:
+    if replacement is NO_REPLACEMENT and not exists:
         raise PatchApplyError(f"cannot wrap {patch.target!r}: it does not exist and no replacement is "
                               f"registered to wrap", target=patch.target)
     if located.is_module and not isinstance(replacement, ModuleType) and replacement is not NO_REPLACEMENT:
         raise PatchApplyError(f"{patch.target!r} is a module: its replacement must be a module object, got "
                               f"{type(replacement).__name__}", target=patch.target)
-    original = unwrap_descriptor(raw) if located.exists else None
+    original = unwrap_descriptor(raw) if exists else None
     if (replacement is not NO_REPLACEMENT and callable(original) and not callable(unwrap_descriptor(replacement))
             and not isinstance(replacement, (ModuleType, property))):
         raise PatchApplyError(f"{patch.target!r} is callable but its replacement {replacement!r} is not",
@@ -190,8 +215,8 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
     if (traced or patch.log_calls) and not located.is_module:
         def shim(func: Any) -> Any:
             return counting_shim(func, patch, patch.target, patch.log_calls)
-    value, func = build_value(raw if located.exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim)
-    if located.exists and replacement is not NO_REPLACEMENT and not located.is_module:
+    value, func = build_value(raw if exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim)
+    if exists and replacement is not NO_REPLACEMENT and not located.is_module:
         problems = signature_problems(raw, func)
         if problems:
             text = [f"replacement {qualified_name(replacement)} {p}" for p in problems]
@@ -200,14 +225,15 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
                                              problems=problems)
             patch.warnings = text
     if located.is_module:
-        journal.append(Record("module", None, located.module_name, raw, value, True, patch))
+        journal.append(Record("module", None, located.module_name, located.raw, value, True, patch))
         sys.modules[located.module_name] = value
     if located.owner is not None:
         set_attr(journal, located.owner, located.name, value, patch)
-    if located.exists and is_identity_meaningful(raw) and (located.is_module
-                                                          or isinstance(located.owner, ModuleType)):
+    current = located.raw
+    if located.exists and is_identity_meaningful(current) and (located.is_module
+                                                              or isinstance(located.owner, ModuleType)):
         skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
                           getattr(located.owner, "__name__", "")})
-        return (raw, value, patch, skip)
+        return (current, value, patch, skip)
     return None
 

@@ -123,6 +123,7 @@ class PatchRegistry:
             else:
                 patch.wraps.append((new_func, site, self._provider))
             patch.sites.append((site, self._provider))
+            self._mark_changed(patch)
             patch.requires = tuple(dict.fromkeys(patch.requires + reqs))
             patch.create_dummy = patch.create_dummy or create_dummy
             patch.log_calls = patch.log_calls or log_calls
@@ -131,6 +132,14 @@ class PatchRegistry:
             if created:
                 self._patches[target] = patch
         return patch
+
+    @staticmethod
+    def _mark_changed(patch: Patch) -> None:
+        """A registration changed ``patch``: the next ``apply()`` takes it into account."""
+        if patch.state == "applied":
+            patch.dirty = True  # installed again, on top of itself
+        elif patch.state in ("skipped", "failed"):
+            patch.state, patch.reason = "registered", None  # judged again
 
     def _check_non_callable(self, target: str, parts: tuple[str, ...], new_func: Any) -> None:
         try:
@@ -286,7 +295,7 @@ class PatchRegistry:
         with self._op_lock:
             with self._lock:
                 was_applied, self._applier.applied = self._applier.applied, True
-                batch = [p for p in self._patches.values() if p.state in ("registered", "reverted")]
+                batch = [p for p in self._patches.values() if p.state in ("registered", "reverted") or p.dirty]
             try:
                 if batch:
                     self._applier.apply_batch(batch)

@@ -472,3 +472,38 @@ def test_patches_returns_the_records_in_order(reg):
     first = reg.register("json.dumps", replacement)
     second = reg.block("xml.dom")
     assert reg.patches() == [first, second] and second.is_block
+
+
+def test_wrap_registered_after_apply_is_installed_by_the_next_apply(reg, modules):
+    mod = modules.load("m_dirty", SOURCE)
+    original = mod.func
+    user = modules.load("m_dirty_user", "from m_dirty import func\n")
+
+    def late_wrapper(fn):
+        return lambda *a, **k: ("late", fn(*a, **k))
+
+    reg.register("m_dirty.func", replacement)
+    reg.apply()
+    reg.register("m_dirty.func", late_wrapper)
+    assert mod.func is replacement  # not before the next apply()
+    reg.apply()
+    assert mod.func(1) == ("late", ("new", 1, 2)) and user.func is mod.func
+    reg.revert()
+    assert mod.func is original and user.func is original
+
+
+def test_failed_reinstall_keeps_the_previous_installation(reg, modules):
+    mod = modules.load("m_dirty2", SOURCE)
+
+    def broken_wrapper(fn):
+        raise RuntimeError("no")
+
+    reg.register("m_dirty2.func", replacement)
+    reg.apply()
+    reg.register("m_dirty2.func", broken_wrapper)
+    with pytest.raises(PatchApplyError):
+        reg.apply()
+    assert mod.func is replacement and reg.status()[0].state == "applied"
+    reg.unregister("m_dirty2.func", broken_wrapper)
+    reg.revert()
+    assert mod.func(1) == ("orig", 1, 2)
