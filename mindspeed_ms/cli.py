@@ -1,4 +1,9 @@
-"""The ``mindspeed-ms`` command: list the patches providers register, and verify their targets.
+"""The ``mindspeed-ms`` command: list and verify patches, convert launch scripts, check the environment.
+
+``patches`` and ``verify`` live here; ``convert-launch`` and ``doctor`` live in their own modules
+(:mod:`mindspeed_ms.migrate.launch_cli`, :mod:`mindspeed_ms.migrate.doctor_cli`), each exposing
+``add_arguments(parser)`` and ``run(options) -> int``, imported only when that command runs (the
+tree-sitter parser is not loaded for ``patches``).
 
 A thin layer: parse, call the library, format, return an exit code (0 ok, 1 problems found, 2 usage
 error). Output goes to stdout (``--json`` for scripts); diagnostics go to stderr.
@@ -7,6 +12,7 @@ error). Output goes to stdout (``--json`` for scripts); diagnostics go to stderr
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -18,6 +24,14 @@ from mindspeed_ms.errors import AdaptationError, FrameworkError
 from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS, get_ai_framework
 
 __all__ = ["main", "build_parser"]
+
+# command -> (module with add_arguments/run, one-line help)
+_MIGRATION_COMMANDS = {
+    "convert-launch": ("mindspeed_ms.migrate.launch_cli",
+                       "turn a torchrun launch script into an msrun one and flag features MindSpore lacks"),
+    "doctor": ("mindspeed_ms.migrate.doctor_cli",
+               "check Python, MindSpore, MSAdapter, CANN, NPU, megatron-core and msrun against the version table"),
+}
 
 _COLUMNS = ("target", "kind", "state", "replacement", "provider", "registered at", "reason")
 
@@ -42,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
         sub.add_argument("training_args", nargs="*", metavar="-- TRAINING_ARGS",
                          help="flags of the training script, handed to the providers (after --)")
+    for name, (module, summary) in _MIGRATION_COMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=summary)
+        importlib.import_module(module).add_arguments(sub)
     return parser
 
 
@@ -134,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse reports usage errors (exit 2) and --help (exit 0) this way
         return int(exc.code or 0)
     configure_logging()
+    if options.command in _MIGRATION_COMMANDS:
+        return int(importlib.import_module(_MIGRATION_COMMANDS[options.command][0]).run(options))
     try:
         return _patches(options) if options.command == "patches" else _verify(options)
     except FrameworkError as exc:
