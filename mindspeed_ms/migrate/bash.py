@@ -167,10 +167,11 @@ def reference_of(node: Node, source: bytes) -> str | None:
                 name = subscript[0].child_by_field_name("name")
                 return text(source, name) if name is not None and name.type == "variable_name" else None
         return None
-    if node.type == "simple_expansion":
-        return text(source, node)[1:] if text(source, node)[1:].isidentifier() else None
+    if node.type == "simple_expansion":  # its text may start with blanks (see _skip_blanks)
+        name = text(source, node).strip()[1:]
+        return name if name.isidentifier() else None
     if node.type == "expansion":
-        inside = text(source, node)[2:-1]
+        inside = text(source, node).strip()[2:-1]
         if inside.isidentifier():
             return inside
         if inside.endswith(("[@]", "[*]")) and inside[:-3].isidentifier():
@@ -224,13 +225,20 @@ def _node_word(node: Node, source: bytes, place: Place) -> Word:
                 column, reference_of(node, source), _variables(node, source))
 
 
+def _skip_blanks(source: bytes, start: int, end: int) -> int:
+    while start < end and source[start:start + 1] in (b" ", b"\t", b"\n"):
+        start += 1
+    return start
+
+
 def _split_quoted(node: Node, source: bytes, place: Place) -> list[Word]:
     """Split a string's content into the words an unquoted use of its value gives (bash word splitting)."""
     start, end = node.start_byte + 1, node.end_byte - 1
     double = node.type == "string"
     # byte ranges of expansions inside the string: they belong to the word around them
-    dynamic = [(child.start_byte, child.end_byte, child) for child in node.children
-               if child.type not in ('"', "string_content")] if double else []
+    # tree-sitter lets an expansion's node start at the whitespace before its ``$``: skip that whitespace
+    dynamic = [(_skip_blanks(source, child.start_byte, child.end_byte), child.end_byte, child)
+               for child in node.children if child.type not in ('"', "string_content")] if double else []
     words: list[Word] = []
     word_start: int | None = None
     literal = bytearray()

@@ -15,7 +15,7 @@ from typing import Any
 
 from mindspeed_ms.migrate import bash, torchrun
 from mindspeed_ms.migrate.bash import Assignment, Word
-from mindspeed_ms.migrate.edits import Change, EditPlan, apply_edits, describe
+from mindspeed_ms.migrate.edits import Change, Edit, EditPlan, apply_edits, describe
 from mindspeed_ms.migrate.launch import Launch, LaunchReader
 
 __all__ = ["Conversion", "ConvertOptions", "Finding", "convert_script"]
@@ -66,7 +66,8 @@ class Conversion:
     changes: tuple[Change, ...]
     findings: tuple[Finding, ...]
     launches: int = 0
-    converted: int = field(default=0)
+    converted: int = 0
+    edits: tuple[Edit, ...] = field(default=(), repr=False)
 
     @property
     def is_changed(self) -> bool:
@@ -120,8 +121,9 @@ def convert_script(source: bytes, *, name: str = "<script>", options: ConvertOpt
             raise LaunchScriptError(f"internal: converting {name} produced an invalid script ({error}); "
                                     "please report it with the script") from error
     findings = sorted(set(converter.findings), key=lambda item: (item.line, item.column, item.flag))
+    converted = sum(launch.launcher.kind == "torchrun" for launch in converter.launches)
     return Conversion(name, source, output, tuple(describe(source, edits)), tuple(findings),
-                      len(converter.launches), sum(launch.launcher.kind == "torchrun" for launch in converter.launches))
+                      len(converter.launches), converted, tuple(edits))
 
 
 def _operand(word: Word | None, inline: str | None) -> tuple[str, str]:
@@ -237,6 +239,10 @@ class _Converter:
         nodes = _operand(nnodes.value_word, nnodes.value_inline)
         if per_node[0] == nodes[0] == "num":
             return str(int(per_node[1]) * int(nodes[1]))
+        if per_node == ("num", "1"):  # one factor is 1: the world size is the other one, as written
+            return nnodes.value_text or "1"
+        if nodes == ("num", "1"):
+            return nproc.value_text or "1"
         wanted = sorted([per_node, nodes])
         candidates = []
         for name, defs in self.reader.assigns.items():

@@ -96,14 +96,16 @@ class LaunchReader:
                 "convert the script that runs there, or move the launch out"))
 
     def _shell_string(self, command: Any) -> None:
+        """Report launches in ``bash -c '...'`` (also ``docker exec ... bash -c "..."``, ``ssh host sh -c``)."""
         name = command.child_by_field_name("name")
-        program = bash.static_value(name.children[0], self.source) if name is not None and name.children else None
-        if program is None or program.rsplit("/", 1)[-1] not in _SHELLS:
-            return
-        args = bash.argument_nodes(command)
-        for index, arg in enumerate(args[:-1]):
-            if bash.static_value(arg, self.source) == "-c" and args[index + 1].type in ("string", "raw_string"):
-                body = args[index + 1]
+        nodes = ([name.children[0]] if name is not None and name.children else []) + bash.argument_nodes(command)
+        values = [bash.static_value(node, self.source) for node in nodes]
+        for index in range(len(nodes) - 2):
+            program = values[index]
+            if program is None or program.rsplit("/", 1)[-1] not in _SHELLS or values[index + 1] != "-c":
+                continue
+            body = nodes[index + 2]
+            if body.type in ("string", "raw_string"):
                 self._hidden(self.source[body.start_byte + 1:body.end_byte - 1], body.start_byte + 1,
                              f"{program} -c '...'")
 
