@@ -38,7 +38,6 @@ __all__ = ["MindSporeAdaptation", "default_registry", "execute_mindspore", "prep
 LOG_LEVEL_ENV = "MINDSPEED_MS_LOG_LEVEL"
 TRACE_ENV = "MINDSPEED_MS_TRACE"
 TRACE_FILE_ENV = "MINDSPEED_MS_TRACE_FILE"
-_INSTALL_HINT = "pip install msadapter==0.5.0b1 typing_extensions (or: pip install 'mindspeed_ms[mindspore]')"
 
 
 class _State:
@@ -141,10 +140,12 @@ def prepare_backend() -> None:
         if exc.name != "msadapter":
             raise
         from mindspeed_ms.errors import BackendNotInstalledError
+        from mindspeed_ms.versions import MSADAPTER_INSTALL  # the version table; read only on this error path
 
         raise BackendNotInstalledError(
             f"MindSpore mode (--ai-framework mindspore) needs MSAdapter, which provides 'torch' on top of "
-            f"MindSpore, and it is not installed: {_INSTALL_HINT}", name="msadapter") from exc
+            f"MindSpore, and it is not installed: {MSADAPTER_INSTALL} (or: pip install 'mindspeed_ms[mindspore]')",
+            name="msadapter") from exc
 
 
 def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str] | None = None) -> ProviderRun:

@@ -15,7 +15,8 @@ def _guide_after() -> str:
     # 3. the guide's script path prefix
     text = text.replace("$basepath/pretrain_gpt.py", "pretrain_gpt.py")
     # 4. the guide's own port and comment
-    text = text.replace("MASTER_PORT=9110", "MASTER_PORT=6000").replace("# MindSpore后端启动脚本", "# PyTorch后端启动脚本")
+    text = text.replace("MASTER_PORT=9110", "MASTER_PORT=6000")
+    text = text.replace("# MindSpore后端启动脚本", "# PyTorch后端启动脚本")
     # 5. the guide drops $DUALPIPE_ARGS
     text = text.replace("    $MTP_ARGS \\\n", "    $MTP_ARGS \\\n    $DUALPIPE_ARGS \\\n")
     # 6. the guide renames the log and adds 2>&1

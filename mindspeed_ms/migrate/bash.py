@@ -8,11 +8,13 @@ its source text and, when it is static, the value bash would hand to the program
 
 from __future__ import annotations
 
+import bisect
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from mindspeed_ms.errors import ScriptSyntaxError
@@ -25,6 +27,9 @@ Node = Any  # tree_sitter.Node: typed loosely so that importing this module does
 _WHITESPACE = b" \t\n"
 # In double quotes a backslash escapes only these; before anything else it stays literally.
 _DQ_ESCAPABLE = b'$`"\\'
+_DOUBLE_TOKEN = re.compile(rb"[ \t\n]+|\\\n|\\.|[^ \t\n\\]+", re.DOTALL)
+_SINGLE_TOKEN = re.compile(rb"[ \t\n]+|[^ \t\n]+")
+_ESCAPED = {b"$", b"`", b'"', b"\\"}
 _VALUE_NODES = {"word", "number", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
                 "command_substitution", "arithmetic_expansion", "ansi_c_string", "translated_string",
                 "process_substitution"}
@@ -32,8 +37,8 @@ _VALUE_NODES = {"word", "number", "string", "raw_string", "concatenation", "simp
 
 @cache
 def _parser() -> Any:
-    from tree_sitter import Language, Parser
     import tree_sitter_bash
+    from tree_sitter import Language, Parser
 
     return Parser(Language(tree_sitter_bash.language()))
 
@@ -79,14 +84,6 @@ def check_syntax(source: bytes, name: str, *, use_bash: bool = True) -> Any:
         ScriptSyntaxError: with the 1-based line and column of the first error.
     """
     tree = parse(source)
-    bad = _first_error(tree.root_node) if tree.root_node.has_error else None
-    if bad is not None:
-        row, column = bad.start_point
-        what = f"missing {bad.type!r}" if bad.is_missing else \
-            f"unexpected {text(source, bad).strip()[:40]!r}" if bad.end_byte > bad.start_byte else "unexpected end"
-        raise ScriptSyntaxError(f"{name}:{row + 1}:{column + 1}: syntax error: {what}; fix the script "
-                                f"(bash -n {name} shows the same) and run again",
-                                line=row + 1, column=column + 1)
     bash = shutil.which("bash") if use_bash else None
     if bash:
         result = subprocess.run([bash, "-n"], input=source, capture_output=True, timeout=30, check=False)
@@ -95,6 +92,18 @@ def check_syntax(source: bytes, name: str, *, use_bash: bool = True) -> Any:
             line = _bash_error_line(message)
             raise ScriptSyntaxError(f"{name}:{line}:1: bash -n rejects the script: {' '.join(message)}",
                                     line=line, column=1)
+    bad = _first_error(tree.root_node) if tree.root_node.has_error else None
+    if bad is not None:
+        row, column = bad.start_point
+        what = f"missing {bad.type!r}" if bad.is_missing else \
+            f"unexpected {text(source, bad).strip()[:40]!r}" if bad.end_byte > bad.start_byte else "unexpected end"
+        if bash:  # bash accepted it: the grammar, not the script, is at fault; still nothing can be edited safely
+            raise ScriptSyntaxError(
+                f"{name}:{row + 1}:{column + 1}: the bash grammar (tree-sitter-bash) cannot read this construct "
+                f"({what}) although bash -n accepts it; rewrite that line (e.g. move a backgrounded heredoc "
+                "into a function) and run again", line=row + 1, column=column + 1)
+        raise ScriptSyntaxError(f"{name}:{row + 1}:{column + 1}: syntax error: {what}; fix the script "
+                                f"and run again", line=row + 1, column=column + 1)
     return tree
 
 
@@ -141,9 +150,16 @@ class Word:
     refs: tuple[str, ...] = field(default=())
 
 
+@lru_cache(maxsize=8)
+def _line_starts(source: bytes) -> list[int]:
+    return [0] + [match.end() for match in re.finditer(rb"\n", source)]
+
+
 def _position(source: bytes, offset: int) -> tuple[int, int]:
-    line = source.count(b"\n", 0, offset) + 1
-    return line, offset - (source.rfind(b"\n", 0, offset) + 1) + 1
+    """Return the 1-based (line, column) of a byte offset."""
+    starts = _line_starts(source)
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
 
 
 def _variables(node: Node, source: bytes) -> tuple[str, ...]:
@@ -256,35 +272,31 @@ def _split_quoted(node: Node, source: bytes, place: Place) -> list[Word]:
                               place, line, column, ref if pieces == 1 else None, tuple(dict.fromkeys(refs))))
         word_start, literal, is_static, refs, ref, pieces = None, bytearray(), True, [], None, 0
 
+    # literal stretches are cut into tokens: blanks end a word, backslash-newline vanishes (double quotes),
+    # an escape yields its character, anything else is literal text
+    token = _DOUBLE_TOKEN if double else _SINGLE_TOKEN
     index = start
-    while index < end:
-        expansion = next((item for item in dynamic if item[0] == index), None)
-        if expansion is not None:
+    for expansion_start, expansion_end, child in [*dynamic, (end, end, None)]:
+        for match in token.finditer(source, index, expansion_start):
+            piece = match.group()
+            if piece[:1] in b" \t\n":
+                finish(match.start())
+                continue
+            if piece == b"\\\n":
+                continue
             if word_start is None:
-                word_start = index
-            is_static = False
-            refs.extend(_variables(expansion[2], source))
-            ref = reference_of(expansion[2], source)
-            pieces += 1
-            index = expansion[1]
-            continue
-        byte = source[index:index + 1]
-        if double and byte == b"\\" and source[index + 1:index + 2] == b"\n":
-            index += 2  # line continuation: removed, does not end the word
-            continue
-        if byte in (b" ", b"\t", b"\n"):
-            finish(index)
-            index += 1
-            continue
+                word_start = match.start()
+            pieces += 2  # literal text: the word is no longer a bare expansion
+            literal += piece[1:] if piece[:1] == b"\\" and piece[1:] in _ESCAPED else piece
+        if child is None:
+            break
         if word_start is None:
-            word_start = index
-        pieces += 2  # literal text: the word is no longer a bare expansion
-        if double and byte == b"\\" and source[index + 1:index + 2] in (b"$", b"`", b'"', b"\\"):
-            literal += source[index + 1:index + 2]
-            index += 2
-            continue
-        literal += byte
-        index += 1
+            word_start = expansion_start
+        is_static = False
+        refs.extend(_variables(child, source))
+        ref = reference_of(child, source)
+        pieces += 1
+        index = expansion_end
     finish(end)
     return words
 

@@ -229,7 +229,8 @@ class _Converter:
             return
         place_words = [option for option in launch.options if option.word.place == anchor.word.place]
         last = place_words[-1]
-        last_word = last.value_word or last.word
+        last_word = last.value_word if last.value_word is not None and last.value_word.place == last.word.place \
+            else last.word
         region_start = place_words[0].word if anchor.word.place == launch.place else None
         self.plan.append(last_word, anchor.word.place, added, "msrun options added (see the migration guide)",
                          region_start=region_start)

@@ -96,6 +96,9 @@ class EditPlan:
             reason: why, for the change list.
             region_start: the first word whose gaps decide the layout (default: the place's first word).
         """
+        if word is not None and word.place != place:
+            raise LaunchScriptError(f"internal: anchor {word.text!r} (line {word.line}) is not in the place "
+                                    "the words are added to")
         entry = self._places[place.key]
         anchor = -1 if word is None else self._entry(word)[1]
         first = 0 if region_start is None else self._entry(region_start)[1]

@@ -164,6 +164,19 @@ class LaunchReader:
             spelled, inline = torchrun.split_option(shown)
             name = torchrun.canonical(spelled)
             value_word = walker.next(expand=False) if inline is None and torchrun.takes_value(name) else None
+            if value_word is not None and value_word.place != word.place and word.place != place:
+                # the option ends a string or array and would take its value from outside it: bash allows
+                # that, but the value belongs to another place; leave both alone and say so
+                walker.give_back(value_word)
+                value_word = None
+                self.findings.append(Finding(
+                    word.line, word.column, spelled, "unconvertible",
+                    f"{spelled} ends its variable and takes its value from the launch line; "
+                    "put the value next to the option"))
+            if value_word is not None and not torchrun.is_known(name) and _is_not_a_value(value_word):
+                # an option neither launcher knows: do not let it swallow the next option or the script
+                walker.give_back(value_word)
+                value_word = None
             options.append(Option(name, spelled, word, value_word, inline))
         if script is not None and script.place == place:
             position = next(i for i, item in enumerate(words) if item.start == script.start)
@@ -171,6 +184,11 @@ class LaunchReader:
         script_args = _script_arguments(walker) if script is not None else []
         self.mark_reached(words, command.start_byte)
         return Launch(launcher, place, tuple(words), tuple(options), script, tuple(script_args))
+
+
+def _is_not_a_value(word: Word) -> bool:
+    shown = word.value if word.value is not None else word.text
+    return shown.startswith("-") or shown.rstrip("\"'").endswith(".py")
 
 
 def _script_arguments(walker: _Walker) -> list[Word]:
@@ -202,9 +220,17 @@ class _Walker:
         self._stack: list[tuple[list[Word], int, frozenset[int]]] = [(list(words), position, frozenset())]
         self._index = [0]
         self._seen: set[tuple[int, int]] = set()
+        self._returned: Word | None = None
+
+    def give_back(self, word: Word) -> None:
+        """Make ``word`` (just read) the next word again."""
+        self._returned = word
 
     def next(self, *, expand: bool = True) -> Word | None:
         """Return the next word, or None at the end."""
+        if self._returned is not None:
+            word, self._returned = self._returned, None
+            return word
         while self._stack:
             words, position, visited = self._stack[-1]
             if self._index[-1] >= len(words):

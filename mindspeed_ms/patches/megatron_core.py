@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-name = "megatron_core"
-requires = ("megatron-core>=0.12,<0.13",)
+from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT
 
-_MEGATRON = ("megatron-core>=0.12,<0.13",)
+name = "megatron_core"
+requires = (MEGATRON_CORE_REQUIREMENT,)
+
+_MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
 _CROSS_ENTROPY = "megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy"
 
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
+
 name = "mindspeed"
 
-_MINDSPEED = ("mindspeed>=2.0,<3",)
+_MINDSPEED = (MINDSPEED_REQUIREMENT,)
 _BUILDER = "loads a torch_npu C++ op builder, which cannot load under MindSpore"
 
 #: target -> (name in mindspeed_ms.ops, what MindSpeed's version does)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-name = "msadapter"
-requires = ("msadapter>=0.5.0b1,<0.6",)
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
-_MSADAPTER = ("msadapter>=0.5.0b1,<0.6", "mindspore>=2.7,<2.11")
+name = "msadapter"
+requires = (MSADAPTER_REQUIREMENT,)
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 
 
 def register(registry: Any, args: Any) -> None:

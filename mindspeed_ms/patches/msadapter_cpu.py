@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-name = "msadapter_cpu"
-requires = ("msadapter>=0.5.0b1,<0.6",)
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
-_MINDSPORE = ("mindspore>=2.7,<2.11",)
-_MSADAPTER = ("msadapter>=0.5.0b1,<0.6", "mindspore>=2.7,<2.11")
+name = "msadapter_cpu"
+requires = (MSADAPTER_REQUIREMENT,)
+
+_MINDSPORE = (MINDSPORE_REQUIREMENT,)
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _TENSOR = "mindspore.common.tensor.Tensor"
 
 #: Tensor method -> why it is replaced on the CPU backend.

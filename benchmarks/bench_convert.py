@@ -1,0 +1,77 @@
+"""Benchmark: convert a 2,000-line launch script with ``convert_script``.
+
+Prints the best of several runs of the whole conversion (parse, follow variables, plan edits, check
+input and output with ``bash -n``) next to two baselines measured in the same run: ``bash -n`` alone on
+the same script (what bash needs just to read it) and the tree-sitter parse alone. The target is "well
+under a second".
+
+    python benchmarks/bench_convert.py [--lines 2000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import time
+
+from mindspeed_ms.migrate import bash
+from mindspeed_ms.migrate.convert import ConvertOptions, convert_script
+
+_FLAGS = ["--tensor-model-parallel-size 8", "--use-ascend-mc2", "--seq-length 4096", "--bf16",
+          "--reuse-fp32-param", "--use-distributed-optimizer", "--hccl-group-buffer dp:3", "--num-layers 61",
+          "--lr 1.0e-5", "--moe-token-dispatcher-type allgather", "--use-flash-attn", "--swap-optimizer"]
+
+
+def make_script(lines: int) -> bytes:
+    """Return a realistic launch script of about ``lines`` lines: argument blocks, comments, launches."""
+    out = ["#!/bin/bash", "NPUS_PER_NODE=8", "NNODES=4", "WORLD_SIZE=$(($NPUS_PER_NODE*$NNODES))",
+           'DISTRIBUTED_ARGS="', "    --nproc_per_node $NPUS_PER_NODE \\", "    --nnodes $NNODES \\",
+           "    --master_addr localhost \\", "    --master_port 6000", '"']
+    block = 0
+    while len(out) < lines - 8:
+        out.append(f"# block {block}: arguments of stage {block} (torchrun launches below)")
+        out.append(f'ARGS_{block}="')
+        out.extend(f"    {_FLAGS[(block + index) % len(_FLAGS)]} \\" for index in range(12))
+        out.append('"')
+        if block % 10 == 9:
+            refs = " ".join(f"$ARGS_{index}" for index in range(block - 9, block + 1))
+            out.append(f"torchrun $DISTRIBUTED_ARGS pretrain_gpt.py {refs} 2>&1 | tee logs/stage_{block}.log")
+        block += 1
+    return ("\n".join(out) + "\n").encode()
+
+
+def _best(function: object, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=7)
+    options = parser.parse_args()
+    source = make_script(options.lines)
+    conversion = convert_script(source)  # warm-up: loads the grammar once
+    bash_path = shutil.which("bash")
+    assert bash_path is not None, "bash is needed for the baseline"
+    convert_s = _best(lambda: convert_script(source), options.repeat)
+    drop_s = _best(lambda: convert_script(source, options=ConvertOptions(drop_unsupported=True)), options.repeat)
+    bash_s = _best(lambda: subprocess.run([bash_path, "-n"], input=source, check=True), options.repeat)
+    parse_s = _best(lambda: bash.parse(source), options.repeat)
+    lines = source.count(b"\n")
+    print(f"script: {lines} lines, {len(source)} bytes, {conversion.launches} launches, "
+          f"{len(conversion.changes)} changes, {len(conversion.findings)} findings")
+    print(f"convert_script:                {convert_s * 1e3:8.1f} ms  (target: well under 1000 ms; "
+          f"{convert_s:.3f} of the budget)")
+    print(f"convert_script --drop-unsupp.: {drop_s * 1e3:8.1f} ms")
+    print(f"baseline bash -n:              {bash_s * 1e3:8.1f} ms  -> convert / bash -n = {convert_s / bash_s:.1f}x")
+    print(f"baseline tree-sitter parse:    {parse_s * 1e3:8.1f} ms  -> convert / parse = {convert_s / parse_s:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

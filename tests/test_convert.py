@@ -1,0 +1,188 @@
+"""Unit tests of the conversion rules (mindspeed_ms.migrate.convert) on small scripts."""
+
+from __future__ import annotations
+
+import pytest
+
+from mindspeed_ms.errors import LaunchScriptError, ScriptSyntaxError
+from mindspeed_ms.migrate.convert import ConvertOptions, convert_script
+
+DEFAULTS = "--log_dir=msrun_log --join=False --cluster_time_out=300 --bind_core=True"
+
+
+def convert(text: str, **options: object) -> str:
+    return convert_script(text.encode(), options=ConvertOptions(**options)).output.decode()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("launcher", [
+    "torchrun", "/opt/conda/bin/torchrun", "python -m torch.distributed.launch", "python3 -m torch.distributed.run",
+    "python3.10 -u -m torch.distributed.run", "$PYTHON -m torch.distributed.launch",
+    "/usr/bin/python3 -m torch.distributed.launch"])
+def test_every_launcher_spelling_becomes_msrun(launcher: str) -> None:
+    out = convert(f"{launcher} --nproc_per_node 2 train.py --lr 1\n")
+    assert out == f"msrun --local_worker_num 2 --worker_num=2 {DEFAULTS} train.py --lr 1 --ai-framework mindspore\n"
+
+
+def test_env_prefix_and_env_command_are_kept() -> None:
+    assert convert("A=1 B=2 torchrun t.py\n").startswith("A=1 B=2 msrun --local_worker_num=1 --worker_num=1 ")
+    assert convert("env A=1 torchrun t.py\n").startswith("env A=1 msrun --local_worker_num=1 --worker_num=1 ")
+
+
+def test_no_nproc_writes_one_worker_explicitly() -> None:
+    assert convert("torchrun train.py\n") == \
+        f"msrun --local_worker_num=1 --worker_num=1 {DEFAULTS} train.py --ai-framework mindspore\n"
+
+
+def test_literal_worker_counts_multiply() -> None:
+    out = convert("torchrun --nproc_per_node=8 --nnodes=2 t.py\n")
+    assert out.startswith(f"msrun --local_worker_num=8 --worker_num=16 {DEFAULTS} t.py")
+
+
+def test_world_size_variable_is_used_when_it_is_the_product_and_defined_before() -> None:
+    script = "N=8\nM=2\nGPUS=$(( M * N ))\ntorchrun --nproc_per_node $N --nnodes $M t.py\n"
+    assert "--worker_num $GPUS" in convert(script)
+    later = "N=8\nM=2\ntorchrun --nproc_per_node $N --nnodes $M t.py\nWORLD_SIZE=$(($N*$M))\n"
+    assert "--worker_num $((N*M))" in convert(later)
+
+
+def test_world_size_is_preferred_over_other_product_variables() -> None:
+    script = "N=8\nM=2\nGPUS=$((N*M))\nWORLD_SIZE=$(($N*$M))\ntorchrun --nproc_per_node $N --nnodes $M t.py\n"
+    assert "--worker_num $WORLD_SIZE" in convert(script)
+
+
+def test_hyphen_spellings_are_normalised_and_rdzv_options_removed_with_values() -> None:
+    out = convert("torchrun --nproc-per-node 4 --node-rank 0 --master-addr h --master-port 1 "
+                  "--rdzv_backend c10d --rdzv-endpoint=h:1 --max_restarts 3 t.py\n")
+    assert out.startswith("msrun --local_worker_num 4 --node_rank 0 --master_addr h --master_port 1 --worker_num=4 ")
+    assert "rdzv" not in out and "max_restarts" not in out
+
+
+def test_removed_option_lines_take_their_continuation_with_them() -> None:
+    script = "torchrun \\\n    --nproc_per_node 2 \\\n    --rdzv_backend c10d \\\n    --max_restarts 1 \\\n    t.py\n"
+    out = convert(script)
+    assert out.startswith("msrun \\\n    --local_worker_num 2 \\\n    --worker_num=2 \\\n    --log_dir=msrun_log \\\n")
+    assert "\\\n    t.py \\\n    --ai-framework mindspore\n" in out
+
+
+def test_standalone_becomes_single_node_with_local_master() -> None:
+    out = convert("torchrun --standalone --nproc_per_node=4 t.py\n")
+    assert out.startswith("msrun --local_worker_num=4 --worker_num=4 --master_addr=127.0.0.1 ")
+    assert "standalone" not in out
+
+
+def test_elastic_nnodes_is_reported_and_left() -> None:
+    conversion = convert_script(b"torchrun --nnodes 1:4 --nproc_per_node 8 t.py\n")
+    assert b"--nnodes 1:4" in conversion.output
+    assert [(f.status, f.flag, f.line, f.column) for f in conversion.findings] == \
+        [("unconvertible", "--nnodes", 1, 10)]
+    assert conversion.exit_code() == 1
+
+
+def test_module_launch_and_unknown_options_are_unconvertible() -> None:
+    conversion = convert_script(b"torchrun -m pkg.train --lr 1\n")
+    assert [f.status for f in conversion.findings] == ["unconvertible"]
+    conversion = convert_script(b"torchrun --frobnicate 1 t.py\n")
+    assert conversion.findings[0].flag == "--frobnicate"
+
+
+def test_unassigned_options_variable_in_launcher_position_is_reported() -> None:
+    conversion = convert_script(b"torchrun $LAUNCH_OPTS train.py\n")
+    assert conversion.findings[0].status == "unconvertible" and "$LAUNCH_OPTS" in conversion.findings[0].flag
+
+
+def test_ai_framework_is_added_before_redirections_and_pipes() -> None:
+    piped = convert("torchrun t.py --x 1 2>&1 | tee log\n")
+    assert piped.endswith(" t.py --x 1 --ai-framework mindspore 2>&1 | tee log\n")
+    chained = convert("torchrun t.py > out.log && echo ok\n")
+    assert chained.endswith("t.py --ai-framework mindspore > out.log && echo ok\n")
+
+
+def test_ai_framework_pytorch_value_is_switched() -> None:
+    assert convert("torchrun t.py --ai-framework pytorch\n").endswith("t.py --ai-framework mindspore\n")
+    assert convert("torchrun t.py --ai-framework=pytorch\n").endswith("t.py --ai-framework=mindspore\n")
+    out = convert('A="--ai-framework pytorch"\ntorchrun t.py $A\n')
+    assert out.startswith('A="--ai-framework mindspore"\n') and out.count("--ai-framework") == 1
+
+
+def test_mentions_in_comments_and_echo_are_untouched() -> None:
+    script = '# torchrun --nproc_per_node 8 x.py\necho "run torchrun now"\nprintf torchrun\n'
+    conversion = convert_script(script.encode())
+    assert conversion.output == script.encode() and conversion.launches == 0
+
+
+def test_unsupported_flags_reported_with_line_and_dropped_on_request() -> None:
+    script = ('ARGS="\n    --use-ascend-mc2 \\\n    --hccl-group-buffer \\"dp:3;tp:1\\" \\\n    --seq-length 8\n"\n'
+              "torchrun t.py $ARGS\n")
+    conversion = convert_script(script.encode())
+    assert [(f.line, f.flag, f.status) for f in conversion.findings] == [
+        (2, "--use-ascend-mc2", "unsupported"), (3, "--hccl-group-buffer", "unsupported")]
+    dropped = convert_script(script.encode(), options=ConvertOptions(drop_unsupported=True))
+    assert dropped.findings == ()
+    assert dropped.output.decode().startswith('ARGS="\n    --seq-length 8\n"\n')
+    assert sum("dropped" in reason for change in dropped.changes for reason in change.reasons) >= 1
+
+
+def test_conditional_flag_is_quiet_when_its_condition_holds() -> None:
+    needs = "torchrun t.py --reuse-fp32-param {}\n"
+    assert [f.status for f in convert_script(needs.format("").encode()).findings] == ["conditional"]
+    assert convert_script(needs.format("--use-distributed-optimizer --bf16").encode()).findings == ()
+
+
+def test_flags_only_in_variables_that_never_reach_a_launch_are_unused() -> None:
+    conversion = convert_script(b'OLD="--use-ascend-mc2"\nNEW="--bf16"\ntorchrun t.py $NEW\n')
+    assert [(f.status, f.line) for f in conversion.findings] == [("unused", 1)]
+    assert conversion.exit_code() == 0  # unused is information, not a problem
+
+
+def test_flags_set_in_either_branch_reach_the_launch() -> None:
+    script = 'if [ "$X" = 1 ]; then\n  A="--tp-2d"\nelse\n  A="--bf16"\nfi\ntorchrun t.py $A\n'
+    assert [(f.line, f.flag) for f in convert_script(script.encode()).findings] == [(2, "--tp-2d")]
+
+
+def test_append_assignments_are_followed() -> None:
+    script = "D=(--nproc_per_node 2)\nD+=(--nnodes 2)\ntorchrun \"${D[@]}\" t.py\n"
+    out = convert(script)
+    assert out.startswith("D=(--local_worker_num 2 --log_dir=msrun_log")
+    assert out.splitlines()[1] == "D+=(--worker_num 4)"
+
+
+def test_options_are_overridable() -> None:
+    out = convert("torchrun t.py\n", log_dir="logs/ms", join="True", cluster_time_out="60", bind_core="False")
+    assert "--log_dir=logs/ms --join=True --cluster_time_out=60 --bind_core=False" in out
+
+
+def test_existing_msrun_options_are_not_added_twice() -> None:
+    out = convert("torchrun --nproc_per_node 2 --log_dir=my --join=True t.py\n")
+    assert out.count("--log_dir") == 1 and out.count("--join") == 1 and "--log_dir=my" in out
+
+
+def test_heredoc_and_shell_string_launches_are_reported_not_converted() -> None:
+    script = "ssh n1 <<EOF\ncd /w && torchrun --nproc_per_node 8 t.py\nEOF\nbash -c 'torchrun t.py'\n"
+    conversion = convert_script(script.encode())
+    assert conversion.output == script.encode()
+    assert [(f.line, f.status, f.flag) for f in conversion.findings] == \
+        [(2, "unconvertible", "torchrun"), (4, "unconvertible", "torchrun")]
+
+
+def test_syntax_errors_have_line_and_column() -> None:
+    with pytest.raises(ScriptSyntaxError) as caught:
+        convert_script(b"echo ok\nif true; then\n  torchrun t.py\n")
+    assert caught.value.line >= 2 and caught.value.column >= 1
+    assert isinstance(caught.value, LaunchScriptError) and isinstance(caught.value, ValueError)
+    with pytest.raises(ScriptSyntaxError, match=r"<script>:2:"):
+        convert_script(b"echo ok\necho (\n")
+
+
+def test_bash_n_rejection_is_a_syntax_error_even_when_tree_sitter_accepts() -> None:
+    # tree-sitter reads a bare `done` as a command word; bash refuses it
+    script = b"echo a\ndone\n"
+    with pytest.raises(ScriptSyntaxError) as caught:
+        convert_script(script)
+    assert caught.value.line == 2
+
+
+def test_changes_describe_whole_lines_before_and_after() -> None:
+    conversion = convert_script(b"# x\ntorchrun --nproc_per_node 2 t.py\n")
+    assert [(c.line, c.before) for c in conversion.changes] == [(2, "torchrun --nproc_per_node 2 t.py")]
+    assert conversion.changes[0].after.startswith("msrun --local_worker_num 2 --worker_num=2 ")
+    assert conversion.changes[0].reasons
