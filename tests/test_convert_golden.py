@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mindspeed_ms.migrate.convert import convert_script
+from mindspeed_ms.migrate.convert import ConvertOptions, convert_script
 
 CORPUS = Path(__file__).parent / "golden" / "convert_launch"
-CASES = sorted(path for path in CORPUS.glob("*.sh") if not path.name.endswith(".expected.sh"))
+CASES = sorted(path for path in CORPUS.glob("*.sh") if not path.name.endswith("expected.sh"))
 
 
 def _expected(case: Path) -> tuple[bytes, list[dict[str, object]]]:
@@ -50,3 +50,20 @@ def test_expected_output_passes_bash_n_and_converts_to_itself(case: Path) -> Non
     again = convert_script(expected_output, name=case.name)
     assert again.output == expected_output
     assert again.changes == ()
+
+
+DROP_CASES = sorted(CORPUS.glob("*.drop.expected.sh"))
+
+
+def test_drop_unsupported_cases_exist() -> None:
+    assert len(DROP_CASES) >= 3
+
+
+@pytest.mark.parametrize("expected", DROP_CASES, ids=[path.name.split(".")[0] for path in DROP_CASES])
+def test_drop_unsupported_removes_flags_with_their_values_and_continuations(expected: Path) -> None:
+    case = expected.with_name(expected.name.replace(".drop.expected.sh", ".sh"))
+    conversion = convert_script(case.read_bytes(), name=case.name, options=ConvertOptions(drop_unsupported=True))
+    assert conversion.output.decode() == expected.read_text()
+    assert not [item for item in conversion.findings if item.status == "unsupported"]
+    again = convert_script(conversion.output, options=ConvertOptions(drop_unsupported=True))
+    assert again.output == conversion.output
