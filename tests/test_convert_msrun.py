@@ -67,7 +67,8 @@ def test_converted_torchrun_script_runs_under_real_msrun_with_two_workers(tmp_pa
     assert convert.returncode == 0, convert.stderr
     converted = (tmp_path / "ms.sh").read_text()
     assert "\ntorchrun" not in converted and "--rdzv_backend" not in converted and "--use-ascend-mc2" not in converted
-    assert "--worker_num $WORLD_SIZE" in converted and "# a torchrun launch, PyTorch-backend style (this comment stays)" in converted
+    assert "--worker_num $WORLD_SIZE" in converted
+    assert "# a torchrun launch, PyTorch-backend style (this comment stays)" in converted
 
     run = subprocess.run(["bash", "ms.sh"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
                          check=False)
