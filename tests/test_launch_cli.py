@@ -145,3 +145,14 @@ def test_installed_command_reads_stdin(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("#!/bin/bash\nmsrun --local_worker_num 2 --worker_num=2 ")
     assert "<stdin>: 1 launch(es)" in result.stderr
+
+
+def test_json_is_valid_for_scripts_with_non_utf8_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "latin1.sh"
+    path.write_bytes(b"# r\xe9sum\xe9\ntorchrun t.py --name caf\xe9\n")
+    out = tmp_path / "out.sh"
+    assert main(["convert-launch", "--json", str(path), "-o", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["changes"][0]["line"] == 2
+    assert out.read_bytes().startswith(b"# r\xe9sum\xe9\nmsrun ")  # the bytes outside the edits are untouched
+    assert b"--name caf\xe9 --ai-framework mindspore\n" in out.read_bytes()

@@ -119,7 +119,8 @@ def run(options: argparse.Namespace) -> int:
         document = conversion.to_dict()
         if options.diff:
             document["diff"] = _diff(conversion, name)
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        # ASCII-only JSON is valid whatever bytes the script holds (non-UTF-8 bytes arrive as \udcXX escapes)
+        print(json.dumps(document, indent=2))
     else:
         if options.diff:
             sys.stdout.write(_diff(conversion, name))
