@@ -13,15 +13,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mindspeed_ms.errors import LaunchScriptError, ScriptSyntaxError
 from mindspeed_ms.migrate import bash, torchrun
 from mindspeed_ms.migrate.bash import Assignment, Word
 from mindspeed_ms.migrate.edits import Change, Edit, EditPlan, apply_edits, describe
+from mindspeed_ms.migrate.findings import PROBLEM_STATUSES, Finding
 from mindspeed_ms.migrate.launch import Launch, LaunchReader
 
 __all__ = ["Conversion", "ConvertOptions", "Finding", "convert_script"]
-
-PROBLEM_STATUSES = ("unsupported", "conditional", "unconvertible")
-
 
 @dataclass(frozen=True)
 class ConvertOptions:
@@ -37,23 +36,6 @@ class ConvertOptions:
         """Return the msrun options added when absent, as (canonical name, value)."""
         return [("log_dir", self.log_dir), ("join", self.join), ("cluster_time_out", self.cluster_time_out),
                 ("bind_core", self.bind_core)]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """Something the converter reports and does not fix: ``status`` is unsupported, conditional, unused or
-    unconvertible; ``line``/``column`` are 1-based positions in the input."""
-
-    line: int
-    column: int
-    flag: str
-    status: str
-    reason: str
-    value: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"line": self.line, "column": self.column, "flag": self.flag, "value": self.value,
-                "status": self.status, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -115,9 +97,7 @@ def convert_script(source: bytes, *, name: str = "<script>", options: ConvertOpt
     if edits:
         try:
             bash.check_syntax(output, f"{name} (converted)", use_bash=use_bash)
-        except Exception as error:  # noqa: BLE001 - any failure here is our bug; say so with the cause
-            from mindspeed_ms.errors import LaunchScriptError
-
+        except ScriptSyntaxError as error:  # our bug, not the user's: say so, with the cause
             raise LaunchScriptError(f"internal: converting {name} produced an invalid script ({error}); "
                                     "please report it with the script") from error
     findings = sorted(set(converter.findings), key=lambda item: (item.line, item.column, item.flag))

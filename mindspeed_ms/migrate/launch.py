@@ -16,6 +16,7 @@ from typing import Any
 from mindspeed_ms.migrate import bash, torchrun
 from mindspeed_ms.migrate.bash import Assignment, Place, Word
 from mindspeed_ms.migrate.edits import EditPlan
+from mindspeed_ms.migrate.findings import Finding
 
 __all__ = ["Launch", "LaunchReader", "Option"]
 
@@ -78,8 +79,6 @@ class LaunchReader:
 
     # hidden launches ------------------------------------------------------------------------------
     def _hidden(self, body: bytes, offset: int, where: str) -> None:
-        from mindspeed_ms.migrate.convert import Finding
-
         tree = bash.parse(body)
         for node in bash.iter_nodes(tree.root_node):
             if node.type != "command":
@@ -142,8 +141,6 @@ class LaunchReader:
 
     # one launch ----------------------------------------------------------------------------------
     def _read(self, command: Any, launcher: torchrun.Launcher) -> Launch:
-        from mindspeed_ms.migrate.convert import Finding
-
         place = bash.place_of_node(command)
         words = bash.command_words(command, self.source)[launcher.first_arg:]
         self.plan.register(place, words, lead=launcher.end)
