@@ -325,3 +325,39 @@ def test_npu_smi_table_text_is_parsed_into_rows() -> None:
 
     rows = _npu_rows(textwrap.dedent(NPU_SMI_OK.format(health="Alarm")))
     assert rows == [("0", "910B3", "OK"), ("1", "910B3", "Alarm")]
+
+
+# --- output that is not UTF-8 (issue 14, item 8) ----------------------------------------------------------
+
+GBK_ERROR = "\u9a71\u52a8\u9519\u8bef".encode("gbk")  # "driver error" in GBK: not valid UTF-8
+
+
+def _octal(data: bytes) -> str:
+    return "".join(f"\\{byte:03o}" for byte in data)
+
+
+def test_npu_smi_printing_non_utf8_bytes_is_read_with_replacement(tmp_path: Path) -> None:
+    table = NPU_SMI_OK.format(health="OK").encode()
+    _write_tool(tmp_path / "bin", "npu-smi", f"printf '{_octal(GBK_ERROR)}\\n'\ncat <<'EOF'\n{table.decode()}EOF\n")
+    (check,) = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"})
+    assert (check.status, check.found) == ("ok", "2 NPU(s): 910B3")
+
+
+def test_failing_npu_smi_with_a_non_utf8_message_reports_it_with_replacement(tmp_path: Path) -> None:
+    _write_tool(tmp_path / "bin", "npu-smi", f"printf 'dcmi {_octal(GBK_ERROR)}\\n' >&2\nexit 3\n")
+    (check,) = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"})
+    assert check.status == "fail" and "exited with 3: dcmi \ufffd" in check.found
+
+
+def test_probe_interpreter_with_non_utf8_stderr_fails_the_check_without_crashing(tmp_path: Path) -> None:
+    python = _write_tool(tmp_path / "bin", "python", f"printf 'ImportError: {_octal(GBK_ERROR)}\\n' >&2\nexit 1\n")
+    (check,) = run_checks(_env(), python=str(python), only={"import torch"})
+    assert check.status == "fail" and "exited with 1: ImportError: \ufffd" in check.found
+
+
+def test_distribution_with_non_utf8_metadata_still_reports_its_version(tmp_path: Path) -> None:
+    info = write_distribution(tmp_path / "site", "mindspore", version="2.6.0")
+    metadata_file = info / "METADATA"
+    metadata_file.write_bytes(metadata_file.read_bytes() + b"Summary: " + GBK_ERROR + b"\n")
+    (check,) = run_checks({}, path="", search_path=[str(tmp_path / "site"), *sys.path], only={"mindspore"})
+    assert (check.status, check.found) == ("warn", "2.6.0")

@@ -123,7 +123,7 @@ class _Machine:
         """Return the installed version of distribution ``name`` on the search path, or None."""
         found = metadata.distributions(name=name, path=self.search_path if self.search_path is not None else sys.path)
         for distribution in found:
-            return str(distribution.version)
+            return _distribution_version(distribution)
         return None
 
     def child_environ(self) -> dict[str, str]:
@@ -131,6 +131,34 @@ class _Machine:
         child["PATH"] = self.path
         child.setdefault("GLOG_v", "3")  # MindSpore's C++ logging would bury the probe's answer
         return child
+
+
+def _distribution_version(distribution: metadata.Distribution) -> str | None:
+    """Return a distribution's version, reading a METADATA file that is not UTF-8 with replacement."""
+    try:
+        return str(distribution.version)
+    except UnicodeDecodeError:  # importlib.metadata reads METADATA as strict UTF-8
+        pass
+    # PathDistribution keeps its .dist-info folder in ``_path`` (no public accessor); others have no bytes to reread
+    folder = getattr(distribution, "_path", None)
+    for name in ("METADATA", "PKG-INFO"):
+        try:
+            text = Path(folder, name).read_bytes().decode("utf-8", "replace") if folder is not None else ""
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip().lower() == "version":
+                return value.strip()
+            if not line:  # the headers end at the first empty line
+                break
+    return None
+
+
+def _run_text(command: Sequence[str], *, timeout: float, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``command``; its output is decoded as UTF-8 with replacement (tools may print GBK or raw bytes)."""
+    return subprocess.run(list(command), capture_output=True, text=True, encoding="utf-8", errors="replace",
+                          timeout=timeout, env=dict(env), check=False)
 
 
 def _against_pin(machine: _Machine, name: str, pin: str, expected: str, requirement: str, install: str) -> Check:
@@ -175,8 +203,7 @@ def _check_msadapter(machine: _Machine) -> Check:
 def _probe_torch(machine: _Machine) -> dict[str, str]:
     command = [machine.python, "-c", _PROBE, json.dumps(machine.search_path)]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=machine.timeout,
-                              env=machine.child_environ(), check=False)
+        done = _run_text(command, timeout=machine.timeout, env=machine.child_environ())
     except subprocess.TimeoutExpired:
         return {"error": f"'import msadapter; import torch' took more than {machine.timeout:g} s"}
     except OSError as exc:
@@ -303,8 +330,7 @@ def _check_npu(machine: _Machine) -> Check:
         return Check("npu", "warn", "no npu-smi on PATH", expected,
                      f"no Ascend driver: {_CPU}; {_ON_ASCEND}, install the NPU driver and firmware")
     try:
-        done = subprocess.run([smi, "info"], capture_output=True, text=True, timeout=min(machine.timeout, 30.0),
-                              env=machine.child_environ(), check=False)
+        done = _run_text([smi, "info"], timeout=min(machine.timeout, 30.0), env=machine.child_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("npu", "fail", f"{smi} info: {exc}", expected, "check the NPU driver (npu-smi info must answer)")
     if done.returncode != 0:
