@@ -11,22 +11,23 @@ from importlib import import_module
 # Not `from typing import TYPE_CHECKING`: importing typing alone costs ~2 ms, more than this package.
 TYPE_CHECKING = False
 
-__all__ = ["PatchRegistry", "Patch", "PatchStatus", "ApplyReport", "__version__"]
+__all__ = ["PatchRegistry", "Patch", "PatchStatus", "ApplyReport", "MindSporeAdaptation", "__version__"]
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "PatchRegistry": "mindspeed_ms.registry",
-    "Patch": "mindspeed_ms.patch",
-    "PatchStatus": "mindspeed_ms.status",
-    "ApplyReport": "mindspeed_ms.status",
+    "PatchRegistry": "mindspeed_ms.engine.registry",
+    "Patch": "mindspeed_ms.engine.patch_record",
+    "PatchStatus": "mindspeed_ms.engine.status",
+    "ApplyReport": "mindspeed_ms.engine.status",
     "MindSporeAdaptation": "mindspeed_ms.adaptation",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .patch import Patch
-    from .registry import PatchRegistry
-    from .status import ApplyReport, PatchStatus
+    from .adaptation import MindSporeAdaptation
+    from .engine.patch_record import Patch
+    from .engine.registry import PatchRegistry
+    from .engine.status import ApplyReport, PatchStatus
 
 
 def __getattr__(name: str) -> object:
@@ -38,5 +39,5 @@ def __getattr__(name: str) -> object:
     return value
 
 
-def __dir__() -> list:
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from mindspeed_ms.errors import AdaptationError, ProviderError
 
 if TYPE_CHECKING:
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
 __all__ = [
     "ENTRY_POINT_GROUP", "DISABLE_ENV", "BUILTIN_PACKAGE", "Provider", "SkippedProvider", "Discovery",
@@ -126,7 +126,7 @@ def as_provider(obj: Any, default_name: str, origin: str) -> Provider:
                             provider=default_name)
     raw = getattr(obj, "requires", None)
     try:
-        from mindspeed_ms.requirements import normalize_requires
+        from mindspeed_ms.engine.requirements import normalize_requires
 
         requires = normalize_requires(raw)
     except AdaptationError as exc:
@@ -249,7 +249,7 @@ def register_providers(registry: PatchRegistry, providers: Iterable[Provider], a
     Raises:
         ProviderError: a provider raised; its registrations were withdrawn and later providers did not run.
     """
-    from mindspeed_ms.requirements import unmet_requirements
+    from mindspeed_ms.engine.requirements import unmet_requirements
 
     registered: list[str] = []
     skipped: list[SkippedProvider] = []

@@ -1,123 +1,14 @@
-"""Check that a replacement accepts every call the original accepts.
+"""Compatibility alias of :mod:`mindspeed_ms.engine.signatures`, where this code now lives.
 
-Plain Python functions are compared through their code objects (a few attribute reads, cheap
-enough to run for every patch at apply time); anything else goes through :mod:`inspect`, imported
-only then. Callables without a signature (C functions, some builtins) are skipped, not failed.
+Kept so that ``from mindspeed_ms.signatures import ...`` written before the engine moved into
+:mod:`mindspeed_ms.engine` keeps working; new code imports from the engine.
 """
 
 from __future__ import annotations
 
-from types import FunctionType
-from typing import Any
+from mindspeed_ms.engine.signatures import (
+    signature_problems,
+    unwrap_descriptor,
+)
 
 __all__ = ["signature_problems", "unwrap_descriptor"]
-
-_VARARGS = 0x04
-_VARKEYWORDS = 0x08
-
-# (positional names, positional-only count, number of required positionals, keyword-only names,
-#  required keyword-only names, has *args, has **kwargs)
-_Shape = tuple[tuple[str, ...], int, int, tuple[str, ...], tuple[str, ...], bool, bool]
-
-
-def unwrap_descriptor(obj: Any) -> Any:
-    """Return the function inside a staticmethod/classmethod, a property's getter, else ``obj``."""
-    if isinstance(obj, (staticmethod, classmethod)):
-        return obj.__func__
-    if isinstance(obj, property):
-        return obj.fget
-    return obj
-
-
-def _code_shape(func: FunctionType) -> _Shape:
-    code = func.__code__
-    count = code.co_argcount
-    kwonly = code.co_kwonlyargcount
-    names = code.co_varnames
-    positional = names[:count]
-    keyword_only = names[count:count + kwonly]
-    defaults = func.__defaults__ or ()
-    kwdefaults = func.__kwdefaults__ or {}
-    required_kw = tuple(name for name in keyword_only if name not in kwdefaults)
-    return (positional, code.co_posonlyargcount, count - len(defaults), keyword_only, required_kw,
-            bool(code.co_flags & _VARARGS), bool(code.co_flags & _VARKEYWORDS))
-
-
-def _inspect_shape(obj: Any) -> _Shape | None:
-    import inspect
-
-    try:
-        signature = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None
-    positional: list[str] = []
-    posonly = required = 0
-    keyword_only: list[str] = []
-    required_kw: list[str] = []
-    has_args = has_kwargs = False
-    for param in signature.parameters.values():
-        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            positional.append(param.name)
-            if param.kind is param.POSITIONAL_ONLY:
-                posonly += 1
-            if param.default is param.empty:
-                required = len(positional)
-        elif param.kind is param.KEYWORD_ONLY:
-            keyword_only.append(param.name)
-            if param.default is param.empty:
-                required_kw.append(param.name)
-        elif param.kind is param.VAR_POSITIONAL:
-            has_args = True
-        else:
-            has_kwargs = True
-    return (tuple(positional), posonly, required, tuple(keyword_only), tuple(required_kw), has_args,
-            has_kwargs)
-
-
-def _shape(obj: Any) -> _Shape | None:
-    obj = unwrap_descriptor(obj)
-    if type(obj) is FunctionType and not hasattr(obj, "__wrapped__") and not hasattr(obj, "__signature__"):
-        return _code_shape(obj)
-    if not callable(obj):
-        return None
-    return _inspect_shape(obj)
-
-
-def signature_problems(original: Any, replacement: Any) -> list[str]:
-    """List the ways ``replacement`` cannot accept a call that ``original`` accepts.
-
-    Args:
-        original: the object being replaced (descriptors are unwrapped).
-        replacement: the object installed instead.
-
-    Returns:
-        One sentence per problem; empty when compatible or when either signature is unknowable.
-    """
-    if original is replacement:
-        return []
-    old = _shape(original)
-    new = _shape(replacement)
-    if old is None or new is None:
-        return []
-    old_pos, old_posonly, _, old_kwonly, _, old_args, old_kwargs = old
-    new_pos, new_posonly, new_required, new_kwonly, new_required_kw, new_args, new_kwargs = new
-    problems: list[str] = []
-    if len(old_pos) > len(new_pos) and not new_args:
-        problems.append(f"takes at most {len(new_pos)} positional arguments where the original takes "
-                        f"{len(old_pos)} and has no *args")
-    new_keywords = set(new_pos[new_posonly:]) | set(new_kwonly)
-    for name in tuple(old_pos[old_posonly:]) + old_kwonly:
-        if name not in new_keywords and not new_kwargs:
-            problems.append(f"does not accept the original's parameter {name!r} by keyword")
-    if old_args and not new_args:
-        problems.append("has no *args where the original has *args")
-    if old_kwargs and not new_kwargs:
-        problems.append("has no **kwargs where the original has **kwargs")
-    old_keywords = set(old_pos[old_posonly:]) | set(old_kwonly)
-    for index, name in enumerate(new_pos[:new_required]):
-        if index >= len(old_pos) and not old_args and not (name in old_keywords or old_kwargs):
-            problems.append(f"requires parameter {name!r}, which calls of the original never pass")
-    for name in new_required_kw:
-        if name not in old_keywords and not old_kwargs:
-            problems.append(f"requires keyword-only parameter {name!r}, which calls of the original never pass")
-    return problems

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
 __all__ = ["FAILING_STATES", "TargetCheck", "check_target", "verify_registry"]
 
@@ -66,8 +66,8 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
         The :class:`TargetCheck`.
     """
     from mindspeed_ms.errors import TargetNotFoundError
-    from mindspeed_ms.patch import NO_REPLACEMENT
-    from mindspeed_ms.requirements import unmet_requirements
+    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
+    from mindspeed_ms.engine.requirements import unmet_requirements
 
     status = patch.status(False)
     base = {"provider": status.provider, "registered_at": status.registered_at}
@@ -76,14 +76,14 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
         return TargetCheck(patch.target, "skipped", "; ".join(unmet), **base)
     stub_reason = "does not exist; created as a stub when applied (create_dummy=True)"
     if static:
-        from mindspeed_ms.static import StaticResolver
+        from mindspeed_ms.engine.static import StaticResolver
 
         result = (resolver or StaticResolver()).resolve(patch.target)
         if result.state == "missing" and patch.create_dummy:
             return TargetCheck(patch.target, "stub", stub_reason, **base)
         return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
-    from mindspeed_ms.signatures import signature_problems
-    from mindspeed_ms.targets import resolve_target
+    from mindspeed_ms.engine.signatures import signature_problems
+    from mindspeed_ms.engine.targets import resolve_target
 
     try:
         located = resolve_target(patch.target)
@@ -118,11 +118,11 @@ def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[Ta
     patches = registry.patches()
     targets = [patch for patch in patches if not patch.is_block]
     if static:
-        from mindspeed_ms.static import StaticResolver
+        from mindspeed_ms.engine.static import StaticResolver
 
         resolver = StaticResolver()
         return [check_target(patch, static=True, resolver=resolver) for patch in targets]
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
     blocker = PatchRegistry(name=f"{registry.name}:blocks")
     for patch in patches:

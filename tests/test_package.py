@@ -19,7 +19,7 @@ def test_public_api_is_importable_from_the_root():
         TargetNotFoundError,
     )
 
-    assert PatchRegistry.__module__ == "mindspeed_ms.registry"
+    assert PatchRegistry.__module__ == "mindspeed_ms.engine.registry"
     assert {Patch.__name__, PatchStatus.__name__, ApplyReport.__name__} == {"Patch", "PatchStatus", "ApplyReport"}
     for error in (PatchValidationError, TargetNotFoundError, PatchConflictError, SignatureMismatchError,
                   PatchApplyError):
@@ -40,7 +40,7 @@ def test_unknown_attribute_is_an_attribute_error():
 
 def test_import_is_light():
     code = ("import sys; import mindspeed_ms; heavy = [m for m in ('typing', 'inspect', 'packaging', "
-            "'importlib.metadata', 'mindspeed_ms.registry', 'wrapt', 'dataclasses') if m in sys.modules]; "
+            "'importlib.metadata', 'mindspeed_ms.engine.registry', 'wrapt', 'dataclasses') if m in sys.modules]; "
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""

@@ -12,7 +12,7 @@ from typing import Any
 import mindspore
 from mindspore import Tensor
 
-from mindspeed_ms.errors import OpArgumentError, OpDTypeError
+from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError
 
 __all__ = [
     "OpArgumentError",

@@ -1,0 +1,230 @@
+"""Applying a registry's patches: one atomic batch per ``apply()``, deferred ones on import, revert.
+
+The :class:`Applier` is the registry's applying half: it owns what applying changed (a journal of
+:class:`~mindspeed_ms.engine.journal.Record`), which modules it waits for, and the import-hook
+callback. The registry hands it, at construction, the one data lock both use (a leaf lock: never
+held while user code runs or anything is imported) and the import watcher to subscribe to.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .errors import PatchApplyError, TargetNotFoundError
+from .journal import AliasEntry, Record, evict_module, rebind_aliases, undo_all
+from .patch_record import Patch, install, stub_chain
+from .requirements import unmet_requirements
+from .targets import locate
+from .watcher import ImportWatcher
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .registry import PatchRegistry
+
+__all__ = ["Applier"]
+
+logger = logging.getLogger("mindspeed_ms")
+
+
+class Applier:
+    """What a registry has applied, and the machinery to apply, defer and revert it."""
+
+    def __init__(self, registry: PatchRegistry, lock: threading.RLock, watcher: ImportWatcher) -> None:
+        self.registry = registry
+        self._lock = lock
+        self.watcher = watcher
+        self.journal: list[Record] = []
+        self.waiting: dict[str, list[Patch]] = {}
+        self.applied = False
+        self.generation = 0
+
+    def apply(self, batch: list[Patch]) -> None:
+        """Mark the registry applied and apply ``batch``; on failure everything is as before."""
+        with self._lock:
+            was_applied, self.applied = self.applied, True
+        try:
+            if batch:
+                self.apply_batch(batch)
+        except BaseException:
+            with self._lock:
+                self.applied = was_applied
+            raise
+
+    def apply_batch(self, batch: list[Patch]) -> None:
+        journal: list[Record] = []
+        aliases: dict[str, list[AliasEntry]] = {}
+        armed: list[Patch] = []
+        states: dict[Patch, str] = {}
+        current: Patch | None = None
+        # patches changed after they were applied are installed again on top of themselves
+        prior = {patch: patch.outcome() for patch in batch if patch.dirty}
+        try:
+            for current in batch:
+                unmet = unmet_requirements(current.requires) if current.requires else ()
+                if unmet:
+                    states[current] = "skipped"
+                    current.reason = "; ".join(unmet)
+                elif current.is_block:
+                    self.watcher.block(current.target, id(self), self.registry.name)
+                    armed.append(current)
+                    evict_module(journal, current.target, current)
+                    states[current] = "applied"
+                else:
+                    entry = self.place(current, journal, armed)
+                    states[current] = "pending-import" if current.watching and not current.records else "applied"
+                    if entry is not None:
+                        aliases.setdefault(current.target.rpartition(".")[2], []).append(entry)
+            current = None
+            rebind_aliases(journal, aliases)
+        except BaseException as error:
+            undo_all(journal)
+            self.disarm(armed)
+            for patch in batch:
+                if patch in prior:
+                    patch.restore_outcome(prior[patch])
+                else:
+                    patch.reset()
+            if not isinstance(error, Exception):
+                raise
+            target = current.target if current is not None else None
+            raise PatchApplyError(f"applying {target!r} failed ({type(error).__name__}: {error}); every "
+                                  f"change of this apply() was undone", target=target) from error
+        with self._lock:
+            self.journal.extend(journal)
+            for patch, state in states.items():
+                patch.state = state
+                patch.dirty = False
+                if state == "applied" and not patch.is_block:
+                    logger.debug("mindspeed_ms[%s]: patched %s", self.registry.name, patch.target)
+        for patch in batch:
+            if patch.warnings:
+                logger.warning("mindspeed_ms[%s]: %s: %s", self.registry.name, patch.target, "; ".join(patch.warnings))
+
+    def place(self, patch: Patch, journal: list[Record], armed: list[Patch]) -> AliasEntry | None:
+        """Install ``patch`` now if its module is imported, else arm the hook for the module it waits for."""
+        while True:
+            try:
+                located = locate(patch.target, patch.parts)
+            except TargetNotFoundError as error:
+                if not patch.create_dummy:
+                    raise
+                located = stub_chain(patch, error, journal)
+            wait_for = located.waiting_for or located.module_name
+            if wait_for and patch.watching != wait_for:
+                self._watch(patch, wait_for)
+                armed.append(patch)
+                if located.waiting_for is not None and located.waiting_for in sys.modules:
+                    continue  # imported meanwhile: look again
+            if located.waiting_for is not None:
+                return None
+            records: list[Record] = []
+            try:
+                entry = install(patch, located, records, strict=self.registry.strict, traced=self.registry.trace)
+            except BaseException:
+                undo_all(records)
+                raise
+            patch.records.extend(records)
+            journal.extend(records)
+            return entry
+
+    def _watch(self, patch: Patch, module_name: str) -> None:
+        with self._lock:
+            if patch.watching is not None:
+                self._unwait(patch)
+            patch.watching = module_name
+            waiting = self.waiting.get(module_name)
+            if waiting is not None:
+                waiting.append(patch)
+                return
+            self.waiting[module_name] = [patch]
+        self.watcher.watch(module_name, id(self), self.on_import)
+
+    def _unwait(self, patch: Patch) -> str | None:
+        name = patch.watching
+        waiting = self.waiting.get(name or "", [])
+        if patch in waiting:
+            waiting.remove(patch)
+        patch.watching = None
+        if name is not None and not waiting:
+            self.waiting.pop(name, None)
+            return name
+        return None
+
+    def disarm(self, patches: list[Patch]) -> None:
+        idle: list[str] = []
+        blocks: list[str] = []
+        with self._lock:
+            for patch in patches:
+                if patch.is_block:
+                    blocks.append(patch.target)
+                else:
+                    name = self._unwait(patch)
+                    if name is not None:
+                        idle.append(name)
+        self.watcher.unwatch(idle, id(self))
+        self.watcher.unblock(blocks, id(self))
+
+    def on_import(self, module: ModuleType) -> None:
+        """Import hook: the module finished executing (first import, reload or re-import)."""
+        name = module.__name__
+        with self._lock:
+            if not self.applied:
+                return
+            generation = self.generation
+            patches = list(self.waiting.get(name, ()))
+        journal: list[Record] = []
+        for patch in patches:
+            stale = [r for r in patch.records if r.owner is module or r.kind == "module"]
+            for record in stale:
+                record.alive = False
+            patch.records = [r for r in patch.records if r.alive]
+            try:
+                self.place(patch, journal, [])
+            except Exception as error:
+                if self.registry.strict:
+                    undo_all(journal)
+                    raise PatchApplyError(f"patching {patch.target!r} on import of {name!r} failed "
+                                          f"({type(error).__name__}: {error}); the module's patches were "
+                                          f"rolled back", target=patch.target) from error
+                patch.state, patch.reason = "failed", f"{type(error).__name__}: {error}"
+                logger.error("mindspeed_ms[%s]: patching %s on import of %s failed: %s", self.registry.name,
+                             patch.target, name, patch.reason)
+                continue
+            with self._lock:
+                if generation != self.generation:
+                    undo_all(patch.records)
+                    return
+                patch.state = "applied" if patch.records else "pending-import"
+                patch.reason = None
+        with self._lock:
+            self.journal.extend(journal)
+
+    def withdraw(self, patch: Patch) -> None:
+        """Revert one patch at once (``unregister`` of an applied patch)."""
+        self.disarm([patch])
+        with self._lock:
+            records = [r for r in self.journal if r.patch is patch]
+            self.journal = [r for r in self.journal if r.patch is not patch]
+        undo_all(records)
+        with self._lock:
+            patch.state = "registered"
+            patch.reset()
+
+    def revert_all(self, patches: list[Patch]) -> None:
+        """Undo everything applied, in reverse order; disarm hooks, lift blocks. Idempotent."""
+        with self._lock:
+            if not self.applied:
+                return
+            self.applied = False
+            self.generation += 1
+            journal, self.journal = self.journal, []
+        self.disarm(patches)
+        undo_all(journal)
+        with self._lock:
+            for patch in patches:
+                if patch.state != "registered":
+                    patch.state = "reverted"
+                patch.reset()

@@ -1,0 +1,69 @@
+"""Ask the ``sys.meta_path`` finders for a module's spec, as the import system would, importing nothing.
+
+The one place that walks ``sys.meta_path`` by hand: target resolution (:mod:`.targets`), the import
+watcher (:mod:`.watcher`, which asks the *other* finders for the real spec) and static resolution
+(:mod:`.static`, which asks only finders known to run no code) all go through :func:`find_spec`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
+
+__all__ = ["find_spec", "search_locations"]
+
+
+def find_spec(fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None, *,
+              accept: Callable[[Any], bool] | None = None,
+              errors: tuple[type[BaseException], ...] = (ImportError, ValueError, AttributeError, KeyError),
+              ) -> ModuleSpec | None:
+    """Return the first spec a finder of ``sys.meta_path`` gives for ``fullname``, or ``None``.
+
+    Args:
+        fullname: the module's dotted name.
+        path: the parent package's search locations; ``None`` for a top-level module.
+        target: passed on to the finders (a module being reloaded).
+        accept: ask only the finders for which this returns True (default: every finder that
+            is not an import watcher, since a watcher only delegates to the others).
+        errors: exceptions of a finder that mean "this finder cannot say" rather than a failure;
+            the search goes on with the next finder.
+
+    Returns:
+        The spec, or ``None`` when no finder knows the module.
+    """
+    for finder in list(sys.meta_path):
+        if accept is not None:
+            if not accept(finder):
+                continue
+        elif getattr(finder, "is_import_watcher", False):
+            continue
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(fullname, path, target)
+        except errors:
+            continue
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]  # finders are untyped
+    return None
+
+
+def search_locations(spec: ModuleSpec | None) -> list[str] | None:
+    """Return a package spec's submodule search locations as a plain list (``None`` for a module).
+
+    A namespace package's locations are a ``_NamespacePath``, which recomputes itself from the
+    parent package's ``__path__`` in ``sys.modules`` each time it is read: for a namespace folder
+    inside a package that is not imported yet that raises ``KeyError``. The locations computed when
+    the spec was found are the right ones then.
+    """
+    if spec is None or spec.submodule_search_locations is None:
+        return None
+    locations = spec.submodule_search_locations
+    try:
+        return list(locations)
+    except KeyError:
+        return list(getattr(locations, "_path", ()))

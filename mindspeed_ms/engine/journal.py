@@ -1,0 +1,239 @@
+"""Install and undo: the primitive changes a registry makes, each recorded so it can be undone exactly.
+
+Every change is a :class:`Record` appended to a journal. Undoing walks the journal backwards and
+restores each slot only if it still holds what we put there (someone else's later change is
+logged and left alone). Nothing here holds a lock or decides policy: :mod:`registry` does.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import Any, Callable
+
+from .signatures import unwrap_descriptor
+
+__all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "rebind_aliases", "make_stub", "evict_module",
+           "placeholder", "counting_shim", "is_identity_meaningful"]
+
+logger = logging.getLogger(__name__)
+
+MISSING: Any = object()
+_MISSING = MISSING
+_DESCRIPTORS = (staticmethod, classmethod, property)
+
+
+class Record:
+    """One change made to the interpreter's state.
+
+    kind ``attr``: ``owner.name`` set (``had`` False means it was created, undo deletes it);
+    ``alias``: a module-level binding rebound in ``owner`` (a module ``__dict__``);
+    ``module``: ``sys.modules[name]`` replaced; ``stub``: ``sys.modules[name]`` created;
+    ``evict``: ``sys.modules[name]`` removed by a block.
+    """
+
+    __slots__ = ("kind", "owner", "name", "old", "new", "had", "alive", "patch")
+
+    def __init__(self, kind: str, owner: Any, name: str, old: Any, new: Any, had: bool, patch: Any) -> None:
+        self.kind = kind
+        self.owner = owner
+        self.name = name
+        self.old = old
+        self.new = new
+        self.had = had
+        self.alive = True
+        self.patch = patch
+
+
+def placeholder(target: str, site: str) -> Callable[..., Any]:
+    """Return a function that raises ``NotImplementedError`` naming ``target`` when called."""
+
+    def not_implemented(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"{target} is a placeholder installed by mindspeed_ms (registered at {site} without an "
+            f"implementation); register a real replacement for it")
+
+    not_implemented.__name__ = target.rpartition(".")[2]
+    not_implemented.__qualname__ = f"placeholder[{target}]"
+    return not_implemented
+
+
+def counting_shim(func: Any, counter: Any, target: str, log_calls: bool) -> Any:
+    """Wrap ``func`` so each call increments ``counter.calls`` (and is logged when asked).
+
+    The shim is a ``wrapt.FunctionWrapper``: a C-level transparent proxy that keeps the name,
+    signature, ``__wrapped__`` and method binding of ``func``, which a hand-written closure would not.
+    """
+    if not callable(func) or isinstance(func, type):
+        return func
+    import wrapt
+
+    def count(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        counter.calls += 1
+        if log_calls:
+            logger.info("call into patched %s (call %d)", target, counter.calls)
+        return wrapped(*args, **kwargs)
+
+    return wrapt.FunctionWrapper(func, count)
+
+
+def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
+                shim: Callable[[Any], Any] | None = None) -> tuple[Any, Any]:
+    """Compute the object to install over ``original_raw``.
+
+    The wraps are applied in order (first registered innermost) on top of the replacement, or of
+    the original when there is none. The result keeps the original's descriptor kind: a plain
+    function replacing a staticmethod is installed as a staticmethod, likewise classmethod; for a
+    property it becomes the getter (the setter and deleter are kept). A descriptor given as the
+    replacement is installed as is.
+
+    Returns:
+        ``(value to install, the plain callable inside it)``.
+
+    Raises:
+        Whatever a wrap raises.
+    """
+    if replacement is _MISSING:
+        kind_source = original_raw
+        func = unwrap_descriptor(original_raw)
+    elif isinstance(replacement, _DESCRIPTORS) and not wraps and shim is None:
+        return replacement, unwrap_descriptor(replacement)
+    else:
+        kind_source = replacement if isinstance(replacement, _DESCRIPTORS) else original_raw
+        func = unwrap_descriptor(replacement)
+    for wrap in wraps:
+        func = wrap(func)
+    if shim is not None:
+        func = shim(func)
+    if isinstance(func, _DESCRIPTORS):
+        return func, unwrap_descriptor(func)
+    if isinstance(kind_source, staticmethod):
+        return staticmethod(func), func
+    if isinstance(kind_source, classmethod):
+        return classmethod(func), func
+    if isinstance(kind_source, property):
+        return property(func, kind_source.fset, kind_source.fdel, kind_source.__doc__), func
+    return func, func
+
+
+def set_attr(journal: list[Record], owner: Any, name: str, value: Any, patch: Any) -> None:
+    """Set ``owner.name = value`` and journal it (``vars`` tells whether it was owned before)."""
+    namespace = owner.__dict__
+    had = name in namespace
+    old = namespace[name] if had else _MISSING
+    setattr(owner, name, value)
+    journal.append(Record("attr", owner, name, old, value, had, patch))
+
+
+def make_stub(journal: list[Record], fullname: str, patch: Any) -> ModuleType:
+    """Create an empty stub module ``fullname`` in ``sys.modules`` and on its parent."""
+    module = ModuleType(fullname, f"Stub created by mindspeed_ms (create_dummy=True) for {patch.target}")
+    module.__mindspeed_ms_stub__ = True  # type: ignore[attr-defined]
+    sys.modules[fullname] = module
+    journal.append(Record("stub", None, fullname, _MISSING, module, False, patch))
+    parent_name, _, leaf = fullname.rpartition(".")
+    if parent_name:
+        set_attr(journal, sys.modules[parent_name], leaf, module, patch)
+    return module
+
+
+def evict_module(journal: list[Record], name: str, patch: Any) -> None:
+    """Remove ``name`` and its submodules from ``sys.modules`` (and from its parent), journaled."""
+    prefix = name + "."
+    for fullname in sorted((n for n in list(sys.modules) if n == name or n.startswith(prefix)),
+                           key=lambda n: -n.count(".")):
+        module = sys.modules.pop(fullname)
+        journal.append(Record("evict", None, fullname, module, _MISSING, True, patch))
+        parent_name, _, leaf = fullname.rpartition(".")
+        parent = sys.modules.get(parent_name) if parent_name else None
+        if parent is not None and parent.__dict__.get(leaf) is module:
+            delattr(parent, leaf)
+            journal.append(Record("attr", parent, leaf, module, _MISSING, True, patch))
+
+
+def _current(record: Record) -> Any:
+    if record.kind in ("stub", "module", "evict"):
+        return sys.modules.get(record.name, _MISSING)
+    return record.owner.__dict__.get(record.name, _MISSING)
+
+
+def undo(record: Record) -> None:
+    """Undo one record, if its slot still holds what it installed."""
+    if not record.alive:
+        return
+    record.alive = False
+    current = _current(record)
+    if current is not record.new:
+        logger.warning("mindspeed_ms: %s was changed by someone else after it was patched; left as is",
+                       record.name if record.owner is None else f"{_describe(record.owner)}.{record.name}")
+        return
+    if record.kind in ("stub", "module", "evict"):
+        if record.old is _MISSING:
+            del sys.modules[record.name]
+        else:
+            sys.modules[record.name] = record.old
+    elif record.kind == "alias":
+        record.owner.__dict__[record.name] = record.old
+    elif record.had:
+        setattr(record.owner, record.name, record.old)
+    else:
+        delattr(record.owner, record.name)
+
+
+def _describe(owner: Any) -> str:
+    return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", None) or repr(owner)
+
+
+def is_identity_meaningful(value: Any) -> bool:
+    """Tell whether ``value``'s identity can stand for "the original" when hunting aliases."""
+    return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes)))
+
+
+AliasEntry = tuple[Any, Any, Any, frozenset[str]]  # original, replacement, patch, modules to skip
+
+
+def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]]) -> None:
+    """Rebind module-level ``name = original`` bindings to the replacement, in one pass.
+
+    Args:
+        journal: where the rebinding records go.
+        entries: binding name -> ``(original, replacement, patch, modules left alone)``.
+
+    Only module ``__dict__``s are read (never a module's ``__getattr__``), and each module's keys are
+    intersected with the names in C, so the pass costs about one hash probe per binding.
+    """
+    if not entries:
+        return
+    # An exact set (not a frozenset): CPython's dict-view intersection only takes its fast path
+    # with one, and isdisjoint() answers "nothing here" without allocating.
+    names = set(entries)
+    size = len(names)
+    module_type = ModuleType
+    for module_name, module in list(sys.modules.items()):
+        if not isinstance(module, module_type):
+            continue
+        namespace = module.__dict__
+        if len(namespace) > size:
+            common = namespace.keys() & names
+            if not common:
+                continue
+        elif names.isdisjoint(namespace):
+            continue
+        else:
+            common = names.intersection(namespace)
+        for name in common:
+            value = namespace[name]
+            for original, replacement, patch, skip in entries[name]:
+                if value is original and module_name not in skip:
+                    namespace[name] = replacement
+                    journal.append(Record("alias", module, name, original, replacement, True, patch))
+                    patch.aliases.append(module_name)
+                    break
+
+
+def undo_all(records: Iterable[Record]) -> None:
+    """Undo ``records`` in reverse order."""
+    for record in reversed(list(records)):
+        undo(record)

@@ -1,0 +1,239 @@
+"""The per-target record a registry keeps: :class:`Patch`, and installing one patch where it stands."""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any
+
+from .errors import PatchApplyError, SignatureMismatchError, TargetNotFoundError
+from .journal import (
+    MISSING,
+    AliasEntry,
+    Record,
+    build_value,
+    counting_shim,
+    is_identity_meaningful,
+    make_stub,
+    placeholder,
+    set_attr,
+)
+from .signatures import signature_problems, unwrap_descriptor
+from .status import PatchStatus
+from .targets import Located, not_found
+
+__all__ = ["Patch", "NO_REPLACEMENT", "install", "stub_chain", "qualified_name"]
+
+NO_REPLACEMENT: Any = MISSING
+
+
+def qualified_name(obj: Any) -> str:
+    """Return ``module.qualname`` of ``obj`` (or its repr when it has none)."""
+    obj = unwrap_descriptor(obj)
+    if isinstance(obj, ModuleType):
+        return obj.__name__
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None:
+        return repr(obj)
+    module = getattr(obj, "__module__", None)
+    return f"{module}.{qualname}" if module else str(qualname)
+
+
+class Patch:
+    """Everything registered for one target, and where applying it stands.
+
+    A registry owns its patches; read them through :meth:`PatchRegistry.status`. Attributes set at
+    registration: ``target``, ``replacement`` (``NO_REPLACEMENT`` when only wraps are registered;
+    ``None`` for a placeholder), ``wraps`` (``(wrapper, site, provider)`` in registration order),
+    ``requires``, ``purpose``, ``provider`` (of the first registration), ``create_dummy``,
+    ``log_calls``, ``is_block``. Every registration's ``(site, provider)`` is kept in ``sites``, so
+    one provider's registrations can be withdrawn exactly.
+    """
+
+    def __init__(self, target: str, parts: tuple[str, ...], *, is_block: bool = False) -> None:
+        self.target = target
+        self.parts = parts
+        self.is_block = is_block
+        self.replacement: Any = NO_REPLACEMENT
+        self.replacement_site: str | None = None
+        self.replacement_provider: str | None = None
+        self.wraps: list[tuple[Any, str, str | None]] = []
+        self.sites: list[tuple[str, str | None]] = []
+        self.requires: tuple[str, ...] = ()
+        self.purpose: str | None = None
+        self.provider: str | None = None
+        self.create_dummy = False
+        self.log_calls = False
+        #: changed after it was applied: the next apply() installs it again
+        self.dirty = False
+        # where applying stands
+        self.state = "registered"
+        self.reason: str | None = None
+        self.warnings: list[str] = []
+        self.stub = False
+        self.aliases: list[str] = []
+        self.calls = 0
+        self.records: list[Record] = []
+        self.watching: str | None = None
+
+    # -- registration data ---------------------------------------------------------------------
+    def registration(self) -> tuple[Any, ...]:
+        """Return the registration fields (for withdrawing a provider's registrations)."""
+        return (self.replacement, self.replacement_site, self.replacement_provider, list(self.wraps),
+                list(self.sites), self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls)
+
+    def restore_registration(self, saved: tuple[Any, ...]) -> None:
+        (self.replacement, self.replacement_site, self.replacement_provider, self.wraps, self.sites,
+         self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls) = saved
+
+    @property
+    def sources(self) -> list[str]:
+        """``file:line`` of every registration, in order."""
+        return [site for site, _ in self.sites]
+
+    def drop_provider(self, provider: str) -> bool:
+        """Remove what ``provider`` registered here; return whether anything is left."""
+        if self.replacement_provider == provider and self.replacement is not NO_REPLACEMENT:
+            self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
+        self.wraps = [wrap for wrap in self.wraps if wrap[2] != provider]
+        self.sites = [entry for entry in self.sites if entry[1] != provider]
+        if self.provider == provider:
+            self.provider = next((p for _, p in self.sites if p is not None), None)
+        return bool(self.sites) and (self.is_block or bool(self.kinds))
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        if self.is_block:
+            return ("block",)
+        kinds: tuple[str, ...] = ()
+        if self.replacement is not NO_REPLACEMENT:
+            kinds += ("replace",)
+        if self.wraps:
+            kinds += ("wrap",)
+        return kinds
+
+    def outcome(self) -> tuple[Any, ...]:
+        """Return where applying stands (to restore it if a re-install is rolled back)."""
+        return (self.state, self.reason, list(self.warnings), self.stub, list(self.aliases), self.calls,
+                list(self.records), self.watching)
+
+    def restore_outcome(self, saved: tuple[Any, ...]) -> None:
+        (self.state, self.reason, self.warnings, self.stub, self.aliases, self.calls, self.records,
+         self.watching) = saved
+
+    def reset(self) -> None:
+        """Forget the outcome of an earlier apply (after a revert)."""
+        self.reason = None
+        self.warnings = []
+        self.stub = False
+        self.aliases = []
+        self.calls = 0
+        self.records = []
+        self.watching = None
+        self.dirty = False
+
+    def status(self, traced: bool) -> PatchStatus:
+        if self.replacement is NO_REPLACEMENT:
+            replacement = None
+        elif self.replacement is None:
+            replacement = "<placeholder raising NotImplementedError>"
+        else:
+            replacement = qualified_name(self.replacement)
+        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
+        return PatchStatus(
+            target=self.target, kinds=self.kinds, state=self.state, replacement=replacement,
+            registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
+            warnings=tuple(self.warnings), reason=self.reason, purpose=self.purpose, provider=self.provider,
+            calls=self.calls if (traced or self.log_calls) else None, requires=self.requires)
+
+    def __repr__(self) -> str:
+        return f"<Patch {self.target} {'+'.join(self.kinds)} {self.state}>"
+
+
+def stub_chain(patch: Patch, error: TargetNotFoundError, journal: list[Record]) -> Located:
+    """Create stub modules for the missing part of ``patch.target`` (``create_dummy=True``)."""
+    parts = patch.parts
+    start = len(error.resolved.split(".")) if error.resolved else 0
+    for index in range(start, len(parts) - 1):
+        fullname = ".".join(parts[:index + 1])
+        existing = sys.modules.get(fullname)
+        if existing is None:
+            make_stub(journal, fullname, patch)
+        elif not isinstance(existing, ModuleType):
+            raise error
+    owner = sys.modules[".".join(parts[:-1])] if len(parts) > 1 else None
+    patch.stub = True
+    return Located(patch.target, module_name=".".join(parts[:-1]), owner=owner, name=parts[-1])
+
+
+def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
+    """Return ``(raw original, whether it exists)``: from the patch's first live record if installed."""
+    for record in patch.records:
+        if not record.alive:
+            continue
+        if (record.kind == "attr" and record.owner is located.owner and record.name == located.name) or \
+                (record.kind == "module" and located.is_module and record.name == located.module_name):
+            return record.old, record.old is not MISSING
+    return located.raw, located.exists
+
+
+def install(patch: Patch, located: Located, journal: list[Record], *, strict: bool, traced: bool
+            ) -> AliasEntry | None:
+    """Install ``patch`` at ``located`` (its module is imported), journaling every change.
+
+    Returns:
+        The alias entry for the one-pass rebinding of ``from``-imported names, or ``None``.
+
+    Raises:
+        TargetNotFoundError, SignatureMismatchError, PatchApplyError, or whatever a wrap raises.
+    """
+    if located.owner is None and located.is_module and "." not in patch.target:
+        raise PatchApplyError(f"cannot replace top-level module {patch.target!r}: block it and provide "
+                              f"a module under another name instead", target=patch.target)
+    # Re-installing a changed patch builds on the true original, kept in its first record; the
+    # new records then chain on top of the old ones, so revert (and rollback) stay exact.
+    raw, exists = _original(patch, located)
+    if not exists:
+        if not patch.create_dummy:
+            raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
+        patch.stub = True
+    replacement = patch.replacement
+    if replacement is None:
+        replacement = placeholder(patch.target, patch.replacement_site or "?")
+    if replacement is NO_REPLACEMENT and not exists:
+        raise PatchApplyError(f"cannot wrap {patch.target!r}: it does not exist and no replacement is "
+                              f"registered to wrap", target=patch.target)
+    if located.is_module and not isinstance(replacement, ModuleType) and replacement is not NO_REPLACEMENT:
+        raise PatchApplyError(f"{patch.target!r} is a module: its replacement must be a module object, got "
+                              f"{type(replacement).__name__}", target=patch.target)
+    original = unwrap_descriptor(raw) if exists else None
+    if (replacement is not NO_REPLACEMENT and callable(original) and not callable(unwrap_descriptor(replacement))
+            and not isinstance(replacement, (ModuleType, property))):
+        raise PatchApplyError(f"{patch.target!r} is callable but its replacement {replacement!r} is not",
+                              target=patch.target)
+    shim = None
+    if (traced or patch.log_calls) and not located.is_module:
+        def shim(func: Any) -> Any:
+            return counting_shim(func, patch, patch.target, patch.log_calls)
+    value, func = build_value(raw if exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim)
+    if exists and replacement is not NO_REPLACEMENT and not located.is_module:
+        problems = signature_problems(raw, func)
+        if problems:
+            text = [f"replacement {qualified_name(replacement)} {p}" for p in problems]
+            if strict:
+                raise SignatureMismatchError(f"{patch.target}: " + "; ".join(text), target=patch.target,
+                                             problems=problems)
+            patch.warnings = text
+    if located.is_module:
+        journal.append(Record("module", None, located.module_name, located.raw, value, True, patch))
+        sys.modules[located.module_name] = value
+    if located.owner is not None:
+        set_attr(journal, located.owner, located.name, value, patch)
+    current = located.raw
+    if located.exists and is_identity_meaningful(current) and (located.is_module
+                                                              or isinstance(located.owner, ModuleType)):
+        skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
+                          getattr(located.owner, "__name__", "")})
+        return (current, value, patch, skip)
+    return None
+

@@ -1,0 +1,345 @@
+"""PatchRegistry: what is registered, conflicts, provenance, and the apply/revert lifecycle.
+
+Locking: ``_lock`` guards the registry's data and is a leaf lock: it is never held while user
+code (wraps, replacements) runs or while anything is imported, so the import hook may take it
+briefly without risk of deadlock. The registry creates it and hands it to its
+:class:`~mindspeed_ms.engine.applier.Applier` (the applying half, same data, same lock).
+``_op_lock`` serializes apply/revert/unregister; the import hook never takes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+from .applier import Applier
+from .errors import (
+    AdaptationError,
+    PatchConflictError,
+    PatchValidationError,
+    TargetNotFoundError,
+)
+from .patch_record import NO_REPLACEMENT, Patch
+from .requirements import normalize_requires
+from .status import STATES, ApplyReport, PatchStatus
+from .targets import locate, parse_target, suggest
+from .watcher import ImportWatcher
+from .watcher import watcher as default_watcher
+
+__all__ = ["PatchRegistry"]
+
+logger = logging.getLogger("mindspeed_ms")
+
+_KINDS = ("auto", "replace", "wrap")
+#: Modules whose frames are machinery, not registration sites.
+INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation", "mindspeed_ms.providers"}
+
+
+def _caller_site() -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__") in INTERNAL_MODULES:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:  # pragma: no cover - only without any caller frame
+        return "?"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class PatchRegistry:
+    """Patches registered by dotted target, applied lazily and atomically, reverted exactly.
+
+    Args:
+        name: shown in logs and errors.
+        strict: make signature mismatches and deferred failures errors instead of warnings.
+        trace: wrap every installed callable in a counting shim (``PatchStatus.calls``).
+        watcher: the import watcher deferred patches and blocks subscribe to (the process-wide
+            one by default; tests and isolated registries may pass their own).
+    """
+
+    def __init__(self, name: str = "default", *, strict: bool = False, trace: bool = False,
+                 watcher: ImportWatcher | None = None) -> None:
+        self.name = name
+        self.strict = strict
+        self.trace = trace
+        self._patches: dict[str, Patch] = {}
+        self._lock = threading.RLock()
+        self._op_lock = threading.RLock()
+        self._provider: str | None = None
+        self._scopes: list[dict[str, Any]] = []
+        self.watcher = watcher if watcher is not None else default_watcher
+        self._applier = Applier(self, self._lock, self.watcher)
+
+    # -- registration ----------------------------------------------------------------------------
+    def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
+                 create_dummy: bool = False, kind: str = "auto",
+                 requires: None | str | Sequence[str] = None, purpose: str | None = None,
+                 log_calls: bool = False) -> Patch:
+        """Register a replacement or a wrap for ``target``; nothing is imported or patched yet.
+
+        Args:
+            target: dotted path of a module, function, class or class attribute.
+            new_func: the replacement (``kind="replace"``), a decorator ``wrapper(fn) -> fn``
+                (``kind="wrap"``), or ``None`` for a placeholder raising ``NotImplementedError``.
+            force_patch: replace an earlier replacement instead of raising a conflict.
+            create_dummy: create missing modules/attributes as stubs instead of failing.
+            kind: ``"replace"``, ``"wrap"`` or ``"auto"`` (MindSpeed's rule: a name ending in
+                ``wrapper`` or ``decorator`` wraps, anything else replaces).
+            requires: PEP 508 requirement(s); unmet ones make the patch ``skipped``.
+            purpose: one line saying which incompatibility the patch fixes.
+            log_calls: log every call of the installed object.
+
+        Returns:
+            The target's :class:`Patch` record (one per target).
+
+        Raises:
+            PatchValidationError: malformed target, kind, replacement or requirement.
+            PatchConflictError: a different replacement is registered already (without ``force_patch``).
+        """
+        parts = parse_target(target)
+        if kind not in _KINDS:
+            raise PatchValidationError(f"kind {kind!r} for {target!r} is unknown: use one of "
+                                       f"{', '.join(map(repr, _KINDS))}", target=target)
+        if kind == "auto":
+            name = getattr(new_func, "__name__", "") if new_func is not None else ""
+            kind = "wrap" if isinstance(name, str) and name.endswith(("wrapper", "decorator")) else "replace"
+        if kind == "wrap" and not callable(new_func):
+            raise PatchValidationError(f"a wrap for {target!r} must be a callable decorator wrapper(fn) -> fn, "
+                                       f"got {new_func!r}", target=target)
+        if new_func is not None and not callable(new_func) and not isinstance(new_func, (ModuleType, property)):
+            self._check_non_callable(target, parts, new_func)
+        reqs = normalize_requires(requires, target=target)
+        site = _caller_site()
+        with self._lock:
+            patch = self._patches.get(target)
+            created = patch is None
+            if patch is None:
+                patch = Patch(target, parts)
+            elif patch.is_block:
+                raise PatchConflictError(f"{target!r} is blocked by this registry ({patch.sources[0]}); "
+                                         f"unregister the block before patching it", target=target,
+                                         sites=(patch.sources[0], site))
+            self._remember(patch, created)
+            if kind == "replace":
+                self._set_replacement(patch, new_func, site, force_patch, self._provider)
+            elif any(wrap[0] is new_func for wrap in patch.wraps):
+                return patch
+            else:
+                patch.wraps.append((new_func, site, self._provider))
+            patch.sites.append((site, self._provider))
+            self._mark_changed(patch)
+            patch.requires = tuple(dict.fromkeys(patch.requires + reqs))
+            patch.create_dummy = patch.create_dummy or create_dummy
+            patch.log_calls = patch.log_calls or log_calls
+            patch.purpose = patch.purpose or purpose
+            patch.provider = patch.provider or self._provider
+            if created:
+                self._patches[target] = patch
+        return patch
+
+    @staticmethod
+    def _mark_changed(patch: Patch) -> None:
+        """A registration changed ``patch``: the next ``apply()`` takes it into account."""
+        if patch.state == "applied":
+            patch.dirty = True  # installed again, on top of itself
+        elif patch.state in ("skipped", "failed"):
+            patch.state, patch.reason = "registered", None  # judged again
+
+    def _check_non_callable(self, target: str, parts: tuple[str, ...], new_func: Any) -> None:
+        try:
+            located = locate(target, parts)
+        except AdaptationError:
+            return
+        if located.waiting_for is None and located.exists and callable(located.raw):
+            raise PatchValidationError(f"{target!r} is callable but the replacement {new_func!r} is not",
+                                       target=target)
+
+    @staticmethod
+    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None) -> None:
+        current = patch.replacement
+        if current is new_func:
+            return
+        if new_func is None and current is not NO_REPLACEMENT:
+            return  # a placeholder never displaces a real replacement
+        if current not in (NO_REPLACEMENT, None) and not force:
+            raise PatchConflictError(
+                f"{patch.target!r} already has replacement {current!r} registered at {patch.replacement_site}; "
+                f"the registration at {site} wants {new_func!r}. Pass force_patch=True to replace it, or "
+                f"register one of them as a wrap", target=patch.target, sites=(patch.replacement_site or "?", site))
+        patch.replacement = new_func
+        patch.replacement_site = site
+        patch.replacement_provider = provider
+
+    def block(self, module_name: str, *, purpose: str | None = None) -> Patch:
+        """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
+
+        A module already imported when the block is applied leaves ``sys.modules`` (and its parent)
+        and is put back by :meth:`revert`.
+        """
+        parts = parse_target(module_name)
+        site = _caller_site()
+        with self._lock:
+            patch = self._patches.get(module_name)
+            if patch is not None and not patch.is_block:
+                raise PatchConflictError(f"{module_name!r} has patches registered ({patch.sources[0]}); "
+                                         f"a module cannot be patched and blocked at once", target=module_name,
+                                         sites=(patch.sources[0], site))
+            if patch is None:
+                patch = Patch(module_name, parts, is_block=True)
+                self._remember(patch, True)
+                patch.sites.append((site, self._provider))
+                patch.purpose = purpose
+                patch.provider = self._provider
+                self._patches[module_name] = patch
+        return patch
+
+    def unregister(self, target: str, new_func: Any = None) -> None:
+        """Remove one wrap or the replacement ``new_func`` of ``target``, or (``None``) the whole target.
+
+        An applied patch is reverted at once; what remains registered is applied by the next ``apply()``.
+
+        Raises:
+            TargetNotFoundError: nothing is registered for ``target``, or ``new_func`` is not registered there.
+        """
+        with self._op_lock:
+            with self._lock:
+                patch = self._patches.get(target)
+                if patch is None:
+                    close = suggest(target, self._patches)
+                    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                    raise TargetNotFoundError(f"nothing is registered for {target!r}{hint}", target=target,
+                                              missing=target, suggestions=close)
+                if new_func is not None and patch.replacement is not new_func and \
+                        not any(wrap[0] is new_func for wrap in patch.wraps):
+                    raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
+            self._applier.withdraw(patch)
+            with self._lock:
+                if new_func is None:
+                    del self._patches[target]
+                    return
+                if patch.replacement is new_func:
+                    patch.replacement, patch.replacement_site = NO_REPLACEMENT, None
+                patch.wraps = [wrap for wrap in patch.wraps if wrap[0] is not new_func]
+                if not patch.kinds:
+                    del self._patches[target]
+
+    @contextmanager
+    def provider(self, name: str) -> Iterator[PatchRegistry]:
+        """Attribute registrations inside the block to provider ``name``; all or nothing.
+
+        If the block raises, every registration made inside it is withdrawn and the exception
+        propagates.
+        """
+        with self._lock:
+            scope: dict[str, Any] = {}
+            self._scopes.append(scope)
+            outer, self._provider = self._provider, name
+        try:
+            yield self
+        except BaseException:
+            with self._lock:
+                for target, saved in scope.items():
+                    if saved is None:
+                        self._patches.pop(target, None)
+                    else:
+                        self._patches[target].restore_registration(saved)
+            raise
+        finally:
+            with self._lock:
+                self._scopes.remove(scope)
+                self._provider = outer
+
+    def withdraw_provider(self, name: str) -> list[str]:
+        """Remove exactly what provider ``name`` registered (reverting it at once where applied).
+
+        Registrations of other providers or of the user on the same targets stay registered and are
+        applied again by the next ``apply()``.
+
+        Returns:
+            The targets that were touched.
+        """
+        with self._op_lock:
+            with self._lock:
+                touched = [p for p in self._patches.values() if any(owner == name for _, owner in p.sites)]
+            for patch in touched:
+                if patch.state not in ("registered", "reverted"):
+                    self._applier.withdraw(patch)
+                with self._lock:
+                    if not patch.drop_provider(name):
+                        self._patches.pop(patch.target, None)
+            return [patch.target for patch in touched]
+
+    def patches(self) -> list[Patch]:
+        """Return the :class:`Patch` records (blocks included), in registration order.
+
+        The records are the registry's own: read them, do not change them.
+        """
+        with self._lock:
+            return list(self._patches.values())
+
+    def _remember(self, patch: Patch, created: bool) -> None:
+        for scope in self._scopes:
+            if patch.target not in scope:
+                scope[patch.target] = None if created else patch.registration()
+
+    # -- apply / revert ---------------------------------------------------------------------------
+    @property
+    def is_applied(self) -> bool:
+        return self._applier.applied
+
+    def apply(self) -> ApplyReport:
+        """Apply every patch not applied yet; idempotent and atomic per call.
+
+        Targets in imported modules are patched now (and ``from``-imported aliases rebound in one
+        pass); the others when their module finishes importing.
+
+        Raises:
+            PatchApplyError: a patch of this batch failed; everything the batch changed was undone.
+        """
+        with self._op_lock:
+            with self._lock:
+                batch = [p for p in self._patches.values() if p.state in ("registered", "reverted") or p.dirty]
+            self._applier.apply(batch)
+            return self.report()
+
+    def revert(self) -> None:
+        """Undo everything applied, in reverse order; disarm hooks, lift blocks. Idempotent."""
+        with self._op_lock:
+            with self._lock:
+                patches = list(self._patches.values())
+            self._applier.revert_all(patches)
+
+    @contextmanager
+    def applied(self) -> Iterator[ApplyReport]:
+        """Apply on entry, revert on exit (also when the block raises)."""
+        report = self.apply()
+        try:
+            yield report
+        finally:
+            self.revert()
+
+    # -- status -----------------------------------------------------------------------------------
+    def status(self) -> list[PatchStatus]:
+        """Return a snapshot of every patch, in registration order."""
+        with self._lock:
+            return [patch.status(self.trace) for patch in self._patches.values()]
+
+    def report(self) -> ApplyReport:
+        """Count the patches per state."""
+        statuses = tuple(self.status())
+        counts = {state: 0 for state in STATES}
+        for status in statuses:
+            counts[status.state] += 1
+        return ApplyReport(self.name, counts, statuses)
+
+    def __len__(self) -> int:
+        return len(self._patches)
+
+    def __contains__(self, target: object) -> bool:
+        return target in self._patches
+
+    def __repr__(self) -> str:
+        return f"<PatchRegistry {self.name!r}: {len(self._patches)} patches, applied={self.is_applied}>"

@@ -1,0 +1,108 @@
+"""Value objects that tell what a registry holds and did: :class:`PatchStatus`, :class:`ApplyReport`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["STATES", "PatchStatus", "ApplyReport"]
+
+#: Every state a patch can be in, in the order reports list them.
+STATES = ("registered", "pending-import", "applied", "skipped", "failed", "reverted")
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    """A snapshot of one target's patch.
+
+    Attributes:
+        target: the dotted target.
+        kinds: what is registered for it: ``"replace"`` and/or ``"wrap"`` (``"block"`` for a blocked module).
+        state: one of :data:`STATES`.
+        replacement: qualified name of the replacement (``None`` when only wraps are registered).
+        registered_at: ``file:line`` of the registration that set the replacement, else of the first wrap.
+        sources: ``file:line`` of every registration.
+        stub: whether stub modules or attributes were created for it (``create_dummy=True``).
+        aliases: names of the modules whose ``from``-imported bindings were rebound.
+        warnings: e.g. signature incompatibilities.
+        reason: why it was skipped or failed.
+        purpose: the one-line reason the patch exists, as registered.
+        provider: the provider that registered it, if any.
+        calls: calls counted since apply when call tracing is on, else ``None``.
+        requires: the PEP 508 requirements it was registered with.
+    """
+
+    target: str
+    kinds: tuple[str, ...]
+    state: str
+    replacement: str | None
+    registered_at: str
+    sources: tuple[str, ...] = ()
+    stub: bool = False
+    aliases: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    reason: str | None = None
+    purpose: str | None = None
+    provider: str | None = None
+    calls: int | None = None
+    requires: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-serialisable data."""
+        data = asdict(self)
+        for key, value in data.items():
+            if isinstance(value, tuple):
+                data[key] = list(value)
+        return data
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    """The states of a whole registry right after an ``apply()``.
+
+    Attributes:
+        registry: the registry's name.
+        counts: number of patches per state (every state of :data:`STATES` present).
+        statuses: the status of every patch, in registration order.
+    """
+
+    registry: str
+    counts: Mapping[str, int]
+    statuses: tuple[PatchStatus, ...] = field(default=(), repr=False)
+
+    @property
+    def applied(self) -> int:
+        return self.counts.get("applied", 0)
+
+    @property
+    def pending(self) -> int:
+        return self.counts.get("pending-import", 0)
+
+    @property
+    def skipped(self) -> int:
+        return self.counts.get("skipped", 0)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get("failed", 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> str:
+        """Return a one-line summary such as ``84 patches applied, 12 waiting for import, 3 skipped``."""
+        parts = [f"{self.applied} patches applied"]
+        if self.pending:
+            parts.append(f"{self.pending} waiting for import")
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped")
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-serialisable data: the name, the counts and every patch's status."""
+        return {"registry": self.registry, "counts": dict(self.counts),
+                "patches": [status.to_dict() for status in self.statuses]}

@@ -1,0 +1,218 @@
+"""Import-time application: one ``sys.meta_path`` finder that fires callbacks after a module executes.
+
+wrapt's post-import hooks fire once per module name and cannot be removed. Patching needs more:
+a hook must fire again when a module is reloaded or evicted from ``sys.modules`` and imported
+anew, and revert must disarm it. So the mechanism here is our own, but keeps wrapt's lessons:
+callbacks are copied under a lock and fired outside it, and nothing is imported to arm a hook.
+(What wrapt does serve is its ``FunctionWrapper``, used for the call-counting shims.)
+
+The finder asks the other finders for the real spec (:func:`.finders.find_spec`) and wraps only
+its loader; after the real ``exec_module`` returns it puts the original loader back on the module
+and its spec (so the module looks untouched to ``inspect``/``importlib.resources``), then fires the
+callbacks. That happens while Python still holds the module's import lock, so no other thread can
+``from mod import x`` before the patches are in. Unrelated imports cost one dict lookup.
+
+Other finders that call back into the import system (wrapt's post-import hook finder does) reach
+this finder a second time for the same module: a per-thread re-entrancy guard answers ``None``
+then, so the loader is wrapped once whichever finder is first. A finder inserted ahead of this one
+after it was armed (typeguard-style instrumentation) can import a watched module without asking
+it: :meth:`ImportWatcher.catch_up` fires the callbacks for such modules, and runs on the next
+import this finder sees and whenever a registry is asked for its status.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import threading
+import weakref
+from collections.abc import Sequence
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any, Callable
+
+from .errors import BlockedModuleError
+from .finders import find_spec as _find_spec
+
+__all__ = ["ImportWatcher", "watcher", "BlockedModuleError"]
+
+Callback = Callable[[ModuleType], None]
+
+# importlib.util.find_spec (and pkgutil/probes built on it) asks "is it installed?": for a blocked
+# module the answer is None, while an import raises. Python's own frames tell the two apart.
+_UTIL_FIND_SPEC_CODE = importlib.util.find_spec.__code__
+
+
+def _is_initializing(module: ModuleType) -> bool:
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+class _HookedLoader(Loader):
+    """Delegate to the real loader, then fire the watcher's callbacks for the module."""
+
+    def __init__(self, loader: Any, watcher: ImportWatcher, name: str) -> None:
+        self._loader = loader
+        self._watcher = watcher
+        self._name = name
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        module.__loader__ = self._loader
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and spec.loader is self:
+            spec.loader = self._loader
+        self._watcher.fire(self._name, module)
+
+    def __getattr__(self, name: str) -> Any:
+        # get_source, is_package, get_resource_reader ... of the real loader.
+        return getattr(self._loader, name)
+
+
+class ImportWatcher(MetaPathFinder):
+    """A finder holding, per module name, the callbacks to fire and the blocks in force.
+
+    Each registry subscribes with a key of its own, so it can disarm exactly its hooks. One
+    process-wide instance (:data:`watcher`) serves the default registries; a registry can be given
+    its own.
+    """
+
+    #: Tells :func:`.finders.find_spec` that this finder only delegates to the others.
+    is_import_watcher = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watch: dict[str, dict[int, Callback]] = {}
+        self._blocked: dict[str, dict[int, str]] = {}
+        # module name -> the module object the callbacks last ran for (or that was there when armed)
+        self._seen: dict[str, weakref.ReferenceType[ModuleType]] = {}
+        self._local = threading.local()
+
+    # -- subscription -------------------------------------------------------------------------
+    def watch(self, name: str, key: int, callback: Callback) -> None:
+        """Fire ``callback(module)`` each time module ``name`` finishes executing."""
+        with self._lock:
+            self._watch.setdefault(name, {})[key] = callback
+            current = sys.modules.get(name)
+            if current is not None and name not in self._seen:
+                self._remember(name, current)
+            self._install()
+
+    def unwatch(self, names: Sequence[str], key: int) -> None:
+        """Remove the callbacks of ``key`` for ``names``."""
+        with self._lock:
+            for name in names:
+                subscribers = self._watch.get(name)
+                if subscribers is not None:
+                    subscribers.pop(key, None)
+                    if not subscribers:
+                        del self._watch[name]
+                        self._seen.pop(name, None)
+            self._uninstall_if_idle()
+
+    def block(self, name: str, key: int, owner: str) -> None:
+        """Make ``import name`` raise :class:`BlockedModuleError` until unblocked."""
+        with self._lock:
+            self._blocked.setdefault(name, {})[key] = owner
+            self._install()
+
+    def unblock(self, names: Sequence[str], key: int) -> None:
+        with self._lock:
+            for name in names:
+                owners = self._blocked.get(name)
+                if owners is not None:
+                    owners.pop(key, None)
+                    if not owners:
+                        del self._blocked[name]
+            self._uninstall_if_idle()
+
+    def is_blocked(self, name: str) -> bool:
+        return name in self._blocked
+
+    def watched(self) -> tuple[str, ...]:
+        return tuple(self._watch)
+
+    def _remember(self, name: str, module: ModuleType) -> None:
+        try:
+            self._seen[name] = weakref.ref(module)
+        except TypeError:  # a module stand-in that takes no weak references
+            self._seen.pop(name, None)
+
+    def _install(self) -> None:
+        # First on meta_path, and again first if another finder (MSAdapter's redirect finder, say)
+        # was inserted ahead of us since: we delegate to the others anyway.
+        meta_path = sys.meta_path
+        if not meta_path or meta_path[0] is not self:
+            if self in meta_path:
+                meta_path.remove(self)
+            meta_path.insert(0, self)
+
+    def _uninstall_if_idle(self) -> None:
+        if not self._watch and not self._blocked and self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    # -- the finder -----------------------------------------------------------------------------
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
+        blocked = self._blocked.get(fullname)
+        if blocked:
+            if sys._getframe(2).f_code is _UTIL_FIND_SPEC_CODE:
+                return None  # a probe, not an import: "not installed"
+            owners = sorted(set(blocked.values()))
+            raise BlockedModuleError(f"import of {fullname!r} is blocked by mindspeed_ms registry "
+                                     f"{', '.join(owners)} while its patches are applied", name=fullname,
+                                     owners=owners)
+        if self._watch and sys.meta_path and sys.meta_path[0] is not self:
+            # A finder was put ahead of us: it may have imported a watched module without us.
+            with self._lock:
+                self._install()
+            self.catch_up()
+        if fullname not in self._watch:
+            return None
+        busy: set[str] | None = getattr(self._local, "busy", None)
+        if busy is None:
+            busy = self._local.busy = set()
+        if fullname in busy:
+            return None  # a finder we asked called back into the import system
+        busy.add(fullname)
+        try:
+            spec = _find_spec(fullname, path, target, accept=lambda finder: finder is not self)
+        finally:
+            busy.discard(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        if not isinstance(spec.loader, _HookedLoader) or spec.loader._watcher is not self:
+            spec.loader = _HookedLoader(spec.loader, self, fullname)
+        return spec
+
+    def fire(self, name: str, module: ModuleType) -> None:
+        """Run the callbacks for ``name`` (outside the lock: they run user code and may import)."""
+        with self._lock:
+            callbacks: list[Callback] = list(self._watch.get(name, {}).values())
+            self._remember(name, module)
+        for callback in callbacks:
+            callback(module)
+
+    def catch_up(self) -> None:
+        """Fire the callbacks of watched modules that were imported without asking this finder."""
+        if not self._watch:
+            return
+        missed: list[tuple[str, ModuleType]] = []
+        with self._lock:
+            modules = sys.modules
+            for name in self._watch:
+                module = modules.get(name)
+                if module is None or _is_initializing(module):
+                    continue
+                seen = self._seen.get(name)
+                if seen is None or seen() is not module:
+                    missed.append((name, module))
+        for name, module in missed:
+            self.fire(name, module)
+
+
+watcher = ImportWatcher()
