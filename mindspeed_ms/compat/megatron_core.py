@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["calculate_gradients"]
+__all__ = ["attention_mask_func", "calculate_gradients"]
 
 
 def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, softmax_update: Any,
@@ -33,3 +33,21 @@ def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, sof
     one_hot = torch.nn.functional.one_hot(masked_target_1d, grad_2d.shape[-1]).to(grad_2d.dtype)
     grad_2d = grad_2d - one_hot * softmax_update.unsqueeze(-1)
     return grad_2d.reshape(grad_input.shape) * grad_output.unsqueeze(dim=-1)
+
+
+def attention_mask_func(attention_scores: Any, attention_mask: Any) -> Any:
+    """Mask the attention scores out of place (``megatron.core.transformer.utils.attention_mask_func``).
+
+    Megatron fills ``-10000.0`` into the masked positions with ``masked_fill_`` on a ``view`` of the
+    ``baddbmm`` result, and its softmax uses the returned tensor. On MindSpore's CPU backend that
+    write cannot reach a view that autograd records, so the mask was silently dropped: every token
+    attended to the future. The value and the gradient (zero at masked positions) are PyTorch's.
+
+    Args:
+        attention_scores: ``[b, np, sq, sk]`` scores.
+        attention_mask: boolean, True where a position must not be attended to; broadcastable.
+
+    Returns:
+        The masked scores (a new tensor).
+    """
+    return attention_scores.masked_fill(attention_mask, -10000.0)

@@ -4,14 +4,16 @@ Two kinds of gap are covered. Missing CPU kernels: ``Tensor.zero_`` (InplaceZero
 ``Tensor.masked_fill_`` (InplaceMaskedFillScalar) raise, as do MSAdapter's ``torch.norm`` with the
 default ``p="fro"`` on a vector and allocations on ``torch.cuda.current_device()``. Silent ones:
 ``Tensor.add_``/``sub_``/``mul_``/``div_``/``exp_`` return a new tensor and leave ``self`` unchanged.
-Each in-place replacement computes out of place and writes the result back with ``copy_``, which
-really is in place on this backend.
+The in-place replacements live in :mod:`mindspeed_ms.compat.inplace` (re-exported here): they
+compute out of place and write the result back through views, as PyTorch does.
 """
 
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable
+
+from mindspeed_ms.compat.inplace import add_, div_, exp_, fill_, masked_fill_, mul_, sub_, write_through_copy, zero_
 
 __all__ = [
     "zero_",
@@ -21,6 +23,8 @@ __all__ = [
     "mul_",
     "div_",
     "exp_",
+    "fill_",
+    "write_through_copy",
     "cpu_device_wrapper",
     "frobenius_norm_wrapper",
     "cpu_backend_wrapper",
@@ -30,62 +34,6 @@ __all__ = [
 
 #: Process-group backends that need an accelerator; on the CPU backend they become ``gloo``.
 ACCELERATOR_BACKENDS = frozenset({"nccl", "hccl"})
-
-
-def _write_back(self: Any, result: Any) -> Any:
-    if result.dtype != self.dtype:
-        result = result.astype(self.dtype)
-    self.copy_(result)
-    return self
-
-
-def zero_(self: Any) -> Any:
-    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.zeros_like(self))
-
-
-def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
-    """Fill ``self`` with ``value`` where ``mask`` is true, in place (``Tensor.masked_fill_``)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.masked_fill(self, mask, value))
-
-
-def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
-    """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.add(self, other if alpha == 1 else other * alpha))
-
-
-def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
-    """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.sub(self, other if alpha == 1 else other * alpha))
-
-
-def mul_(self: Any, other: Any) -> Any:
-    """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.mul(self, other))
-
-
-def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
-    """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.div(self, other, rounding_mode=rounding_mode))
-
-
-def exp_(self: Any) -> Any:
-    """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return _write_back(self, ops.exp(self))
 
 
 def _is_cpu(device: Any) -> bool:

@@ -30,3 +30,8 @@ def register(registry: Any, args: Any) -> None:
             f"{_CROSS_ENTROPY}.calculate_gradients", compat.calculate_gradients, requires=_MEGATRON,
             purpose="vocab-parallel cross entropy writes the target term into a view of the softmax; on CPU "
                     "the write does not reach the base, so the gradient silently lost it")
+        registry.register(
+            "megatron.core.transformer.utils.attention_mask_func", compat.attention_mask_func, requires=_MEGATRON,
+            purpose="the causal mask is applied with masked_fill_ on a view of the attention scores, which autograd "
+                    "records: MindSpore's CPU backend cannot write through it (the mask was silently dropped: "
+                    "every token saw the future); applied out of place instead")

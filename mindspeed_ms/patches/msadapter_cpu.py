@@ -28,7 +28,11 @@ _INPLACE = {
     "div_": "Tensor.div_ on CPU returns a new tensor and leaves self unchanged (silent); "
             "megatron's cross entropy softmax was left unnormalised",
     "exp_": "Tensor.exp_ on CPU returns a new tensor and leaves self unchanged (silent)",
+    "fill_": "Tensor.fill_ on a view on CPU changes neither the view nor its base (silent); megatron fills "
+             "views of its grad buffers",
 }
+#: Every in-place replacement above writes through views (mindspeed_ms.compat.inplace); a view that
+#: autograd records raises InPlaceOnViewError instead of returning unchanged.
 
 #: torch_npu fused op -> its mindspeed_ms.ops composite (msadapter's versions call Ascend-only kernels).
 _TORCH_NPU = ("npu_rms_norm", "npu_swiglu", "npu_rotary_position_embedding")
@@ -50,6 +54,10 @@ def register(registry: Any, args: Any) -> None:
 
     for method, purpose in _INPLACE.items():
         registry.register(f"{_TENSOR}.{method}", getattr(compat, method), requires=_MINDSPORE, purpose=purpose)
+    registry.register(
+        f"{_TENSOR}.copy_", compat.write_through_copy, kind="wrap", requires=_MINDSPORE,
+        purpose="Tensor.copy_ on a view (view, narrow, transpose, slices) on CPU returns a new tensor and changes "
+                "neither the view nor its base (silent); megatron copies into views of its grad buffers")
     registry.register(
         "msadapter.ops.creation.empty", compat.cpu_device_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.empty(device=torch.cuda.current_device()) means Ascend and fails on CPU "

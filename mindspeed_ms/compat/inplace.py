@@ -1,0 +1,247 @@
+"""PyTorch's in-place semantics on MindSpore's CPU backend: writes that reach every view of a storage.
+
+On the CPU backend (MindSpore 2.7.1 + MSAdapter 0.5.0b1) ``Tensor.copy_`` is in place only on a
+tensor that owns its storage. On a view (``view``, ``narrow``, ``transpose``, slices, even ``b[:]``)
+it returns a new tensor and leaves both the view and its base unchanged; ``add_``/``sub_``/
+``mul_``/``div_``/``exp_`` are out of place on any tensor, and ``fill_`` does nothing on a view.
+Reading, however, is aliased: a view and its base share host memory.
+
+:func:`write_back` is the one place every in-place replacement goes through. It tries ``copy_``;
+whether the write landed is told by the returned tensor's storage (the same ``data_ptr`` as ``self``
+when it did). When it did not, ``self`` is a view, and:
+
+* if autograd records ``self`` (it requires grad and grad mode is on), nothing can reproduce
+  PyTorch's rebasing of the view's history on this backend, so :class:`InPlaceOnViewError` names the
+  op and the caller's line, and nothing is written;
+* otherwise the values are written into the shared host memory at the view's own offset and
+  strides, so the view, its base and every other view see them, exactly as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+from typing import Any, Callable
+
+from mindspeed_ms.errors import AdaptationError
+
+__all__ = [
+    "InPlaceOnViewError",
+    "write_back",
+    "write_through_copy",
+    "zero_",
+    "fill_",
+    "masked_fill_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "exp_",
+]
+
+
+class InPlaceOnViewError(AdaptationError, RuntimeError):
+    """An in-place op on a view cannot be reproduced on this backend; nothing was written.
+
+    Raised where PyTorch would update a view *and* record the write for autograd (the view's tensor
+    requires grad): MindSpore's CPU backend can neither write through the view nor rebase its
+    gradient history. Compute out of place instead (``x = x.masked_fill(mask, v)``), or patch the
+    calling function.
+
+    Attributes:
+        op: the in-place method, e.g. ``"masked_fill_"``.
+        call_site: ``file:line in function`` of the caller.
+    """
+
+    def __init__(self, op: str, call_site: str, reason: str) -> None:
+        self.op = op
+        self.call_site = call_site
+        super().__init__(
+            f"Tensor.{op} on a view at {call_site}: {reason}; nothing was written. Compute it out of place "
+            f"(e.g. 'x = x.{op.rstrip('_')}(...)') or patch the calling function")
+
+
+#: Frames under these folders are ours (replacements, the engine's wrappers), not the caller's.
+_PACKAGE_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _call_site() -> str:
+    """Return ``file:line in function`` of the first frame outside this module, MindSpore and MSAdapter."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_PACKAGE_DIRS) or f"{os.sep}mindspore{os.sep}" in filename
+                or f"{os.sep}msadapter{os.sep}" in filename):
+            return f"{filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
+    return "<unknown>"
+
+
+def _records_grad(tensor: Any) -> bool:
+    if not getattr(tensor, "requires_grad", False):
+        return False
+    msadapter = sys.modules.get("msadapter")
+    return bool(msadapter.is_grad_enabled()) if msadapter is not None else True
+
+
+@functools.lru_cache(maxsize=1)
+def _host_memory_reason() -> str | None:
+    """Return why tensor memory is not host memory here, or None when it is (MindSpore on the CPU)."""
+    import mindspore
+
+    target = mindspore.get_context("device_target")
+    return None if target == "CPU" else f"tensors live on {target}, not in host memory"
+
+
+def _host_write(op: str, view: Any, values: Any) -> None:
+    """Write ``values`` into the host memory ``view`` occupies, at its offset and strides."""
+    import numpy as np
+
+    reason = _host_memory_reason()
+    if reason is not None:
+        raise InPlaceOnViewError(op, _call_site(), f"cannot write through the view: {reason}")
+    # asnumpy() waits for ``values``, queued last: every kernel queued before it (those writing or
+    # reading this storage included) has run, so the write below lands in order.
+    source = np.asarray(values.asnumpy())
+    shape = tuple(view.shape)
+    if source.shape != shape:
+        source = np.broadcast_to(source, shape)
+    if source.size == 0:
+        return
+    itemsize = source.dtype.itemsize
+    strides = tuple(view.stride())
+    extent = 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
+    buffer = (ctypes.c_char * (extent * itemsize)).from_address(view.data_ptr())
+    flat = np.frombuffer(buffer, dtype=source.dtype)
+    target = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(s * itemsize for s in strides))
+    target[...] = source
+
+
+def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> Any:
+    out = copy(tensor, values)
+    if out is tensor or out.data_ptr() == tensor.data_ptr():
+        return tensor
+    # copy_ did not reach the storage: ``tensor`` is a view of another tensor's memory.
+    if _records_grad(tensor):
+        raise InPlaceOnViewError(
+            op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
+                              "a view and rebase its autograd history as PyTorch does")
+    _host_write(op, tensor, values)
+    return tensor
+
+
+def _plain_copy(tensor: Any, values: Any) -> Any:
+    return _unpatched_copy()(tensor, values)
+
+
+@functools.lru_cache(maxsize=1)
+def _unpatched_copy() -> Callable[..., Any]:
+    from mindspore.common.tensor import Tensor
+
+    copy = Tensor.copy_
+    while getattr(copy, "_mindspeed_ms_write_through", False):
+        copy = copy.__wrapped__
+    return copy  # type: ignore[no-any-return]
+
+
+def write_back(op: str, tensor: Any, result: Any) -> Any:
+    """Make ``result`` the contents of ``tensor`` in place, through views, as PyTorch's ``op`` would.
+
+    Args:
+        op: the in-place method being reproduced (for the error message).
+        tensor: the tensor PyTorch would modify (``self``).
+        result: the out-of-place result, broadcastable to ``tensor``'s shape.
+
+    Returns:
+        ``tensor``.
+
+    Raises:
+        InPlaceOnViewError: ``tensor`` is a view that autograd records, or off-CPU view; nothing written.
+    """
+    if result.dtype != tensor.dtype:
+        result = result.astype(tensor.dtype)
+    return _copy_into(tensor, result, _plain_copy, op)
+
+
+def write_through_copy(copy: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``Tensor.copy_`` write through views to the shared storage (wrap of the original).
+
+    Args:
+        copy: MindSpore/MSAdapter's ``Tensor.copy_(self, src, non_blocking=False)``.
+
+    Returns:
+        ``copy_`` that returns ``self`` with ``src`` written into it, view or not.
+    """
+
+    @functools.wraps(copy)
+    def copy_(self: Any, src: Any, non_blocking: bool = False) -> Any:
+        def bound(tensor: Any, values: Any) -> Any:
+            return copy(tensor, values, non_blocking)
+
+        if getattr(src, "dtype", self.dtype) != self.dtype and hasattr(src, "astype"):
+            src = src.astype(self.dtype)
+        return _copy_into(self, src, bound, "copy_")
+
+    copy_._mindspeed_ms_write_through = True  # type: ignore[attr-defined]  # lets _unpatched_copy unwrap it
+    return copy_
+
+
+def zero_(self: Any) -> Any:
+    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
+    from mindspore import ops
+
+    return write_back("zero_", self, ops.zeros_like(self))
+
+
+def fill_(self: Any, value: Any) -> Any:
+    """Fill ``self`` with ``value`` in place (``Tensor.fill_`` does nothing on a view on CPU)."""
+    from mindspore import ops
+
+    if hasattr(value, "shape") and tuple(value.shape) not in ((), (1,)):
+        raise ValueError(f"fill_ only supports a 0-dimension value tensor, got shape {tuple(value.shape)}")
+    return write_back("fill_", self, ops.fill(self.dtype, tuple(self.shape), value.item()
+                                              if hasattr(value, "item") else value))
+
+
+def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
+    """Fill ``self`` with ``value`` where ``mask`` is true, in place (``Tensor.masked_fill_``)."""
+    from mindspore import ops
+
+    return write_back("masked_fill_", self, ops.masked_fill(self, mask, value))
+
+
+def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
+    from mindspore import ops
+
+    return write_back("add_", self, ops.add(self, other if alpha == 1 else other * alpha))
+
+
+def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return write_back("sub_", self, ops.sub(self, other if alpha == 1 else other * alpha))
+
+
+def mul_(self: Any, other: Any) -> Any:
+    """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return write_back("mul_", self, ops.mul(self, other))
+
+
+def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return write_back("div_", self, ops.div(self, other, rounding_mode=rounding_mode))
+
+
+def exp_(self: Any) -> Any:
+    """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
+    from mindspore import ops
+
+    return write_back("exp_", self, ops.exp(self))

@@ -1,0 +1,101 @@
+"""Run every in-place replacement on views of every kind under MSAdapter; print one JSON line per case.
+
+Each case applies the same op through the same view to a MindSpore tensor and to a NumPy array
+(whose views really write through) and reports both bases and views. Run in a subprocess:
+MSAdapter changes MindSpore's Tensor class for the whole process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import msadapter  # noqa: F401  (first: `import torch` is MSAdapter's)
+import numpy as np
+import torch
+
+from mindspeed_ms.compat import inplace
+
+VIEWS = {
+    "view": (lambda t: t.view(2, 12), lambda a: a.reshape(2, 12)),
+    "view_of_view": (lambda t: t.view(2, 12).view(24), lambda a: a.reshape(2, 12).reshape(24)),
+    "narrow": (lambda t: t.narrow(1, 2, 3), lambda a: a[:, 2:5]),
+    "transpose": (lambda t: t.transpose(0, 1), lambda a: a.T),
+    "t": (lambda t: t.t(), lambda a: a.T),
+    "row_slice": (lambda t: t[1:3], lambda a: a[1:3]),
+    "block_slice": (lambda t: t[1:3, 1:4], lambda a: a[1:3, 1:4]),
+    "full_slice": (lambda t: t[:], lambda a: a[:]),
+    "select": (lambda t: t[2], lambda a: a[2]),
+    "narrow_of_transpose": (lambda t: t.transpose(0, 1).narrow(0, 1, 2), lambda a: a.T[1:3]),
+    "owner": (lambda t: t, lambda a: a),
+}
+
+
+def _numpy_ops(shape: tuple) -> dict:
+    mask = (np.arange(int(np.prod(shape))).reshape(shape) % 3) == 0
+    other = (np.arange(int(np.prod(shape))).reshape(shape) % 5 + 1).astype(np.float32)
+    return {
+        "zero_": (lambda t: inplace.zero_(t), lambda a: a.__setitem__(..., 0)),
+        "fill_": (lambda t: inplace.fill_(t, 3.5), lambda a: a.__setitem__(..., 3.5)),
+        "masked_fill_": (lambda t: inplace.masked_fill_(t, torch.tensor(mask), -1.0),
+                         lambda a: a.__setitem__(mask, -1.0)),
+        "add_": (lambda t: inplace.add_(t, torch.tensor(other), alpha=2), lambda a: a.__iadd__(2 * other)),
+        "sub_": (lambda t: inplace.sub_(t, 1.5), lambda a: a.__isub__(1.5)),
+        "mul_": (lambda t: inplace.mul_(t, torch.tensor(other)), lambda a: a.__imul__(other)),
+        "div_": (lambda t: inplace.div_(t, torch.tensor(other)), lambda a: a.__itruediv__(other)),
+        "exp_": (lambda t: inplace.exp_(t), lambda a: np.exp(a, out=a)),
+        "copy_": (lambda t: inplace.write_through_copy(torch.Tensor.copy_)(t, torch.tensor(other * 7)),
+                  lambda a: a.__setitem__(..., other * 7)),
+    }
+
+
+def main() -> None:
+    for view_name, (make_view, make_numpy_view) in VIEWS.items():
+        shape = make_numpy_view(np.zeros((4, 6), np.float32)).shape
+        for op_name, (apply, apply_numpy) in _numpy_ops(shape).items():
+            start = (np.arange(24, dtype=np.float32).reshape(4, 6) / 10.0)
+            base = torch.tensor(start.copy())
+            view = make_view(base)
+            returned = apply(view)
+            expected_base = start.copy()
+            apply_numpy(make_numpy_view(expected_base))
+            print(json.dumps({
+                "view": view_name, "op": op_name, "returned_self": returned is view,
+                "base": base.numpy().tolist(), "view_values": view.numpy().tolist(),
+                "expected_base": expected_base.tolist(),
+                "expected_view": make_numpy_view(expected_base).tolist(),
+            }), flush=True)
+    _grad_cases()
+    sys.stdout.flush()
+
+
+def _grad_cases() -> None:
+    mask = torch.tensor((np.arange(24).reshape(4, 6) % 3) == 0)
+    leaf = torch.ones(4, 6, requires_grad=True)
+    scores = leaf * 2
+    view = scores.view(4, 6)
+    try:
+        inplace.masked_fill_(view, mask, -5.0)
+    except inplace.InPlaceOnViewError as exc:
+        error = {"type": type(exc).__name__, "op": exc.op, "call_site": exc.call_site, "message": str(exc),
+                 "is_runtime_error": isinstance(exc, RuntimeError)}
+    else:
+        error = None
+    print(json.dumps({"case": "grad_view_raises", "error": error,
+                      "scores": scores.detach().numpy().tolist()}), flush=True)
+
+    with torch.no_grad():
+        scores = torch.ones(4, 6) * 2
+        inplace.masked_fill_(scores.view(24), mask.view(24), -5.0)
+    print(json.dumps({"case": "no_grad_view_writes", "scores": scores.numpy().tolist()}), flush=True)
+
+    leaf = torch.ones(4, 6, requires_grad=True)
+    owner = leaf * 2
+    returned = inplace.masked_fill_(owner, mask, -5.0)
+    (owner * owner).sum().backward()
+    print(json.dumps({"case": "grad_owner", "returned_self": returned is owner,
+                      "values": owner.detach().numpy().tolist(), "grad": leaf.grad.numpy().tolist()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
