@@ -65,9 +65,9 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     Returns:
         The :class:`TargetCheck`.
     """
-    from mindspeed_ms.errors import TargetNotFoundError
     from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
     from mindspeed_ms.engine.requirements import unmet_requirements
+    from mindspeed_ms.errors import TargetNotFoundError
 
     status = patch.status(False)
     base = {"provider": status.provider, "registered_at": status.registered_at}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import sys
 import threading
@@ -102,9 +103,18 @@ def test_strict_deferred_failure_rolls_back_the_module_and_fails_the_import(make
 
 def test_apply_is_idempotent(reg, modules):
     mod = modules.load("h_idem", SOURCE)
-    reg.register("h_idem.func", new_func)
-    reg.apply()
-    reg.apply()
+    wrapped = []
+
+    def idem_wrapper(fn):
+        wrapped.append(fn)
+        return lambda: ("w", fn())
+
+    reg.register("h_idem.func", idem_wrapper)
+    first = reg.apply()
+    installed = mod.func
+    second = reg.apply()
+    assert mod.func is installed and len(wrapped) == 1  # the second apply() installed nothing
+    assert first.counts == second.counts and second.applied == 1
     reg.revert()
     assert mod.func() == "orig"
 
@@ -164,18 +174,28 @@ def test_apply_and_revert_from_several_threads(make_registry, modules):
     registry.register("h_threads_apply.func", new_func)
     barrier = threading.Barrier(6)
 
+    errors = []
+    seen = set()
+
     def worker(k):
         barrier.wait()
-        for _ in range(20):
-            registry.apply() if k % 2 else registry.revert()
+        try:
+            for _ in range(20):
+                registry.apply() if k % 2 else registry.revert()
+                seen.add(mod.func() if mod.func in (new_func,) or mod.func() == "orig" else "torn")
+        except BaseException as error:  # surfaced below
+            errors.append(error)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "deadlock"
+    assert errors == []
+    assert seen <= {"new", "orig"}
     registry.revert()
-    assert mod.func() == "orig"
+    assert mod.func() == "orig" and not registry.is_applied
 
 
 def test_sibling_from_import_during_package_init_sees_the_patch(reg, modules):
@@ -188,3 +208,110 @@ def test_sibling_from_import_during_package_init_sees_the_patch(reg, modules):
     reg.apply()
     import h_eager
     assert h_eager.user.func is new_func
+
+
+# -- other finders, namespace folders, blocks (issue 11 items 1, 2, 8, 9) -------------------------
+@pytest.fixture
+def meta_path_order():
+    saved = list(sys.meta_path)
+    yield sys.meta_path
+    sys.meta_path[:] = saved
+
+
+@pytest.mark.parametrize("first", ["ours", "wrapt"])
+def test_a_wrapt_post_import_hook_on_a_hooked_module_fires_our_hook_once(reg, modules, meta_path_order, first):
+    import wrapt
+
+    name = f"h_wrapt_{first}"
+    modules.write(name, SOURCE)
+    applied = []
+
+    def tag_wrapper(fn):
+        applied.append(fn)
+        return lambda: fn() + "+w"
+
+    reg.register(f"{name}.func", tag_wrapper)
+    reg.apply()
+    seen = []
+    wrapt.register_post_import_hook(seen.append, name)
+    # wrapt puts its finder on meta_path once per process; place one where this case wants it
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, wrapt.importer.ImportHookFinder)]
+    sys.meta_path.insert(0 if first == "wrapt" else 1, wrapt.importer.ImportHookFinder())
+    assert (sys.meta_path[0] is reg.watcher) == (first == "ours")
+    mod = importlib.import_module(name)
+    assert [m.__name__ for m in seen] == [name]
+    assert len(applied) == 1 and mod.func() == "orig+w"
+    reg.revert()
+    assert mod.func() == "orig"
+
+
+def test_deferred_target_in_a_namespace_folder_of_an_unimported_package_applies_on_import(reg, tmp_path, modules):
+    from _helpers import write_files
+
+    write_files(modules.root, {"h_nsreg/__init__.py": "", "h_nsreg/space/deep/mod.py": SOURCE})
+    modules.names.add("h_nsreg")
+    importlib.invalidate_caches()
+    reg.register("h_nsreg.space.deep.mod.func", new_func)
+    report = reg.apply()
+    assert report.pending == 1
+    mod = importlib.import_module("h_nsreg.space.deep.mod")
+    assert mod.func is new_func and reg.status()[0].state == "applied"
+    reg.revert()
+    assert mod.func() == "orig"
+
+
+class _FrontFinder:
+    """A typeguard-style finder: asks PathFinder directly and wraps the loader it gets."""
+
+    def __init__(self, names):
+        self.names = names
+        self.used = []
+
+    def find_spec(self, fullname, path=None, target=None):
+        from importlib.machinery import PathFinder
+
+        if fullname not in self.names:
+            return None
+        spec = PathFinder.find_spec(fullname, path)
+        self.used.append(fullname)
+        return spec
+
+
+def test_a_finder_inserted_ahead_after_apply_does_not_keep_deferred_patches_out(reg, modules, meta_path_order):
+    modules.write("h_front", SOURCE)
+    modules.write("h_front_next", "")
+    reg.register("h_front.func", new_func)
+    reg.apply()
+    front = _FrontFinder({"h_front"})
+    sys.meta_path.insert(0, front)
+    mod = importlib.import_module("h_front")
+    assert front.used == ["h_front"]  # the import went past our finder
+    importlib.import_module("h_front_next")  # the next import our finder sees catches up
+    assert mod.func is new_func
+    assert reg.status()[0].state == "applied"
+    reg.revert()
+    assert mod.func() == "orig"
+
+
+def test_status_catches_up_with_a_module_imported_past_our_finder(reg, modules, meta_path_order):
+    modules.write("h_front2", SOURCE)
+    reg.register("h_front2.func", new_func)
+    reg.apply()
+    sys.meta_path.insert(0, _FrontFinder({"h_front2"}))
+    mod = importlib.import_module("h_front2")
+    assert reg.status()[0].state == "applied" and mod.func is new_func
+
+
+def test_find_spec_of_a_blocked_module_is_none_and_its_import_raises(reg, modules):
+    from mindspeed_ms.errors import AdaptationError, BlockedModuleError
+
+    modules.write("h_blocked", SOURCE)
+    reg.block("h_blocked")
+    reg.apply()
+    assert importlib.util.find_spec("h_blocked") is None
+    with pytest.raises(ModuleNotFoundError, match="blocked by mindspeed_ms registry test") as info:
+        importlib.import_module("h_blocked")
+    assert isinstance(info.value, BlockedModuleError) and isinstance(info.value, AdaptationError)
+    assert info.value.name == "h_blocked"
+    reg.revert()
+    assert importlib.util.find_spec("h_blocked") is not None

@@ -7,9 +7,10 @@ watcher (:mod:`.watcher`, which asks the *other* finders for the real spec) and 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib.machinery import ModuleSpec
+from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
@@ -45,11 +46,27 @@ def find_spec(fullname: str, path: Sequence[str] | None = None, target: ModuleTy
             continue
         try:
             spec = find(fullname, path, target)
+        except KeyError:
+            # PathFinder building a namespace package's _NamespacePath reads the parent from
+            # sys.modules: a namespace folder inside a package that is not imported yet.
+            spec = _namespace_spec(fullname, path) if finder is PathFinder else None
         except errors:
             continue
         if spec is not None:
             return spec  # type: ignore[no-any-return]  # finders are untyped
     return None
+
+
+def _namespace_spec(fullname: str, path: Sequence[str] | None) -> ModuleSpec | None:
+    """Return the spec of namespace package ``fullname`` from its portions under ``path``."""
+    leaf = fullname.rpartition(".")[2]
+    portions = [os.path.join(entry, leaf) for entry in (path or sys.path)
+                if isinstance(entry, str) and os.path.isdir(os.path.join(entry, leaf))]
+    if not portions:
+        return None
+    spec = ModuleSpec(fullname, None, is_package=True)
+    spec.submodule_search_locations = portions
+    return spec
 
 
 def search_locations(spec: ModuleSpec | None) -> list[str] | None:

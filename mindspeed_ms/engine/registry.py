@@ -324,6 +324,9 @@ class PatchRegistry:
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> list[PatchStatus]:
         """Return a snapshot of every patch, in registration order."""
+        if self._applier.applied:
+            # a watched module may have been imported past the watcher (a finder put ahead of it)
+            self.watcher.catch_up()
         with self._lock:
             return [patch.status(self.trace) for patch in self._patches.values()]
 

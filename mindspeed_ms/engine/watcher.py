@@ -39,9 +39,29 @@ __all__ = ["ImportWatcher", "watcher", "BlockedModuleError"]
 
 Callback = Callable[[ModuleType], None]
 
-# importlib.util.find_spec (and pkgutil/probes built on it) asks "is it installed?": for a blocked
-# module the answer is None, while an import raises. Python's own frames tell the two apart.
-_UTIL_FIND_SPEC_CODE = importlib.util.find_spec.__code__
+
+
+class _BlockAwareFindSpec:
+    """``importlib.util.find_spec`` while modules are blocked: ``None`` for a blocked module.
+
+    A probe ("is apex installed?") asks ``find_spec``; an import asks the finders. The probe must
+    hear "no" while the import raises with the block's reason, and ``find_spec`` returns the first
+    spec any finder gives, so the answer cannot come from a finder: the function is wrapped while a
+    block is in force and put back when the last one is lifted.
+    """
+
+    def __init__(self, original: Callable[..., Any], watcher: ImportWatcher) -> None:
+        self.original = original
+        self.watcher = watcher
+        self.__wrapped__ = original
+        self.__doc__ = original.__doc__
+        self.__name__ = getattr(original, "__name__", "find_spec")
+
+    def __call__(self, name: str, package: str | None = None) -> ModuleSpec | None:
+        fullname = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+        if self.watcher.is_blocked(fullname) or self.watcher.is_blocked(fullname.partition(".")[0]):
+            return None
+        return self.original(name, package)  # type: ignore[no-any-return]
 
 
 def _is_initializing(module: ModuleType) -> bool:
@@ -119,6 +139,9 @@ class ImportWatcher(MetaPathFinder):
         with self._lock:
             self._blocked.setdefault(name, {})[key] = owner
             self._install()
+            current = importlib.util.find_spec
+            if not (isinstance(current, _BlockAwareFindSpec) and current.watcher is self):
+                importlib.util.find_spec = _BlockAwareFindSpec(current, self)  # type: ignore[assignment]
 
     def unblock(self, names: Sequence[str], key: int) -> None:
         with self._lock:
@@ -128,6 +151,9 @@ class ImportWatcher(MetaPathFinder):
                     owners.pop(key, None)
                     if not owners:
                         del self._blocked[name]
+            current = importlib.util.find_spec
+            if not self._blocked and isinstance(current, _BlockAwareFindSpec) and current.watcher is self:
+                importlib.util.find_spec = current.original  # type: ignore[assignment]
             self._uninstall_if_idle()
 
     def is_blocked(self, name: str) -> bool:
@@ -160,8 +186,6 @@ class ImportWatcher(MetaPathFinder):
                   target: ModuleType | None = None) -> ModuleSpec | None:
         blocked = self._blocked.get(fullname)
         if blocked:
-            if sys._getframe(2).f_code is _UTIL_FIND_SPEC_CODE:
-                return None  # a probe, not an import: "not installed"
             owners = sorted(set(blocked.values()))
             raise BlockedModuleError(f"import of {fullname!r} is blocked by mindspeed_ms registry "
                                      f"{', '.join(owners)} while its patches are applied", name=fullname,
