@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mindspeed_ms.patch import Patch
     from mindspeed_ms.providers import ProviderRun
     from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.runtime import RuntimeSetting
     from mindspeed_ms.status import ApplyReport, PatchStatus
 
 __all__ = ["MindSporeAdaptation", "default_registry", "execute_mindspore", "prepare_backend", "run_providers",
@@ -51,6 +52,7 @@ class _State:
         self.run: ProviderRun | None = None
         self.args: Any = None  # set by repatch()
         self.trace_armed = False
+        self.runtime: tuple[RuntimeSetting, ...] | None = None  # MindSpore runtime settings, once applied
 
 
 _state = _State()
@@ -190,9 +192,11 @@ def collect_patches(framework: str = "mindspore", argv: Sequence[str] = (),
     return registry, run_providers(registry, args, environ)
 
 
-def _log_summary(report: ApplyReport, run: ProviderRun) -> None:
+def _log_summary(report: ApplyReport, run: ProviderRun, runtime: Sequence[RuntimeSetting] = ()) -> None:
     logger = _logger()
     line = f"MindSpore backend, {report.summary()}"
+    if runtime:
+        line += "; runtime: " + ", ".join(setting.describe() for setting in runtime)
     if run.skipped:
         line += "; providers skipped: " + ", ".join(f"{item.name} ({item.reason})" for item in run.skipped)
     logger.log(20 if current_rank() == 0 else 10, "%s", line)
@@ -219,9 +223,20 @@ def _write_trace_at_exit() -> None:
             _logger().info("call-trace report written to %s", written)
 
 
+def _apply_runtime_settings() -> tuple[RuntimeSetting, ...]:
+    from mindspeed_ms.device import device_target
+    from mindspeed_ms.runtime import apply_runtime_settings
+
+    with _state.lock:
+        if _state.runtime is None:  # MindSpore accepts some settings once per process
+            _state.runtime = apply_runtime_settings(device_target())
+        return _state.runtime
+
+
 def _execute_mindspore(args: Any) -> ApplyReport:
     configure_logging()
     prepare_backend()
+    runtime = _apply_runtime_settings()
     registry = default_registry()
     if _is_truthy(os.environ.get(TRACE_ENV)):
         registry.trace = True
@@ -230,7 +245,7 @@ def _execute_mindspore(args: Any) -> ApplyReport:
     run = run_providers(registry, args)
     report = registry.apply()
     _state.executed, _state.report, _state.run = True, report, run
-    _log_summary(report, run)
+    _log_summary(report, run, runtime)
     if registry.trace and not _state.trace_armed:
         import atexit
 
@@ -312,6 +327,11 @@ class MindSporeAdaptation:
     def providers(cls) -> ProviderRun | None:
         """Return which providers registered and which were skipped, or None before :meth:`execute`."""
         return _state.run
+
+    @classmethod
+    def runtime_settings(cls) -> tuple[RuntimeSetting, ...] | None:
+        """Return the MindSpore runtime settings applied (see :mod:`mindspeed_ms.runtime`), or None before."""
+        return _state.runtime
 
     @classmethod
     def get_args(cls) -> Any:

@@ -195,14 +195,20 @@ def zero_(self: Any) -> Any:
     return write_back("zero_", self, ops.zeros_like(self))
 
 
-def fill_(self: Any, value: Any) -> Any:
-    """Fill ``self`` with ``value`` in place (``Tensor.fill_`` does nothing on a view on CPU)."""
+def fill_(self: Any, data: Any = None, *, value: Any = None) -> Any:
+    """Fill ``self`` with a value in place (``Tensor.fill_`` does nothing on a view on CPU).
+
+    The value is taken positionally, as ``data=`` (MSAdapter's name) or ``value=`` (PyTorch's).
+    """
     from mindspore import ops
 
-    if hasattr(value, "shape") and tuple(value.shape) not in ((), (1,)):
-        raise ValueError(f"fill_ only supports a 0-dimension value tensor, got shape {tuple(value.shape)}")
-    return write_back("fill_", self, ops.fill(self.dtype, tuple(self.shape), value.item()
-                                              if hasattr(value, "item") else value))
+    fill = data if value is None else value
+    if fill is None:
+        raise TypeError("fill_() missing the value to fill with")
+    if hasattr(fill, "shape") and tuple(fill.shape) not in ((), (1,)):
+        raise ValueError(f"fill_ only supports a 0-dimension value tensor, got shape {tuple(fill.shape)}")
+    scalar = fill.item() if hasattr(fill, "item") else fill
+    return write_back("fill_", self, ops.fill(self.dtype, tuple(self.shape), scalar))
 
 
 def masked_fill_(self: Any, mask: Any, value: Any) -> Any:

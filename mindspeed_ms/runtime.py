@@ -1,0 +1,178 @@
+"""MindSpore runtime settings per device, chosen by measurement, each overridable from the environment.
+
+Applied in MindSpore mode by the adaptation, right after MindSpore is imported and before the
+training script builds anything. Nothing here runs in PyTorch mode.
+
+Measured with ``benchmarks/bench_train.py`` on a 2-core x86_64 machine (the example GPT, see README):
+on the CPU backend PyNative's asynchronous op queue costs far more than it overlaps: most of a
+step waits in it. Synchronous launch (``mindspore.runtime.launch_blocking()``) is the one setting
+that helps there, so it is the CPU default; the dispatch-thread count, the CPU kernel thread pool
+and CPU affinity did not measurably help and stay MindSpore's own unless set. On Ascend the queue
+is what keeps the device busy: nothing is changed there unless the environment asks.
+
+| setting | environment variable | CPU default | Ascend/GPU default |
+|---|---|---|---|
+| synchronous launch | ``MINDSPEED_MS_LAUNCH_BLOCKING`` (1/0) | on | MindSpore's (off) |
+| dispatch threads | ``MINDSPEED_MS_DISPATCH_THREADS`` (int) | MindSpore's | MindSpore's |
+| CPU kernel threads | ``MINDSPEED_MS_RUNTIME_THREADS`` (int) | MindSpore's | MindSpore's |
+| CPU affinity | ``MINDSPEED_MS_CPU_AFFINITY`` (1/0) | MindSpore's (off) | MindSpore's |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mindspeed_ms.errors import AdaptationError
+
+__all__ = [
+    "RuntimeSetting",
+    "RuntimeSettingError",
+    "SETTINGS_ENV",
+    "choose_runtime_settings",
+    "apply_runtime_settings",
+]
+
+#: setting name -> the environment variable that overrides it.
+SETTINGS_ENV = {
+    "launch_blocking": "MINDSPEED_MS_LAUNCH_BLOCKING",
+    "dispatch_threads": "MINDSPEED_MS_DISPATCH_THREADS",
+    "runtime_threads": "MINDSPEED_MS_RUNTIME_THREADS",
+    "cpu_affinity": "MINDSPEED_MS_CPU_AFFINITY",
+}
+
+#: What measurably helps, per device (anything absent keeps MindSpore's default).
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "CPU": {"launch_blocking": True},
+}
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+class RuntimeSettingError(AdaptationError, ValueError):
+    """A runtime-setting environment variable holds a value that cannot be used.
+
+    Attributes:
+        variable: the environment variable.
+        value: its value.
+    """
+
+    def __init__(self, variable: str, value: str, expected: str) -> None:
+        self.variable = variable
+        self.value = value
+        super().__init__(f"{variable}={value!r} is not {expected}; set it to {expected} or unset it")
+
+
+@dataclass(frozen=True)
+class RuntimeSetting:
+    """One runtime setting to apply.
+
+    Attributes:
+        name: one of :data:`SETTINGS_ENV`'s keys.
+        value: ``True``/``False`` for switches, a positive int for thread counts.
+        source: ``"default"`` (measured for this device) or the environment variable that set it.
+    """
+
+    name: str
+    value: Any
+    source: str
+
+    def describe(self) -> str:
+        """Return ``name=value`` for the summary line (``(env)`` when the environment chose it)."""
+        value = "on" if self.value is True else "off" if self.value is False else str(self.value)
+        return f"{self.name}={value}" + ("" if self.source == "default" else " (env)")
+
+
+def _parse(name: str, variable: str, text: str) -> Any:
+    lowered = text.strip().lower()
+    if name in ("launch_blocking", "cpu_affinity"):
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise RuntimeSettingError(variable, text, "1 or 0")
+    if lowered.isdigit() and int(lowered) > 0:
+        return int(lowered)
+    raise RuntimeSettingError(variable, text, "a positive integer")
+
+
+def choose_runtime_settings(device: str, environ: Mapping[str, str] | None = None) -> tuple[RuntimeSetting, ...]:
+    """Return the settings for ``device``: the measured defaults, overridden by the environment.
+
+    Every environment value is validated before anything is applied.
+
+    Args:
+        device: ``"CPU"``, ``"Ascend"`` or ``"GPU"``.
+        environ: the environment; ``os.environ`` when None.
+
+    Returns:
+        The settings to apply, in a fixed order; switches turned off are included (they say so).
+
+    Raises:
+        RuntimeSettingError: an environment variable is malformed.
+    """
+    env = os.environ if environ is None else environ
+    chosen: list[RuntimeSetting] = []
+    defaults = _DEFAULTS.get(device, {})
+    for name, variable in SETTINGS_ENV.items():
+        text = env.get(variable)
+        if text is not None and text.strip():
+            chosen.append(RuntimeSetting(name, _parse(name, variable, text), variable))
+        elif name in defaults:
+            chosen.append(RuntimeSetting(name, defaults[name], "default"))
+    return tuple(chosen)
+
+
+def _launch_blocking(value: bool) -> None:
+    if value:
+        import mindspore
+
+        mindspore.runtime.launch_blocking()
+
+
+def _dispatch_threads(value: int) -> None:
+    import mindspore
+
+    mindspore.runtime.dispatch_threads_num(value)
+
+
+def _runtime_threads(value: int) -> None:
+    import mindspore
+
+    mindspore.set_context(runtime_num_threads=value)
+
+
+def _cpu_affinity(value: bool) -> None:
+    import mindspore
+
+    mindspore.runtime.set_cpu_affinity(value)
+
+
+_APPLY: dict[str, Callable[[Any], None]] = {
+    "launch_blocking": _launch_blocking,
+    "dispatch_threads": _dispatch_threads,
+    "runtime_threads": _runtime_threads,
+    "cpu_affinity": _cpu_affinity,
+}
+
+
+def apply_runtime_settings(device: str, environ: Mapping[str, str] | None = None) -> tuple[RuntimeSetting, ...]:
+    """Choose (:func:`choose_runtime_settings`) and apply MindSpore's runtime settings for ``device``.
+
+    Args:
+        device: the device MindSpore computes on.
+        environ: the environment; ``os.environ`` when None.
+
+    Returns:
+        What was applied.
+
+    Raises:
+        RuntimeSettingError: an environment variable is malformed (nothing applied).
+    """
+    settings = choose_runtime_settings(device, environ)
+    for setting in settings:
+        _APPLY[setting.name](setting.value)
+    return settings
