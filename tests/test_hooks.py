@@ -315,3 +315,83 @@ def test_find_spec_of_a_blocked_module_is_none_and_its_import_raises(reg, module
     assert info.value.name == "h_blocked"
     reg.revert()
     assert importlib.util.find_spec("h_blocked") is not None
+
+
+# -- the deferred unit: races, re-exports, strict failures (issue 11 items 3, 5, 12) ----------------
+def test_revert_racing_with_a_deferred_install_leaves_every_original(reg, modules):
+    modules.write("h_race", "def first():\n    return 'orig'\n\ndef second():\n    return 'orig'\n")
+    reg.register("h_race.first", lambda: "new")
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_wrapper(fn):
+        entered.set()
+        release.wait(10)
+        return lambda: "new"
+
+    reg.register("h_race.second", slow_wrapper)
+    reg.apply()
+    imported = {}
+    thread = threading.Thread(target=lambda: imported.setdefault("mod", importlib.import_module("h_race")))
+    thread.start()
+    assert entered.wait(10)
+    reg.revert()  # while the hook is half-way through the module's patches
+    release.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    mod = imported["mod"]
+    assert (mod.first(), mod.second()) == ("orig", "orig")
+    reg.apply()
+    reg.revert()
+    assert (mod.first(), mod.second()) == ("orig", "orig")
+    assert {s.state for s in reg.status()} == {"reverted"}
+
+
+@pytest.mark.parametrize("order", ["eager", "lazy"])
+def test_a_reexported_target_ends_the_same_whatever_the_import_order(make_registry, modules, order):
+    name = f"h_reexp_{order}"
+    modules.write(f"{name}.impl", "def func():\n    return 'orig'\n")
+    modules.write(name, "from .impl import func\n", package=True)
+    registry = make_registry(order)
+    registry.register(f"{name}.impl.func", new_func)
+    if order == "eager":
+        importlib.import_module(name)
+    registry.apply()
+    pkg = importlib.import_module(name)
+    assert pkg.func is new_func and pkg.impl.func is new_func
+    registry.revert()
+    assert pkg.impl.func() == "orig" and pkg.func is pkg.impl.func
+
+
+def test_strict_deferred_failure_reports_the_real_states(make_registry, modules):
+    strict = make_registry("strict-states", strict=True)
+    modules.write("h_strict2", SOURCE)
+    strict.register("h_strict2.K.meth", lambda self: "new")
+    strict.register("h_strict2.fnuc", new_func)
+    strict.apply()
+    with pytest.raises(PatchApplyError):
+        importlib.import_module("h_strict2")
+    states = {s.target: (s.state, s.reason) for s in strict.status()}
+    assert states["h_strict2.K.meth"] == ("pending-import", None)  # rolled back, still armed
+    assert states["h_strict2.fnuc"][0] == "failed" and "'func'" in states["h_strict2.fnuc"][1]
+
+
+def test_an_interrupt_inside_a_deferred_wrap_rolls_the_module_back_with_real_states(reg, modules):
+    modules.write("h_interrupt", SOURCE)
+    reg.register("h_interrupt.func", new_func)
+    calls = []
+
+    def interrupting_wrapper(fn):
+        calls.append(fn)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return fn
+
+    reg.register("h_interrupt.K.meth", interrupting_wrapper)
+    reg.apply()
+    with pytest.raises(KeyboardInterrupt):
+        importlib.import_module("h_interrupt")
+    states = {s.target: s.state for s in reg.status()}
+    assert states == {"h_interrupt.func": "pending-import", "h_interrupt.K.meth": "failed"}
+    mod = importlib.import_module("h_interrupt")  # the next import applies both
+    assert mod.func is new_func and mod.K().meth() == "orig"
+    assert {s.state for s in reg.status()} == {"applied"}

@@ -223,3 +223,134 @@ def test_a_wrap_raising_on_the_7th_of_10_targets_leaves_all_untouched(reg, modul
     assert isinstance(info.value.__cause__, RuntimeError)
     assert dict(vars(mod)) == before and dict(vars(user)) == user_before
     assert all(s.state == "registered" for s in reg.status())
+
+
+# -- exact revert in the corners (issue 11 items 4, 6, 7, 10, 11, 13) ------------------------------
+def test_from_import_taken_while_applied_is_restored_by_revert(reg, modules):
+    mod = modules.load("p_late", "def func():\n    return 'orig'\n")
+    original = mod.func
+
+    def late_new():
+        return "new"
+
+    reg.register("p_late.func", late_new)
+    reg.apply()
+    user = modules.load("p_late_user", "from p_late import func\n")
+    assert user.func is late_new
+    reg.revert()
+    assert user.func is original and mod.func is original
+
+
+def test_revert_leaves_the_module_defining_the_replacement_alone(reg, modules):
+    modules.load("p_def", "def func():\n    return 'orig'\n")
+    home = modules.load("p_def_home", "def func():\n    return 'new'\n")
+    reg.register("p_def.func", home.func)
+    reg.apply()
+    reg.revert()
+    assert home.func() == "new"
+
+
+def test_deferred_submodule_replacement_puts_the_original_back_on_its_parent(reg, modules):
+    import types
+
+    modules.write("p_sub_pkg.sub", "value = 'orig'\n")
+    modules.write("p_sub_pkg", "", package=True)
+    fake = types.ModuleType("p_sub_pkg.sub")
+    reg.register("p_sub_pkg.sub", fake)
+    reg.apply()
+    import p_sub_pkg.sub  # noqa: F401 - the deferred replacement goes in on this import
+
+    assert sys.modules["p_sub_pkg.sub"] is fake and sys.modules["p_sub_pkg"].sub is fake
+    reg.revert()
+    parent = sys.modules["p_sub_pkg"]
+    assert sys.modules["p_sub_pkg.sub"].value == "orig"
+    assert parent.sub is sys.modules["p_sub_pkg.sub"]
+
+
+def test_a_functions_doc_is_restored_exactly_without_a_warning(reg, modules, caplog):
+    mod = modules.load("p_doc", "def func():\n    'the original doc'\n")
+    reg.register("p_doc.func.__doc__", "patched doc")
+    reg.apply()
+    assert mod.func.__doc__ == "patched doc"
+    with caplog.at_level("WARNING", logger="mindspeed_ms"):
+        reg.revert()
+    assert mod.func.__doc__ == "the original doc"
+    assert not [r for r in caplog.records if "someone else" in r.getMessage()]
+
+
+PROPERTY = """
+class Holder:
+    @property
+    def level(self):
+        return self._level
+
+    @level.setter
+    def level(self, value):
+        self._level = value
+
+obj = Holder()
+obj.level = "first"
+"""
+
+
+def test_an_instance_property_is_set_and_restored_through_the_property(reg, modules, caplog):
+    mod = modules.load("p_inst", PROPERTY)
+    reg.register("p_inst.obj.level", "patched")
+    reg.apply()
+    assert mod.obj.level == "patched"
+    with caplog.at_level("WARNING", logger="mindspeed_ms"):
+        reg.revert()
+    assert mod.obj.level == "first" and "level" not in vars(mod.obj)
+    assert not caplog.records
+
+
+def test_two_registries_reverted_out_of_order_leave_the_original(make_registry, modules):
+    mod = modules.load("p_two", "def func():\n    return 'orig'\n")
+    original = mod.func
+    first, second = make_registry("first"), make_registry("second")
+    first.register("p_two.func", lambda: "first")
+    second.register("p_two.func", lambda: "second")
+    first.apply()
+    second.apply()
+    assert mod.func() == "second"
+    first.revert()
+    assert mod.func() == "second"
+    second.revert()
+    assert mod.func is original
+
+
+def test_a_wrap_returning_none_fails_apply_naming_it_and_rolls_back(reg, modules):
+    mod = modules.load("p_none", "def func():\n    return 'orig'\n\ndef other():\n    return 'orig'\n")
+    original = mod.other
+    reg.register("p_none.other", lambda: "new")
+
+    def forgetful_wrapper(fn):
+        def inner():
+            return fn()
+        # no return: the classic slip
+
+    reg.register("p_none.func", forgetful_wrapper)
+    with pytest.raises(PatchApplyError, match="forgetful_wrapper.*returned None") as info:
+        reg.apply()
+    assert info.value.target == "p_none.func"
+    assert mod.other is original and mod.func() == "orig"
+
+
+def test_create_dummy_attribute_under_an_existing_class_is_a_stub_removed_on_revert(reg, modules):
+    mod = modules.load("p_cls", DESCRIPTORS)
+    reg.register("p_cls.Klass.added", lambda self: "stub", create_dummy=True)
+    reg.apply()
+    assert mod.Klass().added() == "stub" and reg.status()[0].stub is True
+    reg.revert()
+    assert "added" not in vars(mod.Klass)
+
+
+def test_create_dummy_under_a_missing_class_member_is_a_typed_error(reg, modules):
+    from mindspeed_ms.errors import TargetNotFoundError
+
+    mod = modules.load("p_cls2", DESCRIPTORS)
+    reg.register("p_cls2.Klass.Inner.attr", lambda: "x", create_dummy=True)
+    with pytest.raises(PatchApplyError, match="'p_cls2.Klass' is not a module") as info:
+        reg.apply()
+    assert isinstance(info.value.__cause__, TargetNotFoundError)
+    assert "p_cls2.Klass.Inner" not in sys.modules and not hasattr(mod.Klass, "Inner")

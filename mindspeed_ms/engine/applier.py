@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .errors import PatchApplyError, TargetNotFoundError
-from .journal import AliasEntry, Record, evict_module, rebind_aliases, undo_all
+from .journal import AliasEntry, Record, discard, evict_module, rebind_aliases, restore_aliases, undo_all
 from .patch_record import Patch, install, stub_chain
 from .requirements import unmet_requirements
 from .targets import locate
@@ -128,6 +128,9 @@ class Applier:
                 raise
             patch.records.extend(records)
             journal.extend(records)
+            for record in records:
+                if record.kind in ("module", "stub"):
+                    self.watcher.mark_seen(record.name, record.new)
             return entry
 
     def _watch(self, patch: Patch, module_name: str) -> None:
@@ -168,7 +171,13 @@ class Applier:
         self.watcher.unblock(blocks, id(self))
 
     def on_import(self, module: ModuleType) -> None:
-        """Import hook: the module finished executing (first import, reload or re-import)."""
+        """Import hook: the module finished executing (first import, reload or re-import).
+
+        The module's patches go in as one unit: their records join the registry's journal, and
+        their states change, only if no ``revert()`` ran meanwhile (else they are undone here), so
+        a revert racing with this hook in another thread never leaves a patch installed. In strict
+        mode a failure undoes the whole unit and fails the import.
+        """
         name = module.__name__
         with self._lock:
             if not self.applied:
@@ -176,31 +185,59 @@ class Applier:
             generation = self.generation
             patches = list(self.waiting.get(name, ()))
         journal: list[Record] = []
-        for patch in patches:
-            stale = [r for r in patch.records if r.owner is module or r.kind == "module"]
-            for record in stale:
-                record.alive = False
-            patch.records = [r for r in patch.records if r.alive]
-            try:
-                self.place(patch, journal, [])
-            except Exception as error:
-                if self.registry.strict:
-                    undo_all(journal)
-                    raise PatchApplyError(f"patching {patch.target!r} on import of {name!r} failed "
-                                          f"({type(error).__name__}: {error}); the module's patches were "
-                                          f"rolled back", target=patch.target) from error
-                patch.state, patch.reason = "failed", f"{type(error).__name__}: {error}"
-                logger.error("mindspeed_ms[%s]: patching %s on import of %s failed: %s", self.registry.name,
-                             patch.target, name, patch.reason)
-                continue
+        aliases: dict[str, list[AliasEntry]] = {}
+        placed: list[Patch] = []
+        failed: dict[Patch, str] = {}
+        current: Patch | None = None
+        try:
+            for current in patches:
+                for record in current.records:
+                    if record.owner is module or record.kind == "module":
+                        discard(record)  # the module executed anew: that slot holds a fresh original
+                current.records = [r for r in current.records if r.alive]
+                try:
+                    entry = self.place(current, journal, [])
+                except Exception as error:
+                    if self.registry.strict:
+                        raise
+                    failed[current] = f"{type(error).__name__}: {error}"
+                    logger.error("mindspeed_ms[%s]: patching %s on import of %s failed: %s", self.registry.name,
+                                 current.target, name, failed[current])
+                    continue
+                placed.append(current)
+                if entry is not None:
+                    aliases.setdefault(current.target.rpartition(".")[2], []).append(entry)
+            current = None
+            rebind_aliases(journal, aliases)
+        except BaseException as error:
+            undo_all(journal)
             with self._lock:
-                if generation != self.generation:
-                    undo_all(patch.records)
-                    return
-                patch.state = "applied" if patch.records else "pending-import"
-                patch.reason = None
+                for patch in placed:
+                    patch.records = [r for r in patch.records if r.alive]
+                    patch.aliases = []
+                if current is not None:
+                    current.records = [r for r in current.records if r.alive]
+                    current.state = "failed"
+                    current.reason = f"{type(error).__name__}: {error}"
+            if not isinstance(error, Exception) or current is None:
+                raise
+            raise PatchApplyError(f"patching {current.target!r} on import of {name!r} failed "
+                                  f"({type(error).__name__}: {error}); the module's patches were "
+                                  f"rolled back", target=current.target) from error
         with self._lock:
-            self.journal.extend(journal)
+            if generation == self.generation:
+                self.journal.extend(journal)
+                for patch in placed:
+                    patch.state = "applied" if patch.records else "pending-import"
+                    patch.reason = None
+                for patch, reason in failed.items():
+                    patch.state, patch.reason = "failed", reason
+                return
+        undo_all(journal)  # reverted meanwhile: the revert could not see these records
+        with self._lock:
+            for patch in placed:
+                patch.records = [r for r in patch.records if r.alive]
+                patch.aliases = []
 
     def withdraw(self, patch: Patch) -> None:
         """Revert one patch at once (``unregister`` of an applied patch)."""
@@ -209,6 +246,7 @@ class Applier:
             records = [r for r in self.journal if r.patch is patch]
             self.journal = [r for r in self.journal if r.patch is not patch]
         undo_all(records)
+        restore_aliases(records)
         with self._lock:
             patch.state = "registered"
             patch.reset()
@@ -223,6 +261,7 @@ class Applier:
             journal, self.journal = self.journal, []
         self.disarm(patches)
         undo_all(journal)
+        restore_aliases(journal)
         with self._lock:
             for patch in patches:
                 if patch.state != "registered":

@@ -1,22 +1,28 @@
-"""Install and undo: the primitive changes a registry makes, each recorded so it can be undone exactly.
+"""The install/undo journal: the primitive changes a registry makes, each recorded so it can be undone.
 
 Every change is a :class:`Record` appended to a journal. Undoing walks the journal backwards and
 restores each slot only if it still holds what we put there (someone else's later change is
-logged and left alone). Nothing here holds a lock or decides policy: :mod:`registry` does.
+logged and left alone). Policy lives in the registry and its applier.
+
+Every slot (an attribute of an object, an entry of ``sys.modules``) also keeps, process-wide, the
+stack of live records that changed it, whichever registry made them: undoing a record that
+another registry's record sits on splices it out of the stack (the one above now restores what
+it restored), so registries can be reverted in any order and the original still comes back.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any, Callable
 
 from .signatures import unwrap_descriptor
 
-__all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "rebind_aliases", "make_stub", "evict_module",
-           "placeholder", "counting_shim", "is_identity_meaningful"]
+__all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "undo_all", "rebind_aliases", "restore_aliases",
+           "make_stub", "evict_module", "discard", "placeholder", "counting_shim", "is_identity_meaningful"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +35,11 @@ class Record:
     """One change made to the interpreter's state.
 
     kind ``attr``: ``owner.name`` set (``had`` False means it was created, undo deletes it);
-    ``alias``: a module-level binding rebound in ``owner`` (a module ``__dict__``);
-    ``module``: ``sys.modules[name]`` replaced; ``stub``: ``sys.modules[name]`` created;
-    ``evict``: ``sys.modules[name]`` removed by a block.
+    ``getattr``: the same through ``getattr``/``setattr`` on an object that is neither a module nor
+    a class (a function's ``__doc__``, a property of an instance): read and restored through the
+    protocol that installed it; ``alias``: a module-level binding rebound in ``owner`` (a module
+    ``__dict__``); ``module``: ``sys.modules[name]`` replaced; ``stub``: ``sys.modules[name]``
+    created; ``evict``: ``sys.modules[name]`` removed by a block.
     """
 
     __slots__ = ("kind", "owner", "name", "old", "new", "had", "alive", "patch")
@@ -45,6 +53,39 @@ class Record:
         self.had = had
         self.alive = True
         self.patch = patch
+        _push(self)
+
+
+_MODULE_KINDS = ("stub", "module", "evict")
+# slot -> live records that changed it, oldest first, across every registry (see the module docstring)
+_stacks: dict[tuple[int, str], list[Record]] = {}
+_stacks_lock = threading.Lock()
+
+
+def _slot(record: Record) -> tuple[int, str]:
+    return (0 if record.kind in _MODULE_KINDS else id(record.owner), record.name)
+
+
+def _push(record: Record) -> None:
+    with _stacks_lock:
+        _stacks.setdefault(_slot(record), []).append(record)
+
+
+def _pop(record: Record) -> Record | None:
+    """Take ``record`` off its slot's stack; return the live record above it, if any."""
+    key = _slot(record)
+    with _stacks_lock:
+        stack = _stacks.get(key)
+        if stack is None:
+            return None
+        index = next((i for i, item in enumerate(stack) if item is record), None)
+        if index is None:
+            return None
+        above = next((item for item in stack[index + 1:] if item.alive), None)
+        del stack[index]
+        if not stack:
+            del _stacks[key]
+        return above
 
 
 def placeholder(target: str, site: str) -> Callable[..., Any]:
@@ -80,7 +121,7 @@ def counting_shim(func: Any, counter: Any, target: str, log_calls: bool) -> Any:
 
 
 def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
-                shim: Callable[[Any], Any] | None = None) -> tuple[Any, Any]:
+                shim: Callable[[Any], Any] | None = None, *, target: str | None = None) -> tuple[Any, Any]:
     """Compute the object to install over ``original_raw``.
 
     The wraps are applied in order (first registered innermost) on top of the replacement, or of
@@ -93,6 +134,7 @@ def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
         ``(value to install, the plain callable inside it)``.
 
     Raises:
+        PatchApplyError: a wrap returned ``None`` (a wrapper that forgot its ``return``).
         Whatever a wrap raises.
     """
     if replacement is _MISSING:
@@ -104,7 +146,15 @@ def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
         kind_source = replacement if isinstance(replacement, _DESCRIPTORS) else original_raw
         func = unwrap_descriptor(replacement)
     for wrap in wraps:
-        func = wrap(func)
+        wrapped = wrap(func)
+        if wrapped is None and func is not None:
+            from .errors import PatchApplyError
+
+            name = getattr(wrap, "__qualname__", None) or repr(wrap)
+            raise PatchApplyError(f"the wrap {getattr(wrap, '__module__', '?')}.{name} of {target!r} returned None "
+                                  f"instead of the wrapped function: a decorator wrapper(fn) must return the "
+                                  f"function to install (did it forget 'return'?)", target=target)
+        func = wrapped
     if shim is not None:
         func = shim(func)
     if isinstance(func, _DESCRIPTORS):
@@ -118,13 +168,28 @@ def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
     return func, func
 
 
-def set_attr(journal: list[Record], owner: Any, name: str, value: Any, patch: Any) -> None:
-    """Set ``owner.name = value`` and journal it (``vars`` tells whether it was owned before)."""
-    namespace = owner.__dict__
-    had = name in namespace
-    old = namespace[name] if had else _MISSING
+def set_attr(journal: list[Record], owner: Any, name: str, value: Any, patch: Any, *, old: Any = _MISSING) -> None:
+    """Set ``owner.name = value`` and journal it.
+
+    On a module or a class, ``vars`` tells whether the attribute was owned before (an inherited one
+    is deleted again on undo). On any other object the attribute is read and written through
+    ``getattr``/``setattr`` (descriptors such as a function's ``__doc__`` or an instance's
+    property), and undone the same way. ``old`` forces what undo puts back when the slot is empty
+    now but will be filled before anyone else looks (a submodule whose parent attribute Python
+    sets right after the hook).
+    """
+    if isinstance(owner, (type, ModuleType)):
+        namespace = owner.__dict__
+        had = name in namespace
+        previous = namespace[name] if had else old
+        kind = "attr"
+    else:
+        previous = getattr(owner, name, old)
+        kind = "getattr"
+    if previous is not _MISSING:
+        had = True
     setattr(owner, name, value)
-    journal.append(Record("attr", owner, name, old, value, had, patch))
+    journal.append(Record(kind, owner, name, previous, value, had, patch))
 
 
 def make_stub(journal: list[Record], fullname: str, patch: Any) -> ModuleType:
@@ -153,23 +218,39 @@ def evict_module(journal: list[Record], name: str, patch: Any) -> None:
             journal.append(Record("attr", parent, leaf, module, _MISSING, True, patch))
 
 
+def discard(record: Record) -> None:
+    """Forget ``record`` without undoing it: its slot was overwritten for good (a module re-executed)."""
+    record.alive = False
+    _pop(record)
+
+
 def _current(record: Record) -> Any:
-    if record.kind in ("stub", "module", "evict"):
+    if record.kind in _MODULE_KINDS:
         return sys.modules.get(record.name, _MISSING)
+    if record.kind == "getattr":
+        return getattr(record.owner, record.name, _MISSING)
     return record.owner.__dict__.get(record.name, _MISSING)
 
 
 def undo(record: Record) -> None:
-    """Undo one record, if its slot still holds what it installed."""
+    """Undo one record, if its slot still holds what it installed.
+
+    When a live record of another journal (another registry) was stacked on this one since, the
+    slot is left to it, and it will put back what this record would have.
+    """
     if not record.alive:
         return
     record.alive = False
+    above = _pop(record)
+    if above is not None and above.old is record.new:
+        above.old, above.had = record.old, record.had
+        return
     current = _current(record)
     if current is not record.new:
         logger.warning("mindspeed_ms: %s was changed by someone else after it was patched; left as is",
                        record.name if record.owner is None else f"{_describe(record.owner)}.{record.name}")
         return
-    if record.kind in ("stub", "module", "evict"):
+    if record.kind in _MODULE_KINDS:
         if record.old is _MISSING:
             del sys.modules[record.name]
         else:
@@ -194,12 +275,13 @@ def is_identity_meaningful(value: Any) -> bool:
 AliasEntry = tuple[Any, Any, Any, frozenset[str]]  # original, replacement, patch, modules to skip
 
 
-def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]]) -> None:
+def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], *, journaled: bool = True) -> None:
     """Rebind module-level ``name = original`` bindings to the replacement, in one pass.
 
     Args:
         journal: where the rebinding records go.
         entries: binding name -> ``(original, replacement, patch, modules left alone)``.
+        journaled: record the rebinding (False when putting originals back: nothing to undo then).
 
     Only module ``__dict__``s are read (never a module's ``__getattr__``), and each module's keys are
     intersected with the names in C, so the pass costs about one hash probe per binding.
@@ -228,8 +310,9 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]]) 
             for original, replacement, patch, skip in entries[name]:
                 if value is original and module_name not in skip:
                     namespace[name] = replacement
-                    journal.append(Record("alias", module, name, original, replacement, True, patch))
-                    patch.aliases.append(module_name)
+                    if journaled:
+                        journal.append(Record("alias", module, name, original, replacement, True, patch))
+                        patch.aliases.append(module_name)
                     break
 
 
@@ -237,3 +320,31 @@ def undo_all(records: Iterable[Record]) -> None:
     """Undo ``records`` in reverse order."""
     for record in reversed(list(records)):
         undo(record)
+
+
+def restore_aliases(records: Sequence[Record]) -> None:
+    """After ``records`` were undone: rebind module-level names still bound to what they installed.
+
+    ``from mod import f`` run while a patch was applied binds the replacement in a module the
+    journal never saw; this pass (the mirror of :func:`rebind_aliases`, one probe per binding) puts
+    the original back there too. The owner and the module defining the replacement are left alone.
+    """
+    entries: dict[str, list[AliasEntry]] = {}
+    first_old: dict[tuple[int, str], Any] = {}
+    for record in records:
+        if record.kind not in ("attr", "module") or not (record.kind == "module" or
+                                                         isinstance(record.owner, ModuleType)):
+            continue
+        key = (id(record.owner), record.name)
+        first_old.setdefault(key, record.old)
+        original = first_old[key]
+        if original is _MISSING or not is_identity_meaningful(record.new):
+            continue
+        patch = record.patch
+        replacement = getattr(patch, "replacement", None)
+        skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
+                          getattr(record.owner, "__name__", "") if record.owner is not None else ""})
+        name = record.name.rpartition(".")[2]
+        entries.setdefault(name, []).append((record.new, original, None, skip))
+    if entries:
+        rebind_aliases([], entries, journaled=False)

@@ -154,6 +154,12 @@ def stub_chain(patch: Patch, error: TargetNotFoundError, journal: list[Record]) 
     """Create stub modules for the missing part of ``patch.target`` (``create_dummy=True``)."""
     parts = patch.parts
     start = len(error.resolved.split(".")) if error.resolved else 0
+    if error.resolved and not isinstance(sys.modules.get(error.resolved), ModuleType) and start < len(parts) - 1:
+        raise TargetNotFoundError(
+            f"cannot create {patch.target!r} with create_dummy=True: {error.resolved!r} is not a module, and "
+            f"create_dummy creates missing modules and the last attribute only, not {parts[start]!r} inside "
+            f"it; register a replacement for {error.resolved + '.' + parts[start]!r} instead",
+            target=patch.target, resolved=error.resolved, missing=parts[start])
     for index in range(start, len(parts) - 1):
         fullname = ".".join(parts[:index + 1])
         existing = sys.modules.get(fullname)
@@ -171,7 +177,7 @@ def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
     for record in patch.records:
         if not record.alive:
             continue
-        if (record.kind == "attr" and record.owner is located.owner and record.name == located.name) or \
+        if (record.kind in ("attr", "getattr") and record.owner is located.owner and record.name == located.name) or \
                 (record.kind == "module" and located.is_module and record.name == located.module_name):
             return record.old, record.old is not MISSING
     return located.raw, located.exists
@@ -215,7 +221,8 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
     if (traced or patch.log_calls) and not located.is_module:
         def shim(func: Any) -> Any:
             return counting_shim(func, patch, patch.target, patch.log_calls)
-    value, func = build_value(raw if exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim)
+    value, func = build_value(raw if exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim,
+                              target=patch.target)
     if exists and replacement is not NO_REPLACEMENT and not located.is_module:
         problems = signature_problems(raw, func)
         if problems:
@@ -228,7 +235,10 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
         journal.append(Record("module", None, located.module_name, located.raw, value, True, patch))
         sys.modules[located.module_name] = value
     if located.owner is not None:
-        set_attr(journal, located.owner, located.name, value, patch)
+        # A submodule hooked while it is first imported is not yet an attribute of its parent (Python
+        # sets it right after): what undo must put back there is still the original module.
+        set_attr(journal, located.owner, located.name, value, patch,
+                 old=located.raw if located.is_module else MISSING)
     current = located.raw
     if located.exists and is_identity_meaningful(current) and (located.is_module
                                                               or isinstance(located.owner, ModuleType)):

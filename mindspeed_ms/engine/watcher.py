@@ -162,6 +162,12 @@ class ImportWatcher(MetaPathFinder):
     def watched(self) -> tuple[str, ...]:
         return tuple(self._watch)
 
+    def mark_seen(self, name: str, module: ModuleType) -> None:
+        """Tell the watcher that ``module`` in ``sys.modules[name]`` was put there on purpose (a patch)."""
+        with self._lock:
+            if name in self._watch:
+                self._remember(name, module)
+
     def _remember(self, name: str, module: ModuleType) -> None:
         try:
             self._seen[name] = weakref.ref(module)
