@@ -21,8 +21,24 @@ def register(registry: Any, args: Any) -> None:
     """
     del args
     from mindspeed_ms.compat import msadapter as compat
+    from mindspeed_ms.compat import optim
 
     registry.register(
         "msadapter.random.manual_seed", compat.seed_mindspore_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.manual_seed leaves nn.init (NumPy) and CPU random ops (MindSpore seed) unseeded, "
                 "so ranks and runs build different models")
+    for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
+                                    ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
+        target = f"msadapter.optim.{module}.{cls}"
+        registry.register(
+            f"{target}.step", step, requires=_MSADAPTER,
+            purpose=f"torch.optim.{cls} calls MindSpore's ApplyAdam, which adds eps before the bias correction "
+                    f"(effective eps ~3.2e-7, not 1e-8): weights drift ~1e-5 per step from PyTorch; "
+                    f"follow PyTorch's update rule")
+        registry.register(
+            f"{target}.__init__", init, requires=_MSADAPTER,
+            purpose=f"torch.optim.{cls}() rejects PyTorch's foreach/capturable/differentiable/fused arguments")
+        registry.register(
+            f"{target}.__setstate__", optim.adam_setstate, requires=_MSADAPTER,
+            purpose=f"torch.optim.{cls}.load_state_dict raises KeyError 'capturable' on a state dict that "
+                    f"MSAdapter saved; keep PyTorch's state layout (tensor step)")

@@ -1,0 +1,273 @@
+"""PyTorch's Adam and AdamW update rule for MSAdapter's ``torch.optim.Adam`` / ``torch.optim.AdamW``.
+
+MSAdapter 0.5.0b1 hands the update to MindSpore's ``ApplyAdam`` kernel (``ops.optim.raw_adam``),
+which adds ``eps`` to ``sqrt(v)`` before the bias correction: the effective epsilon is
+``eps / sqrt(1 - beta2**t)`` (~3.2e-7 instead of 1e-8 after step 1), so weights drift from a
+PyTorch run by ~1e-5 per step. Its constructors also reject PyTorch's ``foreach``/``capturable``/
+``differentiable``/``fused`` arguments, its ``__setstate__`` raises ``KeyError`` on a state dict
+saved by MSAdapter itself, and its ``step`` fails on parameters without a gradient.
+
+The functions here replace ``__init__``, ``__setstate__`` and ``step`` of both classes. ``step``
+follows ``torch.optim.adam._single_tensor_adam`` operation for operation (the algorithm of the
+torch.optim.Adam/AdamW documentation): gradient negated for ``maximize``; L2 weight decay added
+to the gradient (Adam) or the parameter decayed by ``lr * weight_decay`` first (AdamW, and Adam
+with ``decoupled_weight_decay=True``); ``exp_avg.lerp_(grad, 1 - beta1)``;
+``exp_avg_sq * beta2 + (1 - beta2) * grad * grad``; ``max_exp_avg_sq = max(max_exp_avg_sq,
+exp_avg_sq)`` for ``amsgrad``; ``denom = sqrt(v) / sqrt(1 - beta2**t) + eps``;
+``param += -lr / (1 - beta1**t) * exp_avg / denom``.
+
+Everything is computed out of place with MindSpore functions: on MindSpore's CPU backend
+``add_``/``mul_``/``+=`` leave the tensor unchanged, and MSAdapter's ``Tensor.__truediv__`` goes
+through NumPy there (a device synchronisation per division). The state tensors are rebound in
+the state dict and the parameter is written with ``Parameter.copy_`` (in place on every backend
+for a tensor that owns its storage; a parameter that is a view would not be written on CPU).
+The state keeps PyTorch's layout (``step`` a float32 scalar tensor, ``exp_avg``, ``exp_avg_sq``,
+``max_exp_avg_sq``), so ``state_dict()``/``load_state_dict()`` and megatron's checkpoint code
+(``state["step"].item()``) work.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from mindspeed_ms.engine.errors import AdaptationError
+
+__all__ = [
+    "UnsupportedOptimizerFeatureError",
+    "adam_init",
+    "adamw_init",
+    "adam_setstate",
+    "adam_step",
+    "adamw_step",
+]
+
+#: Optimizer attribute holding ``{id(param): (step tensor written last, its count)}``: reading the
+#: count back from the tensor (``.item()``) would wait for MindSpore's asynchronous queue per parameter.
+_COUNTS = "_mindspeed_step_counts"
+
+#: Group options of PyTorch's Adam beyond MSAdapter's, with PyTorch's defaults.
+_OPTION_DEFAULTS = {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
+                    "decoupled_weight_decay": False}
+
+
+class UnsupportedOptimizerFeatureError(AdaptationError, NotImplementedError):
+    """An Adam/AdamW option or parameter that the MindSpore implementation cannot honour.
+
+    Attributes:
+        optimizer: the optimizer class name (``"Adam"`` or ``"AdamW"``).
+        feature: the option or the kind of parameter, e.g. ``"differentiable=True"``.
+    """
+
+    def __init__(self, optimizer: str, feature: str, reason: str) -> None:
+        super().__init__(f"torch.optim.{optimizer}: {feature} is not supported under MSAdapter: {reason}",
+                         target=f"msadapter.optim.{optimizer.lower()}.{optimizer}")
+        self.optimizer = optimizer
+        self.feature = feature
+
+
+def _validate(name: str, lr: Any, betas: Any, eps: float, weight_decay: float, options: dict[str, Any]) -> None:
+    # The checks and messages of torch.optim.Adam.__init__ that apply here.
+    if hasattr(lr, "numel") and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if options["fused"] and options["foreach"]:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    _check_options(name, options)
+
+
+def _check_options(name: str, group: dict[str, Any]) -> None:
+    # foreach, fused and capturable choose how PyTorch computes the same update (batched kernels,
+    # one fused kernel, step kept on the device for CUDA graphs); the result is the same up to
+    # rounding, so they are accepted. differentiable asks for autograd through the update itself.
+    if group.get("differentiable"):
+        raise UnsupportedOptimizerFeatureError(
+            name, "differentiable=True",
+            "the update is computed under no_grad and written into the parameters with copy_, so it "
+            "cannot be differentiated; use differentiable=False")
+
+
+def _init(self: Any, name: str, params: Any, lr: Any, betas: Any, eps: float, weight_decay: float,
+          amsgrad: bool, options: dict[str, Any]) -> None:
+    from msadapter.optim.optimizer import Optimizer
+
+    _validate(name, lr, betas, eps, weight_decay, options)
+    defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, **options)
+    Optimizer.__init__(self, params, defaults)
+
+
+def adam_init(self: Any, params: Any, lr: Any = 1e-3, betas: tuple[Any, Any] = (0.9, 0.999), eps: float = 1e-8,
+              weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+              maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+              fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+    """Construct ``torch.optim.Adam`` with PyTorch's signature and defaults.
+
+    Raises:
+        ValueError: a hyperparameter out of range (PyTorch's messages).
+        UnsupportedOptimizerFeatureError: ``differentiable=True``.
+    """
+    options = dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                   fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+    _init(self, "Adam", params, lr, betas, eps, weight_decay, amsgrad, options)
+
+
+def adamw_init(self: Any, params: Any, lr: Any = 1e-3, betas: tuple[Any, Any] = (0.9, 0.999), eps: float = 1e-8,
+               weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+               foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+               fused: bool | None = None) -> None:
+    """Construct ``torch.optim.AdamW`` with PyTorch's signature and defaults.
+
+    Raises:
+        ValueError: a hyperparameter out of range (PyTorch's messages).
+        UnsupportedOptimizerFeatureError: ``differentiable=True``.
+    """
+    options = dict(foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                   fused=fused, decoupled_weight_decay=True)
+    _init(self, "AdamW", params, lr, betas, eps, weight_decay, amsgrad, options)
+
+
+def adam_setstate(self: Any, state: dict[str, Any]) -> None:
+    """Restore the optimizer as PyTorch's ``Adam.__setstate__`` does (used by ``load_state_dict``).
+
+    MSAdapter's version reads ``group["capturable"]``, absent from the groups MSAdapter itself
+    saves, and raises ``KeyError``. Groups get PyTorch's option defaults; a plain-number ``step``
+    (MSAdapter's layout) becomes a float32 scalar tensor (PyTorch's layout).
+    """
+    import mindspore
+    from msadapter.optim.optimizer import Optimizer
+
+    Optimizer.__setstate__(self, state)
+    decoupled = type(self).__name__ == "AdamW"
+    for group in self.param_groups:
+        group.setdefault("amsgrad", False)
+        group.setdefault("maximize", False)
+        for option, default in _OPTION_DEFAULTS.items():
+            group.setdefault(option, default)
+        if decoupled:
+            group["decoupled_weight_decay"] = True
+        for param in group["params"]:
+            param_state = self.state.get(param)
+            if param_state and isinstance(param_state.get("step"), (int, float)):
+                param_state["step"] = mindspore.tensor(float(param_state["step"]), dtype=mindspore.float32)
+
+
+def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled: bool) -> Any:
+    import mindspore
+    import msadapter
+    from mindspore import mint, ops
+
+    loss = None
+    if closure is not None:
+        with msadapter.enable_grad():
+            loss = closure()
+    counts: dict[int, tuple[Any, int]] = self.__dict__.setdefault(_COUNTS, {})
+    step_tensors: dict[int, Any] = {}  # one step tensor per count, shared by the parameters at it
+    with msadapter.no_grad():
+        for group in self.param_groups:
+            _check_options(name, group)
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            lr, beta1, beta2 = float(lr), float(beta1), float(beta2)  # Tensor hyperparameters are allowed
+            eps = group["eps"]
+            weight_decay = group["weight_decay"]
+            amsgrad = group["amsgrad"]
+            maximize = group["maximize"]
+            # AdamW always decouples, also in groups built by MSAdapter's own __init__ before patching.
+            decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue
+                state = self.state[param]
+                if not state:
+                    if param.is_complex():
+                        raise UnsupportedOptimizerFeatureError(
+                            name, f"complex parameter of dtype {param.dtype}",
+                            "PyTorch updates complex parameters through view_as_real, which this update "
+                            "does not implement")
+                    count = 0
+                    exp_avg = ops.zeros_like(param)
+                    exp_avg_sq = ops.zeros_like(param)
+                else:
+                    step = state["step"]
+                    cached = counts.get(id(param))
+                    if cached is not None and cached[0] is step:
+                        count = cached[1]
+                    else:  # first step, or a state that was loaded or replaced: read it once
+                        count = int(step) if isinstance(step, (int, float)) else int(step.item())
+                    exp_avg = state["exp_avg"]
+                    exp_avg_sq = state["exp_avg_sq"]
+                count += 1
+                if maximize:
+                    grad = mint.neg(grad)
+                value = param
+                if weight_decay != 0:
+                    if decoupled:
+                        value = ops.mul(param, 1 - lr * weight_decay)
+                    else:
+                        grad = mint.add(grad, param, alpha=weight_decay)
+                exp_avg = mint.lerp(exp_avg, grad, 1 - beta1)
+                exp_avg_sq = mint.add(ops.mul(exp_avg_sq, beta2), mint.mul(ops.mul(grad, 1 - beta2), grad))
+                if amsgrad:
+                    max_exp_avg_sq = state.get("max_exp_avg_sq")
+                    if max_exp_avg_sq is not None:
+                        exp_avg_sq_max = mint.maximum(max_exp_avg_sq, exp_avg_sq)
+                    else:  # max(0, v) is v: v >= 0
+                        exp_avg_sq_max = exp_avg_sq
+                    state["max_exp_avg_sq"] = second = exp_avg_sq_max
+                else:
+                    second = exp_avg_sq
+                step_size = lr / (1 - beta1 ** count)
+                denom = mint.add(mint.div(mint.sqrt(second), math.sqrt(1 - beta2 ** count)), eps)
+                param.copy_(mint.add(value, mint.div(ops.mul(exp_avg, -step_size), denom)))
+                step_tensor = step_tensors.get(count)
+                if step_tensor is None:
+                    step_tensor = step_tensors[count] = mindspore.tensor(float(count), dtype=mindspore.float32)
+                state["step"] = step_tensor
+                state["exp_avg"] = exp_avg
+                state["exp_avg_sq"] = exp_avg_sq
+                counts[id(param)] = (step_tensor, count)
+    return loss
+
+
+def adam_step(self: Any, closure: Callable[[], Any] | None = None, *, grads: Any = None) -> Any:
+    """Perform one step of ``torch.optim.Adam`` with PyTorch's update rule.
+
+    Args:
+        closure: reevaluates the model and returns the loss (run with gradients enabled).
+        grads: MSAdapter's parameter, ignored as MSAdapter ignores it (the gradients are ``p.grad``).
+
+    Returns:
+        The closure's loss, or ``None``.
+
+    Raises:
+        UnsupportedOptimizerFeatureError: a group with ``differentiable=True`` or a complex parameter.
+    """
+    del grads
+    return _step(self, "Adam", closure, False)
+
+
+def adamw_step(self: Any, closure: Callable[[], Any] | None = None, *, grads: Any = None) -> Any:
+    """Perform one step of ``torch.optim.AdamW`` with PyTorch's update rule.
+
+    Args:
+        closure: reevaluates the model and returns the loss (run with gradients enabled).
+        grads: MSAdapter's parameter, ignored as MSAdapter ignores it (the gradients are ``p.grad``).
+
+    Returns:
+        The closure's loss, or ``None``.
+
+    Raises:
+        UnsupportedOptimizerFeatureError: a group with ``differentiable=True`` or a complex parameter.
+    """
+    del grads
+    return _step(self, "AdamW", closure, True)
