@@ -31,14 +31,17 @@ if TYPE_CHECKING:
     from mindspeed_ms.runtime import RuntimeSetting
     from mindspeed_ms.status import ApplyReport, PatchStatus
 
-__all__ = ["MindSporeAdaptation", "default_registry", "execute_mindspore", "prepare_backend", "run_providers",
-           "collect_patches",
+__all__ = ["MindSporeAdaptation", "default_registry", "pytorch_registry", "execute_mindspore", "prepare_backend",
+           "run_providers", "collect_patches", "PARITY_DIR_ENV",
            "configure_logging", "current_rank", "write_trace_report", "LOG_LEVEL_ENV", "TRACE_ENV",
            "TRACE_FILE_ENV"]
 
 LOG_LEVEL_ENV = "MINDSPEED_MS_LOG_LEVEL"
 TRACE_ENV = "MINDSPEED_MS_TRACE"
 TRACE_FILE_ENV = "MINDSPEED_MS_TRACE_FILE"
+PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"  # parity.capture's switch, named here to avoid importing it
+#: Files an NVIDIA driver provides; without them PyTorch has no CUDA device (checked without importing torch).
+_CUDA_DEVICE_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version")
 
 
 class _State:
@@ -53,6 +56,8 @@ class _State:
         self.args: Any = None  # set by repatch()
         self.trace_armed = False
         self.runtime: tuple[RuntimeSetting, ...] | None = None  # MindSpore runtime settings, once applied
+        self.pytorch_registry: PatchRegistry | None = None  # PyTorch mode's own patches
+        self.pytorch_done = False  # PyTorch mode's one-time work (pytorch_cpu provider, parity capture) ran
 
 
 _state = _State()
@@ -150,19 +155,28 @@ def prepare_backend() -> None:
             name="msadapter") from exc
 
 
-def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str] | None = None) -> ProviderRun:
+def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str] | None = None, *,
+                  enforce_blocks: bool = False) -> ProviderRun:
     """Discover every provider (built-in, then entry points, minus disabled ones) and let it register.
+
+    Args:
+        registry: the registry to fill.
+        args: the namespace handed to the providers.
+        environ: the environment (``MINDSPEED_MS_DISABLE``); ``os.environ`` when None.
+        enforce_blocks: put the providers' declared module blocks in force before any of them runs
+            (the adaptation does; listing and verification do not).
 
     Returns:
         What registered and what was skipped (disabled providers included).
 
     Raises:
-        ProviderError: a provider failed to load or to register; its registrations were withdrawn.
+        ProviderError: a provider failed to load or to register; every registration of the run was
+            withdrawn.
     """
     from mindspeed_ms.providers import ProviderRun, discover_providers, register_providers
 
     discovery = discover_providers(environ)
-    run = register_providers(registry, discovery.providers, args)
+    run = register_providers(registry, discovery.providers, args, enforce_blocks=enforce_blocks)
     return ProviderRun(run.registered, discovery.disabled + run.skipped)
 
 
@@ -195,10 +209,10 @@ def collect_patches(framework: str = "mindspore", argv: Sequence[str] = (),
 def _log_summary(report: ApplyReport, run: ProviderRun, runtime: Sequence[RuntimeSetting] = ()) -> None:
     logger = _logger()
     line = f"MindSpore backend, {report.summary()}"
-    if runtime:
-        line += "; runtime: " + ", ".join(setting.describe() for setting in runtime)
     if run.skipped:
         line += "; providers skipped: " + ", ".join(f"{item.name} ({item.reason})" for item in run.skipped)
+    if runtime:
+        line += "; runtime: " + ", ".join(setting.describe() for setting in runtime)
     logger.log(20 if current_rank() == 0 else 10, "%s", line)
     for status in report.statuses:
         logger.debug("%s: %s%s%s%s", status.target, status.state,
@@ -242,16 +256,62 @@ def _execute_mindspore(args: Any) -> ApplyReport:
         registry.trace = True
     if not getattr(args, "ai_framework", None):
         args.ai_framework = "mindspore"
-    run = run_providers(registry, args)
+    run = run_providers(registry, args, enforce_blocks=True)
     report = registry.apply()
     _state.executed, _state.report, _state.run = True, report, run
     _log_summary(report, run, runtime)
+    if os.environ.get(PARITY_DIR_ENV):
+        from mindspeed_ms.parity.capture import install_from_environment
+
+        install_from_environment(registry)
     if registry.trace and not _state.trace_armed:
         import atexit
 
         atexit.register(_write_trace_at_exit)
         _state.trace_armed = True
     return report
+
+
+def pytorch_registry() -> PatchRegistry:
+    """Return the registry of PyTorch mode's own patches (``pytorch_cpu``, a parity capture), creating it once.
+
+    It is not the default registry: registrations meant for MindSpore mode are never applied in PyTorch mode.
+    """
+    with _state.lock:
+        if _state.pytorch_registry is None:
+            from mindspeed_ms.registry import PatchRegistry
+
+            _state.pytorch_registry = PatchRegistry(name="mindspeed_ms.pytorch")
+        return _state.pytorch_registry
+
+
+def _has_cuda_device() -> bool:
+    """Tell whether an NVIDIA driver is present, without importing torch (a file check)."""
+    return any(os.path.exists(path) for path in _CUDA_DEVICE_FILES)
+
+
+def _execute_pytorch(args: Any) -> None:
+    """PyTorch mode: the ``pytorch_cpu`` provider on a machine without CUDA, and a parity capture if asked."""
+    parity = bool(os.environ.get(PARITY_DIR_ENV))
+    disabled = {item.strip() for item in os.environ.get("MINDSPEED_MS_DISABLE", "").split(",")}
+    cpu = not _has_cuda_device() and "pytorch_cpu" not in disabled
+    _state.pytorch_done = True
+    if not (cpu or parity):
+        return
+    configure_logging()
+    registry = pytorch_registry()
+    if cpu:
+        from mindspeed_ms.patches import pytorch_cpu
+        from mindspeed_ms.providers import as_provider, register_providers
+
+        args.ai_framework = "pytorch"
+        register_providers(registry, [as_provider(pytorch_cpu, "pytorch_cpu", pytorch_cpu.__name__)], args)
+        report = registry.apply()
+        _logger().log(20 if current_rank() == 0 else 10, "PyTorch backend without CUDA, %s", report.summary())
+    if parity:
+        from mindspeed_ms.parity.capture import install_from_environment
+
+        install_from_environment(registry)
 
 
 def execute_mindspore() -> ApplyReport:
@@ -285,6 +345,9 @@ class MindSporeAdaptation:
                  create_dummy: bool = False, check_patch: bool = False, **options: Any) -> Patch:
         """Register a patch in the default registry (MindSpeed-LLM's arguments and defaults).
 
+        Inside a provider's ``register(registry, args)`` it registers into that provider's registry
+        instead, attributed to the provider (what ``mindspeed-ms patches``/``verify`` list).
+
         Args:
             orig_func_name: dotted target, e.g. ``"megatron.core.tensor_parallel.random._set_cuda_rng_state"``.
             new_func: replacement, decorator ``wrapper(fn) -> fn`` or ``None`` (placeholder).
@@ -300,8 +363,14 @@ class MindSporeAdaptation:
             PatchValidationError: malformed target, kind, replacement or requirement.
             PatchConflictError: another replacement is registered and ``force_patch`` is False.
         """
-        return default_registry().register(orig_func_name, new_func, force_patch=force_patch,
-                                           create_dummy=create_dummy, log_calls=check_patch, **options)
+        from mindspeed_ms.engine.registry import registry_being_filled
+
+        # Called by a provider (the porting recipe), it fills the registry that provider was handed.
+        registry = registry_being_filled()
+        if registry is None:  # not `or`: an empty registry is falsy (it has a length)
+            registry = default_registry()
+        return registry.register(orig_func_name, new_func, force_patch=force_patch, create_dummy=create_dummy,
+                                 log_calls=check_patch, **options)
 
     @classmethod
     def apply(cls) -> ApplyReport:
@@ -364,6 +433,8 @@ class MindSporeAdaptation:
                 return _state.report
             framework = getattr(_state.args, "ai_framework", None) or get_ai_framework()
             if str(framework).lower() != "mindspore":
+                if not _state.pytorch_done:
+                    _execute_pytorch(cls.get_args())
                 return None
             return _execute_mindspore(cls.get_args())
 

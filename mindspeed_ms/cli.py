@@ -31,6 +31,9 @@ _MIGRATION_COMMANDS = {
                        "turn a torchrun launch script into an msrun one and flag features MindSpore lacks"),
     "doctor": ("mindspeed_ms.migrate.doctor_cli",
                "check Python, MindSpore, MSAdapter, CANN, NPU, megatron-core and msrun against the version table"),
+    "parity": ("mindspeed_ms.parity.cli",
+               "run a training script on PyTorch (torchrun) and on MindSpore (msrun) from the same weights and "
+               "batches, and compare losses, gradients and module outputs"),
 }
 
 _COLUMNS = ("target", "kind", "state", "replacement", "provider", "registered at", "reason")

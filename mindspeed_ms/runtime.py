@@ -6,7 +6,7 @@ training script builds anything. Nothing here runs in PyTorch mode.
 Measured with ``benchmarks/bench_train.py`` on a 2-core x86_64 machine (the example GPT, see README):
 on the CPU backend PyNative's asynchronous op queue costs far more than it overlaps: most of a
 step waits in it. Synchronous launch (``mindspore.runtime.launch_blocking()``) is the one setting
-that helps there, so it is the CPU default; the dispatch-thread count, the CPU kernel thread pool
+that helps there, so it is the CPU default; the dispatch-thread count, the CPU intra-op thread count
 and CPU affinity did not measurably help and stay MindSpore's own unless set. On Ascend the queue
 is what keeps the device busy: nothing is changed there unless the environment asks.
 
@@ -14,7 +14,7 @@ is what keeps the device busy: nothing is changed there unless the environment a
 |---|---|---|---|
 | synchronous launch | ``MINDSPEED_MS_LAUNCH_BLOCKING`` (1/0) | on | MindSpore's (off) |
 | dispatch threads | ``MINDSPEED_MS_DISPATCH_THREADS`` (int) | MindSpore's | MindSpore's |
-| CPU kernel threads | ``MINDSPEED_MS_RUNTIME_THREADS`` (int) | MindSpore's | MindSpore's |
+| CPU intra-op threads | ``MINDSPEED_MS_CPU_OP_THREADS`` (int) | MindSpore's | MindSpore's |
 | CPU affinity | ``MINDSPEED_MS_CPU_AFFINITY`` (1/0) | MindSpore's (off) | MindSpore's |
 """
 
@@ -39,7 +39,7 @@ __all__ = [
 SETTINGS_ENV = {
     "launch_blocking": "MINDSPEED_MS_LAUNCH_BLOCKING",
     "dispatch_threads": "MINDSPEED_MS_DISPATCH_THREADS",
-    "runtime_threads": "MINDSPEED_MS_RUNTIME_THREADS",
+    "cpu_op_threads": "MINDSPEED_MS_CPU_OP_THREADS",
     "cpu_affinity": "MINDSPEED_MS_CPU_AFFINITY",
 }
 
@@ -139,10 +139,10 @@ def _dispatch_threads(value: int) -> None:
     mindspore.runtime.dispatch_threads_num(value)
 
 
-def _runtime_threads(value: int) -> None:
-    import mindspore
+def _cpu_op_threads(value: int) -> None:
+    from mindspore.device_context.cpu.op_tuning import threads_num
 
-    mindspore.set_context(runtime_num_threads=value)
+    threads_num(value)
 
 
 def _cpu_affinity(value: bool) -> None:
@@ -154,7 +154,7 @@ def _cpu_affinity(value: bool) -> None:
 _APPLY: dict[str, Callable[[Any], None]] = {
     "launch_blocking": _launch_blocking,
     "dispatch_threads": _dispatch_threads,
-    "runtime_threads": _runtime_threads,
+    "cpu_op_threads": _cpu_op_threads,
     "cpu_affinity": _cpu_affinity,
 }
 

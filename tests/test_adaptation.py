@@ -32,8 +32,9 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("MINDSPEED_AI_FRAMEWORK", raising=False)
     monkeypatch.setattr(sys, "argv", ["train.py"])
     yield
-    if state.registry is not None:
-        state.registry.revert()
+    for registry in (state.registry, state.pytorch_registry):
+        if registry is not None:
+            registry.revert()
 
 
 @pytest.fixture()
@@ -104,11 +105,35 @@ def test_options_pass_kind_requires_and_purpose(target_module: ModuleType) -> No
         MindSporeAdaptation.register(f"{name}.compute", double, kind="decorate")
 
 
-def test_execute_in_pytorch_mode_does_nothing() -> None:
+def test_execute_in_pytorch_mode_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINDSPEED_MS_DISABLE", "pytorch_cpu")
     before = set(sys.modules)
     assert MindSporeAdaptation.execute() is None
-    assert adaptation._state.registry is None
+    assert adaptation._state.registry is None and adaptation._state.pytorch_registry is None
     assert not {name for name in set(sys.modules) - before if name.startswith(("msadapter", "mindspore"))}
+
+
+def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
+    monkeypatch.setattr(adaptation, "_CUDA_DEVICE_FILES", ("/nonexistent/nvidiactl",))
+    MindSporeAdaptation.register("json.dumps", lambda *a, **k: "mindspore-only")
+    before = set(sys.modules)
+    try:
+        assert MindSporeAdaptation.execute() is None
+        registry = adaptation._state.pytorch_registry
+        assert registry is not None and registry is not adaptation._state.registry
+        statuses = registry.status()
+        assert {status.provider for status in statuses} == {"pytorch_cpu"}
+        assert "megatron.core.tensor_parallel.random.CudaRNGStatesTracker.add" in {s.target for s in statuses}
+        import json
+
+        assert json.dumps(1) == "1"  # the default registry's registration is not applied in PyTorch mode
+        assert not {name for name in set(sys.modules) - before
+                    if name.startswith(("msadapter", "mindspore", "torch", "megatron"))}
+    finally:
+        if adaptation._state.pytorch_registry is not None:
+            adaptation._state.pytorch_registry.revert()
 
 
 def test_execute_rejects_an_invalid_framework(monkeypatch: pytest.MonkeyPatch) -> None:

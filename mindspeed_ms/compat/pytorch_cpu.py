@@ -1,0 +1,121 @@
+"""Replacements that let megatron-core run on a CPU build of PyTorch (the parity reference).
+
+megatron-core 0.12.1 assumes CUDA in a few places a small CPU training run reaches: the
+model-parallel RNG tracker reads and sets ``torch.cuda`` RNG states, gradient clipping allocates
+with ``device='cuda'`` and asserts ``param.grad.type() == 'torch.cuda.FloatTensor'``, and the global
+memory buffer allocates on ``torch.cuda.current_device()``. On a machine without CUDA these
+replacements keep the same semantics on the CPU: the tracker's named states are CPU generator
+states, allocations asked for on an accelerator land on the CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+from typing import Any, Callable
+
+__all__ = [
+    "cpu_tracker_add",
+    "cpu_tracker_fork",
+    "cpu_device_wrapper",
+    "current_device",
+    "clip_grad_by_total_norm_fp32",
+]
+
+
+def cpu_tracker_add(self: Any, name: str, seed: int) -> None:
+    """Track a named RNG state seeded with ``seed`` (``CudaRNGStatesTracker.add`` on the CPU generator).
+
+    Same checks as megatron's: a seed or a name may be added once.
+    """
+    import torch
+
+    self._is_initialized = True
+    if seed in self.seeds_:
+        raise Exception(f"seed {seed} already exists")  # megatron raises exactly this; callers may match it
+    self.seeds_.add(seed)
+    if name in self.states_:
+        raise Exception(f"cuda rng state {name} already exists")
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    self.states_[name] = generator.get_state()
+
+
+@contextlib.contextmanager
+def cpu_tracker_fork(self: Any, name: str = "model-parallel-rng") -> Iterator[None]:
+    """Run the block with the named RNG state as the CPU generator's (``CudaRNGStatesTracker.fork``).
+
+    The state advanced inside the block is kept for the next fork; the CPU generator gets its own
+    state back afterwards.
+    """
+    import torch
+
+    if name not in self.states_:
+        raise Exception(f"cuda rng state {name} is not added")
+    outside = torch.get_rng_state()
+    torch.set_rng_state(self.states_[name])
+    try:
+        yield
+    finally:
+        self.states_[name] = torch.get_rng_state()
+        torch.set_rng_state(outside)
+
+
+def _is_accelerator(device: Any) -> bool:
+    if device is None:
+        return False
+    if isinstance(device, int):
+        return True  # an int device is a CUDA ordinal
+    kind = getattr(device, "type", None) or str(device).split(":", 1)[0]
+    return kind.lower() in ("cuda", "npu")
+
+
+def cpu_device_wrapper(create: Callable[..., Any]) -> Callable[..., Any]:
+    """Allocate on the CPU whatever accelerator device a tensor-creation function is asked for.
+
+    Args:
+        create: ``torch.tensor``, ``torch.empty``, ``torch.zeros``, ... taking ``device=``.
+
+    Returns:
+        ``create`` with a CUDA/NPU device (name, ``torch.device`` or ordinal) replaced by ``"cpu"``.
+    """
+
+    @functools.wraps(create)
+    def create_on_cpu(*args: Any, **kwargs: Any) -> Any:
+        if _is_accelerator(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        return create(*args, **kwargs)
+
+    return create_on_cpu
+
+
+def current_device() -> int:
+    """Return 0 (``torch.cuda.current_device`` without CUDA; allocations on it go to the CPU)."""
+    return 0
+
+
+def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: float,
+                                 use_decoupled_grad: bool = False) -> None:
+    """Scale fp32 gradients in place so their total norm is at most ``max_norm`` (CPU tensors allowed).
+
+    megatron-core's version asserts the gradients are ``torch.cuda.FloatTensor``; the arithmetic
+    here is the same (coefficient ``max_norm / (total_norm + 1e-6)``, applied when below 1).
+    """
+    import torch
+
+    if isinstance(parameters, torch.Tensor):
+        parameters = [parameters]
+    attribute = "decoupled_grad" if use_decoupled_grad else "grad"
+    grads = []
+    for param in parameters:
+        grad = getattr(param, attribute, None)
+        if grad is None:
+            continue
+        if grad.dtype not in (torch.float32, torch.bfloat16) if use_decoupled_grad else grad.dtype != torch.float32:
+            raise TypeError(f"clip_grad_by_total_norm_fp32: a {attribute} of dtype {grad.dtype} is not fp32")
+        grads.append(grad.detach())
+    clip_coeff = max_norm / (total_norm + 1.0e-6)
+    if clip_coeff < 1.0:
+        for grad in grads:
+            grad.mul_(clip_coeff)

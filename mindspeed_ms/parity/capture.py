@@ -1,0 +1,277 @@
+"""In-process capture of a training run for a parity comparison (PyTorch reference or MindSpore candidate).
+
+Switched on by ``MINDSPEED_MS_PARITY_DIR`` (set by :func:`mindspeed_ms.parity.run_parity`); the
+adaptor installs it in either framework mode. It patches two things through the default patch
+registry (so they show in ``status()`` and are reverted exactly):
+
+* ``Module.__call__``: the first module called from outside any module and holding parameters is
+  the *model*. Before its first forward the reference dumps its parameters by name, and the
+  candidate loads them (names and shapes must match exactly, else :class:`ParityMismatchError`).
+  Every forward of the model hands over the batch: the reference dumps its tensor arguments, the
+  candidate compares its own with them and then uses the reference's. During the first forward
+  every module's output is recorded, in completion order.
+* ``Tensor.backward``: each backward of a scalar is one step: its loss, and the norm of the
+  model's gradients once the backward is done; after the first one every parameter's gradient.
+
+Files, per rank, under ``$MINDSPEED_MS_PARITY_DIR/rank<r>/``: ``params.npz``, ``batches.npz``,
+``forward.npz`` + ``forward_order.json``, ``grads.npz``, ``steps.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from mindspeed_ms.errors import AdaptationError
+
+__all__ = [
+    "PARITY_DIR_ENV",
+    "PARITY_ROLE_ENV",
+    "PARITY_LOAD_ENV",
+    "ParityMismatchError",
+    "ParityCapture",
+    "install_from_environment",
+]
+
+logger = logging.getLogger(__name__)
+
+PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"
+PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
+PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
+_ROLES = ("reference", "candidate")
+
+
+class ParityMismatchError(AdaptationError, ValueError):
+    """The candidate's model or batches cannot be matched with the reference's (names, shapes, keys).
+
+    Attributes:
+        problems: one line per mismatch.
+    """
+
+    def __init__(self, what: str, problems: list[str]) -> None:
+        self.problems = problems
+        shown = "; ".join(problems[:10]) + (f"; ... {len(problems) - 10} more" if len(problems) > 10 else "")
+        super().__init__(f"parity: the candidate's {what} do not match the reference's: {shown}. Both runs must "
+                         f"build the same model with the same parallel sizes")
+
+
+def _to_numpy(tensor: Any) -> np.ndarray:
+    value = tensor.detach()
+    if hasattr(value, "cpu"):
+        value = value.cpu()
+    if str(value.dtype).lower().endswith(("float16", "bfloat16")):
+        value = value.float()
+    # a copy: .numpy() shares memory with the tensor on both backends, and later in-place ops
+    # (megatron's cross entropy subtracts in place from the logits) would change what was recorded
+    return np.array(value.numpy(), copy=True)
+
+
+def _first_tensor(value: Any, tensor_type: type) -> Any:
+    if isinstance(value, tensor_type):
+        return value
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            found = _first_tensor(item, tensor_type)
+            if found is not None:
+                return found
+    if isinstance(value, dict):
+        for item in value.values():
+            found = _first_tensor(item, tensor_type)
+            if found is not None:
+                return found
+    return None
+
+
+class ParityCapture:
+    """The state of one process's capture; see the module docstring.
+
+    Args:
+        directory: where this rank's files go (``<dir>/rank<r>``).
+        role: ``"reference"`` or ``"candidate"``.
+        rank: this process's rank.
+        load_from: the reference's directory (candidate only): parameters and batches are read there.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], role: str, rank: int,
+                 load_from: str | os.PathLike[str] | None = None) -> None:
+        if role not in _ROLES:
+            raise ValueError(f"{PARITY_ROLE_ENV}={role!r}: use one of {', '.join(_ROLES)}")
+        import torch
+
+        self.torch = torch
+        self.role = role
+        self.rank = rank
+        self.out = Path(directory) / f"rank{rank}"
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.reference = Path(load_from) / f"rank{rank}" if load_from else None
+        if role == "candidate" and self.reference is None:
+            raise ValueError(f"a parity candidate needs {PARITY_LOAD_ENV} (the reference's dump directory)")
+        self.model: Any = None
+        self.names: dict[int, str] = {}
+        self.depth = 0
+        self.forwards = 0
+        self.steps = 0
+        self.outputs: dict[str, np.ndarray] = {}
+        self.order: list[str] = []
+        self.batches: dict[str, np.ndarray] = {}
+        self.reference_batches: Any = None
+        self.batch_diffs: dict[int, float] = {}
+        (self.out / "steps.jsonl").write_text("")
+
+    # -- Module.__call__ ---------------------------------------------------------------------------
+    def wrap_call(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """Return ``Module.__call__`` that records and hands over as described in the module docstring."""
+        capture = self
+
+        def __call__(module: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N807  (it is Module.__call__)
+            if capture.depth == 0 and capture.model is None and any(True for _ in module.parameters()):
+                capture._adopt_model(module)
+            is_model = capture.depth == 0 and module is capture.model
+            if is_model:
+                capture.forwards += 1
+                args, kwargs = capture._hand_over_batch(args, kwargs)
+            capture.depth += 1
+            try:
+                result = call(module, *args, **kwargs)
+            finally:
+                capture.depth -= 1
+            if capture.steps == 0 and capture.forwards == 1 and capture.model is not None:
+                capture._record_output(module, result)
+            return result
+
+        return __call__
+
+    def _adopt_model(self, model: Any) -> None:
+        self.model = model
+        self.names = {id(module): name or "model" for name, module in model.named_modules()}
+        params = {name: param for name, param in model.named_parameters()}
+        if self.role == "reference":
+            np.savez(self.out / "params.npz", **{name: _to_numpy(p) for name, p in params.items()})
+            return
+        assert self.reference is not None  # checked in __init__
+        with np.load(self.reference / "params.npz") as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        problems = [f"missing in the candidate: {name}" for name in sorted(set(arrays) - set(params))]
+        problems += [f"not in the reference: {name}" for name in sorted(set(params) - set(arrays))]
+        problems += [f"{name}: shape {tuple(params[name].shape)} vs the reference's {arrays[name].shape}"
+                     for name in sorted(set(params) & set(arrays))
+                     if tuple(params[name].shape) != arrays[name].shape]
+        if problems:
+            raise ParityMismatchError("parameters", problems)
+        with self.torch.no_grad():
+            for name, param in params.items():
+                param.copy_(self.torch.tensor(arrays[name], dtype=param.dtype))
+        logger.info("parity: loaded the reference's %d parameters", len(params))
+
+    def _hand_over_batch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict]:
+        prefix = f"step{self.forwards}"
+        keyed = [(f"{prefix}.arg{i}", value) for i, value in enumerate(args)]
+        keyed += [(f"{prefix}.kw.{key}", value) for key, value in kwargs.items()]
+        tensors = {key: value for key, value in keyed if isinstance(value, self.torch.Tensor)}
+        if self.role == "reference":
+            self.batches.update({key: _to_numpy(value) for key, value in tensors.items()})
+            np.savez(self.out / "batches.npz", **self.batches)
+            return args, kwargs
+        if self.reference_batches is None:
+            assert self.reference is not None
+            with np.load(self.reference / "batches.npz") as stored:
+                self.reference_batches = {name: stored[name] for name in stored.files}
+        missing = [key for key in tensors if key not in self.reference_batches]
+        if missing:
+            raise ParityMismatchError("batches", [f"forward {self.forwards}: no reference input {key}"
+                                                  for key in missing])
+        diff = 0.0
+        replaced: dict[str, Any] = {}
+        for key, value in tensors.items():
+            mine, theirs = _to_numpy(value), self.reference_batches[key]
+            if mine.shape != theirs.shape:
+                raise ParityMismatchError("batches", [f"{key}: shape {mine.shape} vs {theirs.shape}"])
+            if mine.size:
+                diff = max(diff, float(np.max(np.abs(mine.astype(np.float64) - theirs.astype(np.float64)))))
+            replaced[key] = self.torch.tensor(theirs, dtype=value.dtype)
+        self.batch_diffs[self.forwards] = diff
+        new_args = tuple(replaced.get(f"{prefix}.arg{i}", value) for i, value in enumerate(args))
+        new_kwargs = {key: replaced.get(f"{prefix}.kw.{key}", value) for key, value in kwargs.items()}
+        return new_args, new_kwargs
+
+    def _record_output(self, module: Any, result: Any) -> None:
+        name = self.names.get(id(module))
+        tensor = _first_tensor(result, self.torch.Tensor)
+        if name is None or tensor is None:
+            return
+        key, count = name, 1
+        while key in self.outputs:
+            count += 1
+            key = f"{name}#{count}"
+        self.outputs[key] = _to_numpy(tensor)
+        self.order.append(key)
+
+    # -- Tensor.backward ---------------------------------------------------------------------------
+    def wrap_backward(self, backward: Callable[..., Any]) -> Callable[..., Any]:
+        """Return ``Tensor.backward`` that records the loss and the gradients of each step."""
+        capture = self
+
+        def backward_and_record(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+            is_step = capture.model is not None and capture.depth == 0 and tensor.numel() == 1
+            loss = float(_to_numpy(tensor).reshape(())) if is_step else None
+            result = backward(tensor, *args, **kwargs)
+            if is_step:
+                capture._record_step(loss)
+            return result
+
+        return backward_and_record
+
+    def _gradients(self) -> dict[str, np.ndarray]:
+        grads = {}
+        for name, param in self.model.named_parameters():
+            grad = getattr(param, "main_grad", None)
+            grad = param.grad if grad is None else grad
+            if grad is not None:
+                grads[name] = _to_numpy(grad)
+        return grads
+
+    def _record_step(self, loss: float | None) -> None:
+        self.steps += 1
+        grads = self._gradients()
+        norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values())))
+        record = {"step": self.steps, "loss": loss, "grad_norm": norm,
+                  "batch_max_abs_diff": self.batch_diffs.get(self.forwards)}
+        with open(self.out / "steps.jsonl", "a", encoding="utf-8") as stream:
+            stream.write(json.dumps(record) + "\n")
+        if self.steps == 1:
+            np.savez(self.out / "grads.npz", **grads)
+            np.savez(self.out / "forward.npz", **self.outputs)
+            (self.out / "forward_order.json").write_text(json.dumps(self.order))
+
+
+def install_from_environment(registry: Any, environ: Any = None) -> ParityCapture | None:
+    """Install the capture when ``MINDSPEED_MS_PARITY_DIR`` is set; register its two patches and apply them.
+
+    Args:
+        registry: the patch registry to register into (the adaptation's default one).
+        environ: the environment; ``os.environ`` when None.
+
+    Returns:
+        The capture, or None when parity is off.
+    """
+    env = os.environ if environ is None else environ
+    directory = env.get(PARITY_DIR_ENV)
+    if not directory:
+        return None
+    import torch
+
+    capture = ParityCapture(directory, env.get(PARITY_ROLE_ENV, "reference"), int(env.get("RANK", "0")),
+                            env.get(PARITY_LOAD_ENV) or None)
+    module, tensor = torch.nn.Module, torch.Tensor
+    registry.register(f"{module.__module__}.{module.__qualname__}.__call__", capture.wrap_call, kind="wrap",
+                      purpose="parity: find the model, hand over its parameters and batches, record module outputs")
+    registry.register(f"{tensor.__module__}.{tensor.__qualname__}.backward", capture.wrap_backward, kind="wrap",
+                      purpose="parity: record each step's loss, gradient norm and first-step gradients")
+    registry.apply()
+    logger.info("parity capture on (%s, rank %d): %s", capture.role, capture.rank, capture.out)
+    return capture

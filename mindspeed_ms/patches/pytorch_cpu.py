@@ -1,0 +1,47 @@
+"""Built-in provider: megatron-core on a CPU build of PyTorch (the reference a parity run compares with).
+
+Unlike the other providers this one serves PyTorch mode: :mod:`mindspeed_ms.adaptation` registers
+it when the framework is PyTorch and the machine has no CUDA device; in MindSpore mode it registers
+nothing. ``MINDSPEED_MS_DISABLE=pytorch_cpu`` turns it off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT
+
+name = "pytorch_cpu"
+requires = ()
+
+_MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
+_TORCH = ("torch>=2.1",)  # real PyTorch (this provider never runs under MSAdapter)
+_TRACKER = "megatron.core.tensor_parallel.random.CudaRNGStatesTracker"
+#: torch creation functions megatron calls with device='cuda' or torch.cuda.current_device().
+_CREATION = ("tensor", "empty", "zeros", "ones", "full")
+
+
+def register(registry: Any, args: Any) -> None:
+    """Register the CPU-PyTorch patches, or nothing unless ``args.ai_framework`` is ``"pytorch"``.
+
+    Args:
+        registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
+        args: the training script's flags; the adaptation sets ``ai_framework="pytorch"`` in PyTorch mode.
+    """
+    if str(getattr(args, "ai_framework", None)).lower() != "pytorch":
+        return
+    from mindspeed_ms.compat import pytorch_cpu as compat
+
+    registry.register(f"{_TRACKER}.add", compat.cpu_tracker_add, requires=_MEGATRON,
+                      purpose="the model-parallel RNG tracker reads torch.cuda.get_rng_state(), which fails without "
+                              "CUDA; its named states become CPU generator states")
+    registry.register(f"{_TRACKER}.fork", compat.cpu_tracker_fork, requires=_MEGATRON,
+                      purpose="the tracker's fork swaps CUDA RNG states; on CPU it swaps the CPU generator's")
+    registry.register("megatron.core.optimizer.clip_grads.clip_grad_by_total_norm_fp32",
+                      compat.clip_grad_by_total_norm_fp32, requires=_MEGATRON,
+                      purpose="gradient clipping asserts param.grad.type() == 'torch.cuda.FloatTensor'")
+    for function in _CREATION:
+        registry.register(f"torch.{function}", compat.cpu_device_wrapper, kind="wrap", requires=_TORCH,
+                          purpose=f"megatron calls torch.{function}(..., device='cuda'), which fails without CUDA")
+    registry.register("torch.cuda.current_device", compat.current_device, requires=_TORCH,
+                      purpose="megatron allocates on torch.cuda.current_device(), which raises without CUDA")

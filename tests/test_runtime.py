@@ -1,0 +1,101 @@
+"""mindspeed_ms.runtime: MindSpore runtime settings per device, overridable, applied in MindSpore mode only."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mindspeed_ms.runtime import SETTINGS_ENV, RuntimeSetting, RuntimeSettingError, choose_runtime_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
+
+
+def test_cpu_default_is_synchronous_launch_only() -> None:
+    assert choose_runtime_settings("CPU", {}) == (RuntimeSetting("launch_blocking", True, "default"),)
+
+
+@pytest.mark.parametrize("device", ["Ascend", "GPU"])
+def test_other_devices_keep_mindspore_defaults_unless_asked(device: str) -> None:
+    assert choose_runtime_settings(device, {}) == ()
+    assert choose_runtime_settings(device, {"MINDSPEED_MS_LAUNCH_BLOCKING": "1"}) == (
+        RuntimeSetting("launch_blocking", True, "MINDSPEED_MS_LAUNCH_BLOCKING"),)
+
+
+def test_environment_overrides_each_setting() -> None:
+    env = {"MINDSPEED_MS_LAUNCH_BLOCKING": "off", "MINDSPEED_MS_DISPATCH_THREADS": "2",
+           "MINDSPEED_MS_CPU_OP_THREADS": "1", "MINDSPEED_MS_CPU_AFFINITY": "0"}
+    chosen = {setting.name: setting for setting in choose_runtime_settings("CPU", env)}
+    assert set(chosen) == set(SETTINGS_ENV)
+    assert chosen["launch_blocking"].value is False and chosen["dispatch_threads"].value == 2
+    assert chosen["cpu_op_threads"].value == 1 and chosen["cpu_affinity"].value is False
+    assert chosen["launch_blocking"].describe() == "launch_blocking=off (env)"
+    assert chosen["dispatch_threads"].describe() == "dispatch_threads=2 (env)"
+
+
+@pytest.mark.parametrize(("variable", "value"), [("MINDSPEED_MS_LAUNCH_BLOCKING", "maybe"),
+                                                  ("MINDSPEED_MS_DISPATCH_THREADS", "0"),
+                                                  ("MINDSPEED_MS_CPU_OP_THREADS", "two")])
+def test_malformed_override_is_a_typed_error_naming_the_variable(variable: str, value: str) -> None:
+    with pytest.raises(RuntimeSettingError, match=variable) as caught:
+        choose_runtime_settings("CPU", {variable: value})
+    assert isinstance(caught.value, ValueError) and caught.value.variable == variable
+
+
+def _train(tmp_path: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
+    environ.update(GLOG_v="3", PATH=f"{Path(sys.executable).parent}{os.pathsep}{environ.get('PATH', '')}", **env)
+    log_dir = tmp_path / f"logs_{len(list(tmp_path.iterdir()))}"
+    return subprocess.run(["msrun", "--worker_num=1", "--local_worker_num=1", f"--master_port={_port()}",
+                           "--join=True", "--cluster_time_out=120", f"--log_dir={log_dir}", str(EXAMPLE),
+                           "--train-iters", "3", *extra],
+                          capture_output=True, text=True, timeout=600, env=environ, cwd=str(tmp_path))
+
+
+def _port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _losses(output: str) -> list[str]:
+    return re.findall(r"lm loss (\S+)", output)
+
+
+def test_mindspore_mode_on_cpu_launches_synchronously_and_losses_do_not_change(tmp_path: Path) -> None:
+    default = _train(tmp_path, "--ai-framework", "mindspore")
+    assert default.returncode == 0, default.stdout[-3000:] + default.stderr[-3000:]
+    assert "runtime: launch_blocking=on" in default.stdout + default.stderr
+    asynchronous = _train(tmp_path, "--ai-framework", "mindspore", MINDSPEED_MS_LAUNCH_BLOCKING="0")
+    assert asynchronous.returncode == 0, asynchronous.stderr[-3000:]
+    assert "runtime: launch_blocking=off (env)" in asynchronous.stdout + asynchronous.stderr
+    assert len(_losses(default.stdout)) == 3
+    assert _losses(default.stdout) == _losses(asynchronous.stdout)
+
+
+def test_settings_reach_mindspore_in_mindspore_mode_and_not_in_pytorch_mode(tmp_path: Path) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import mindspeed_ms.adaptor\n"
+        "import sys\n"
+        "from mindspeed_ms import MindSporeAdaptation\n"
+        "from mindspore._c_expression import RuntimeConf\n"
+        "print('settings', MindSporeAdaptation.runtime_settings(), 'blocking', RuntimeConf.get_instance()"
+        ".is_launch_blocking())\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
+    env["GLOG_v"] = "3"
+    mindspore = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], capture_output=True,
+                               text=True, timeout=300, env=env)
+    assert mindspore.returncode == 0, mindspore.stderr[-3000:]
+    assert "blocking True" in mindspore.stdout and "launch_blocking" in mindspore.stdout
+    pytorch = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                             env=dict(env, MINDSPEED_MS_DISABLE="pytorch_cpu"))
+    assert pytorch.returncode == 0, pytorch.stderr[-3000:]
+    assert "settings None blocking False" in pytorch.stdout
