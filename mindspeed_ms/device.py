@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import os
 
-__all__ = ["DEVICE_ENV_VAR", "device_target", "is_ascend", "clear_device_cache"]
+__all__ = ["DEVICE_ENV_VAR", "UNKNOWN", "device_target", "is_ascend", "clear_device_cache"]
 
 logger = logging.getLogger(__name__)
 
 DEVICE_ENV_VAR = "MINDSPEED_MS_DEVICE"
+#: What :func:`device_target` says when MindSpore is not installed (listing and static verification
+#: run without it): neither the CPU-only nor the Ascend-only patches are registered then.
+UNKNOWN = "unknown"
 
 _KNOWN = {"cpu": "CPU", "ascend": "Ascend", "npu": "Ascend", "gpu": "GPU"}
 _cached: str | None = None
@@ -34,7 +37,10 @@ def _normalise(name: str, source: str) -> str:
 
 
 def device_target() -> str:
-    """Return the device MindSpore computes on: ``"CPU"``, ``"Ascend"`` or ``"GPU"``.
+    """Return the device MindSpore computes on: ``"CPU"``, ``"Ascend"``, ``"GPU"``, or ``"unknown"``.
+
+    ``"unknown"`` (:data:`UNKNOWN`) means MindSpore is not installed and ``MINDSPEED_MS_DEVICE`` is
+    not set (e.g. ``mindspeed-ms patches`` on a core-only install).
 
     The value is read once (from ``MINDSPEED_MS_DEVICE`` if set, else from
     ``mindspore.get_context("device_target")``) and cached; :func:`clear_device_cache` forgets it.
@@ -51,8 +57,13 @@ def device_target() -> str:
         if override:
             _cached = _normalise(override, f"${DEVICE_ENV_VAR}")
         else:
-            import mindspore
-
+            try:
+                import mindspore
+            except ImportError:
+                logger.info("MindSpore is not installed: device target unknown (set %s to choose one)",
+                            DEVICE_ENV_VAR)
+                _cached = UNKNOWN
+                return _cached
             _cached = _normalise(str(mindspore.get_context("device_target")), "MindSpore's context")
         logger.debug("device target: %s", _cached)
     return _cached

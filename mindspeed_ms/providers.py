@@ -48,12 +48,15 @@ class Provider:
         register: ``register(registry, args)``.
         requires: PEP 508 requirements; when unmet the provider is skipped.
         origin: where it came from, for messages (module or entry point and distribution).
+        blocks: ``(module, purpose)`` of the modules it blocks, declared as data (a ``blocks``
+            attribute) so they can be in force before any provider registers.
     """
 
     name: str
     register: Callable[[Any, Any], object]
     requires: tuple[str, ...] = ()
     origin: str = ""
+    blocks: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,20 @@ def as_provider(obj: Any, default_name: str, origin: str) -> Provider:
     except AdaptationError as exc:
         raise ProviderError(f"{origin}: provider {name!r} has malformed requires: {exc}",
                             provider=name) from exc
-    return Provider(name=name, register=register, requires=requires, origin=origin)
+    blocks = _blocks_of(obj, name, origin) if register is not obj else ()
+    return Provider(name=name, register=register, requires=requires, origin=origin, blocks=blocks)
+
+
+def _blocks_of(obj: Any, name: str, origin: str) -> tuple[tuple[str, str | None], ...]:
+    raw = getattr(obj, "blocks", None) or ()
+    blocks: list[tuple[str, str | None]] = []
+    for item in raw:
+        module, purpose = (item, None) if isinstance(item, str) else tuple(item) + (None,) * (2 - len(item))
+        if not isinstance(module, str) or not (purpose is None or isinstance(purpose, str)):
+            raise ProviderError(f"{origin}: provider {name!r} has a malformed blocks entry {item!r}: expected a "
+                                f"module name or (module name, purpose)", provider=name)
+        blocks.append((module, purpose))
+    return tuple(blocks)
 
 
 def _builtin_names(package_name: str) -> list[str]:
@@ -232,46 +248,74 @@ def _imports_during(provider: Provider, registry: PatchRegistry, new_modules: It
     return sorted(offending)
 
 
-def register_providers(registry: PatchRegistry, providers: Iterable[Provider], args: Any) -> ProviderRun:
-    """Let each provider register into ``registry``; all-or-nothing per provider.
+def register_providers(registry: PatchRegistry, providers: Iterable[Provider], args: Any, *,
+                       enforce_blocks: bool = False) -> ProviderRun:
+    """Let each provider register into ``registry``; all or nothing.
 
     Providers whose ``requires`` are unmet are skipped (and logged). Registrations are attributed to
-    the provider (``PatchStatus.provider``).
+    the provider (``PatchStatus.provider``). If any provider raises, every registration of this call
+    is withdrawn (the registry is as it was before, so the call can be retried).
 
     Args:
         registry: the registry to fill.
         providers: providers in registration order.
         args: the namespace handed to each ``register(registry, args)``.
+        enforce_blocks: register and apply every provider's declared ``blocks`` before any provider
+            runs (the adaptation does, so a provider never meets a blocked shim); lifted again if a
+            provider fails.
 
     Returns:
         A :class:`ProviderRun` naming the providers that registered and those skipped.
 
     Raises:
-        ProviderError: a provider raised; its registrations were withdrawn and later providers did not run.
+        ProviderError: a provider raised; this call's registrations were withdrawn and later
+            providers did not run.
     """
     from mindspeed_ms.engine.requirements import unmet_requirements
 
     registered: list[str] = []
     skipped: list[SkippedProvider] = []
+    runnable: list[Provider] = []
     for provider in providers:
         unmet = unmet_requirements(provider.requires)
         if unmet:
             skipped.append(SkippedProvider(provider.name, provider.origin, "; ".join(unmet)))
             logger.info("provider %r skipped: %s", provider.name, "; ".join(unmet))
-            continue
-        before = set(sys.modules)
+        else:
+            runnable.append(provider)
+    with registry.transaction():
+        blocked: list[str] = []
+        if enforce_blocks:
+            for provider in runnable:
+                with registry.provider(provider.name):
+                    for module, purpose in provider.blocks:
+                        registry.block(module, purpose=purpose)
+                        blocked.append(module)
+            registry.apply_blocks()
         try:
-            with registry.provider(provider.name):
-                provider.register(registry, args)
-        except Exception as exc:
-            raise ProviderError(
-                f"provider {provider.name!r} ({provider.origin}) failed while registering: "
-                f"{type(exc).__name__}: {exc}; its registrations were withdrawn", provider=provider.name,
-                target=getattr(exc, "target", None)) from exc
-        offending = _imports_during(provider, registry, set(sys.modules) - before)
-        if offending:
-            logger.warning("provider %r imported %s while registering: providers must only register; import "
-                           "torch and the targets inside the replacement functions", provider.name,
-                           ", ".join(map(repr, offending)))
-        registered.append(provider.name)
+            for provider in runnable:
+                _register_one(registry, provider, args)
+                registered.append(provider.name)
+        except BaseException:
+            for module in blocked:
+                if module in registry:
+                    registry.unregister(module)
+            raise
     return ProviderRun(tuple(registered), tuple(skipped))
+
+
+def _register_one(registry: PatchRegistry, provider: Provider, args: Any) -> None:
+    before = set(sys.modules)
+    try:
+        with registry.provider(provider.name):
+            provider.register(registry, args)
+    except Exception as exc:
+        raise ProviderError(
+            f"provider {provider.name!r} ({provider.origin}) failed while registering: "
+            f"{type(exc).__name__}: {exc}; the registrations of every provider were withdrawn",
+            provider=provider.name, target=getattr(exc, "target", None)) from exc
+    offending = _imports_during(provider, registry, set(sys.modules) - before)
+    if offending:
+        logger.warning("provider %r imported %s while registering: providers must only register; import "
+                       "torch and the targets inside the replacement functions", provider.name,
+                       ", ".join(map(repr, offending)))

@@ -91,9 +91,9 @@ class _VerifySession(pytest.Collector):
         if self.error is not None:
             return
         if self.static:
-            from mindspeed_ms.static import StaticResolver
+            from mindspeed_ms.verify import static_resolver
 
-            self.resolver = StaticResolver()
+            self.resolver = static_resolver()  # reads `torch` as the runtime maps it (MSAdapter)
             return
         from mindspeed_ms.adaptation import prepare_backend
         from mindspeed_ms.registry import PatchRegistry

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mindspeed_ms.engine.registry import PatchRegistry
 
-__all__ = ["FAILING_STATES", "TargetCheck", "check_target", "verify_registry"]
+__all__ = ["FAILING_STATES", "TargetCheck", "check_target", "verify_registry", "runtime_module_map",
+           "static_resolver"]
 
 #: States of a :class:`TargetCheck` that make ``verify`` fail.
 FAILING_STATES = ("missing", "incompatible", "error")
@@ -54,6 +55,25 @@ class TargetCheck:
                 "registered_at": self.registered_at, "suggestions": list(self.suggestions)}
 
 
+def runtime_module_map() -> dict[str, str]:
+    """Return the top-level module mapping the MindSpore-mode runtime applies, for static resolution.
+
+    With MSAdapter installed, ``import torch`` (after ``import msadapter``) gives MSAdapter's
+    ``msadapter`` package, not the ``torch/`` folder it also installs: ``torch.X`` is read from
+    ``msadapter/X``. Nothing is imported to find out.
+    """
+    from mindspeed_ms.engine.finders import find_spec
+
+    return {"torch": "msadapter"} if find_spec("msadapter") is not None else {}
+
+
+def static_resolver() -> Any:
+    """Return a :class:`~mindspeed_ms.engine.static.StaticResolver` that reads modules as the runtime maps them."""
+    from mindspeed_ms.engine.static import StaticResolver
+
+    return StaticResolver(module_map=runtime_module_map())
+
+
 def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> TargetCheck:
     """Resolve one patch's target and check its replacement's signature.
 
@@ -76,9 +96,11 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
         return TargetCheck(patch.target, "skipped", "; ".join(unmet), **base)
     stub_reason = "does not exist; created as a stub when applied (create_dummy=True)"
     if static:
-        from mindspeed_ms.engine.static import StaticResolver
-
-        result = (resolver or StaticResolver()).resolve(patch.target)
+        try:
+            result = (resolver or static_resolver()).resolve(patch.target)
+        except Exception as exc:  # one target's surprise must not end the whole run
+            return TargetCheck(patch.target, "error", f"static resolution failed: {type(exc).__name__}: {exc}",
+                               **base)
         if result.state == "missing" and patch.create_dummy:
             return TargetCheck(patch.target, "stub", stub_reason, **base)
         return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
@@ -118,9 +140,7 @@ def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[Ta
     patches = registry.patches()
     targets = [patch for patch in patches if not patch.is_block]
     if static:
-        from mindspeed_ms.engine.static import StaticResolver
-
-        resolver = StaticResolver()
+        resolver = static_resolver()
         return [check_target(patch, static=True, resolver=resolver) for patch in targets]
     from mindspeed_ms.engine.registry import PatchRegistry
 

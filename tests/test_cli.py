@@ -210,3 +210,22 @@ def test_patches_without_apply_imports_neither_msadapter_nor_targets(tmp_path: P
     assert "megatron.core.tensor_parallel.random._set_cuda_rng_state" in completed.stdout
     assert "no CUDA generator on MindSpore" in completed.stdout
     assert "IMPORTED: \n" in completed.stderr
+
+
+def test_patches_and_static_verify_run_without_mindspore(tmp_path):
+    # A core-only install: MindSpore cannot be imported. Listing must not import it (lazy
+    # replacements, device "unknown"), and static verification judges every target, crashing on none.
+    script = tmp_path / "no_mindspore.py"
+    script.write_text("import sys\nsys.modules['mindspore'] = None\nfrom mindspeed_ms.cli import main\n"
+                      "sys.exit(main(sys.argv[1:]))\n")
+    env = {**os.environ, "MINDSPEED_MS_DEVICE": ""}
+    listed = subprocess.run([sys.executable, str(script), "patches", "--ai-framework", "mindspore", "--json"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    mindspeed = [p for p in data["patches"] if p["provider"] == "mindspeed"]
+    assert mindspeed and all(p["replacement"].startswith("mindspeed_ms.") for p in mindspeed)
+    checked = subprocess.run([sys.executable, str(script), "verify", "--static", "--json"],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert checked.returncode in (0, 1), checked.stderr
+    assert "Traceback" not in checked.stderr and json.loads(checked.stdout)["targets"]

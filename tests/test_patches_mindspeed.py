@@ -23,7 +23,7 @@ from mindspeed_ms.compat import torch_npu as npu_compat
 from mindspeed_ms.framework import get_args
 
 FAKES = Path(__file__).resolve().parent / "fakes"
-ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": "msadapter,msadapter_cpu,megatron_core,third_party"}
+ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": "msadapter,msadapter_cpu,megatron_core,third_party,pytorch_cpu"}
 
 #: module -> attribute -> the implementation it must be after the patches
 EXPECTED: dict[str, dict[str, Any]] = {

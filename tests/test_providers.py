@@ -202,7 +202,7 @@ def test_written_distribution_exposes_its_entry_points(tmp_path: Path, monkeypat
 
 
 # -- registration ---------------------------------------------------------------------------------
-def test_provider_that_raises_is_named_and_its_registrations_withdrawn() -> None:
+def test_provider_that_raises_is_named_and_every_registration_of_the_run_withdrawn() -> None:
     def good(registry: PatchRegistry, args: object) -> None:
         registry.register("json.dumps", lambda *a, **k: "good")
 
@@ -217,7 +217,7 @@ def test_provider_that_raises_is_named_and_its_registrations_withdrawn() -> None
     with pytest.raises(ProviderError, match="'bad'.*KeyError.*withdrawn") as info:
         register_providers(registry, providers, SimpleNamespace())
     assert info.value.provider == "bad" and isinstance(info.value.__cause__, KeyError)
-    assert [status.target for status in registry.status()] == ["json.dumps"]
+    assert registry.status() == []  # the earlier provider's registrations too: a retry starts clean
 
 
 def test_provider_with_unmet_requires_is_skipped_and_reported() -> None:
@@ -251,3 +251,169 @@ def test_provider_importing_its_target_is_warned_about(
     with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
         register_providers(PatchRegistry("eager"), [Provider("eager", eager)], SimpleNamespace())
     assert f"provider 'eager' imported '{target}' while registering" in caplog.text
+
+
+# -- providers and the user's registrations (issue 11 items 14-18, 20) -------------------------------
+def _provider(name: str, register) -> Provider:  # type: ignore[no-untyped-def]
+    return Provider(name, register, origin="test")
+
+
+def test_a_failed_run_leaves_the_registry_as_before_and_a_retry_works() -> None:
+    registry = PatchRegistry("retry")
+    registry.register("json.dumps", lambda *a, **k: "user")
+    attempts: list[int] = []
+
+    def first(registry: PatchRegistry, args: object) -> None:
+        registry.register("json.loads", lambda *a, **k: "first")
+
+    def flaky(registry: PatchRegistry, args: object) -> None:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("not yet")
+
+    providers = [_provider("first", first), _provider("flaky", flaky)]
+    with pytest.raises(ProviderError, match="'flaky'"):
+        register_providers(registry, providers, SimpleNamespace())
+    assert [s.target for s in registry.status()] == ["json.dumps"]
+    run = register_providers(registry, providers, SimpleNamespace())
+    assert run.registered == ("first", "flaky")
+    assert [s.target for s in registry.status()] == ["json.dumps", "json.loads"]
+
+
+def test_withdrawing_a_provider_keeps_the_users_identical_registration() -> None:
+    def shared(*args: object, **kwargs: object) -> str:
+        return "shared"
+
+    def shared_wrapper(fn):  # type: ignore[no-untyped-def]
+        return fn
+
+    registry = PatchRegistry("identical")
+    register_providers(registry, [_provider("p", lambda r, a: (r.register("json.dumps", shared),
+                                                               r.register("json.loads", shared_wrapper)))],
+                       SimpleNamespace())
+    registry.register("json.dumps", shared)
+    registry.register("json.loads", shared_wrapper)
+    registry.withdraw_provider("p")
+    statuses = {s.target: s for s in registry.status()}
+    assert statuses["json.dumps"].kinds == ("replace",) and statuses["json.dumps"].provider is None
+    assert statuses["json.loads"].kinds == ("wrap",)
+
+
+def test_a_provider_that_unregisters_then_raises_gives_back_the_users_registration() -> None:
+    def user_wrapper(fn):  # type: ignore[no-untyped-def]
+        return fn
+
+    registry = PatchRegistry("unregister")
+    registry.register("json.dumps", user_wrapper)
+
+    def meddler(registry: PatchRegistry, args: object) -> None:
+        registry.unregister("json.dumps")
+        raise ValueError("the provider's own error")
+
+    with pytest.raises(ProviderError, match="ValueError: the provider's own error") as info:
+        register_providers(registry, [_provider("meddler", meddler)], SimpleNamespace())
+    assert isinstance(info.value.__cause__, ValueError)
+    [status] = registry.status()
+    assert status.target == "json.dumps" and status.kinds == ("wrap",) and status.provider is None
+
+
+def test_a_users_forced_replacement_survives_providers_registering_again() -> None:
+    def provided(*args: object, **kwargs: object) -> str:
+        return "provided"
+
+    def users(*args: object, **kwargs: object) -> str:
+        return "user"
+
+    registry = PatchRegistry("repatch")
+    provider = _provider("p", lambda r, a: r.register("json.dumps", provided))
+    register_providers(registry, [provider], SimpleNamespace())
+    registry.register("json.dumps", users, force_patch=True)  # MindSporeAdaptation.register's default
+    # what repatch() does: withdraw the providers, let them register again
+    registry.withdraw_provider("p")
+    register_providers(registry, [provider], SimpleNamespace())
+    import json
+
+    with registry.applied():
+        assert json.dumps({}) == "user"
+    assert registry.status()[0].replacement.endswith("users")
+
+
+def test_requirements_belong_to_each_registration() -> None:
+    def strict_one(*args: object, **kwargs: object) -> str:
+        return "needs-missing"
+
+    def forced(*args: object, **kwargs: object) -> str:
+        return "forced"
+
+    registry = PatchRegistry("requires")
+    providers = [
+        _provider("needy", lambda r, a: r.register("json.dumps", strict_one, requires="no-such-dist-xyz>=1")),
+        _provider("forcing", lambda r, a: r.register("json.dumps", forced, force_patch=True)),
+    ]
+    register_providers(registry, providers, SimpleNamespace())
+    import json
+
+    with registry.applied() as report:
+        assert json.dumps({}) == "forced"
+    assert report.applied == 1 and report.statuses[0].requires == ()
+
+
+def test_a_skipped_registration_is_named_with_its_provider_and_reason() -> None:
+    def base_wrapper(fn):  # type: ignore[no-untyped-def]
+        return lambda *a, **k: "wrapped"
+
+    registry = PatchRegistry("skipped")
+    register_providers(registry, [_provider("needy", lambda r, a: r.register(
+        "json.dumps", base_wrapper, requires="no-such-dist-xyz>=1"))], SimpleNamespace())
+    report = registry.apply()
+    registry.revert()
+    [status] = report.statuses
+    assert status.state == "skipped"
+    assert "base_wrapper" in status.reason and "'needy'" in status.reason
+    assert "no-such-dist-xyz is not installed" in status.reason
+
+
+def test_mindspore_adaptation_register_inside_a_provider_fills_the_providers_registry() -> None:
+    from mindspeed_ms.adaptation import MindSporeAdaptation, default_registry
+
+    def porting(registry: PatchRegistry, args: object) -> None:
+        MindSporeAdaptation.register("json.dumps", lambda *a, **k: "ported")  # the README's recipe
+
+    registry = PatchRegistry("collect")
+    before = len(default_registry())
+    register_providers(registry, [_provider("porting", porting)], SimpleNamespace())
+    assert [(s.target, s.provider) for s in registry.status()] == [("json.dumps", "porting")]
+    assert len(default_registry()) == before
+
+
+def test_declared_blocks_are_in_force_before_any_provider_runs(tmp_path: Path) -> None:
+    import importlib.util
+
+    seen: list[object] = []
+    blocker = SimpleNamespace(name="blocker", blocks=(("json", "a shim that misleads"),),
+                              register=lambda r, a: r.block("json", purpose="a shim that misleads"))
+    early = _provider("aaa-early", lambda r, a: seen.append(importlib.util.find_spec("json")))
+    registry = PatchRegistry("blocks-first")
+    try:
+        register_providers(registry, [early, as_provider(blocker, "blocker", "test")], SimpleNamespace(),
+                           enforce_blocks=True)
+        assert seen == [None]
+        assert [s.state for s in registry.status() if s.target == "json"] == ["applied"]
+    finally:
+        registry.revert()
+    assert importlib.util.find_spec("json") is not None
+
+
+def test_declared_blocks_are_lifted_when_a_provider_fails() -> None:
+    import importlib.util
+
+    blocker = SimpleNamespace(name="blocker", blocks=("json",), register=lambda r, a: None)
+
+    def failing(registry: PatchRegistry, args: object) -> None:
+        raise RuntimeError("boom")
+
+    registry = PatchRegistry("blocks-lifted")
+    with pytest.raises(ProviderError):
+        register_providers(registry, [as_provider(blocker, "blocker", "test"), _provider("f", failing)],
+                           SimpleNamespace(), enforce_blocks=True)
+    assert importlib.util.find_spec("json") is not None and len(registry) == 0

@@ -61,3 +61,49 @@ def test_descriptors_are_unwrapped():
 
     assert signature_problems(staticmethod(lambda x: x), lambda x: x) == []
     assert signature_problems(classmethod(method), method) == []
+
+
+# -- a parameter that loses its default (issue 11 item 24) -----------------------------------------
+def test_a_positional_parameter_losing_its_default_is_reported() -> None:
+    def original(x, mode=0):
+        pass
+
+    def replacement(x, mode):
+        pass
+
+    problems = signature_problems(original, replacement)
+    assert len(problems) == 1 and "'mode'" in problems[0] and "default" in problems[0]
+
+
+def test_a_keyword_only_parameter_losing_its_default_is_reported() -> None:
+    def original(x, *, mode=0):
+        pass
+
+    def replacement(x, *, mode):
+        pass
+
+    problems = signature_problems(original, replacement)
+    assert len(problems) == 1 and "keyword-only parameter 'mode'" in problems[0]
+
+
+def test_a_parameter_keeping_its_default_is_fine() -> None:
+    def original(x, mode=0, *, flag=False):
+        pass
+
+    def replacement(x, mode=1, *, flag=True):
+        pass
+
+    assert signature_problems(original, replacement) == []
+
+
+def test_losing_a_default_is_a_warning_at_apply(reg, modules) -> None:  # type: ignore[no-untyped-def]
+    mod = modules.load("sig_default", "def f(x, mode=0):\n    return x\n")
+
+    def strict_f(x, mode):
+        return x
+
+    reg.register("sig_default.f", strict_f)
+    reg.apply()
+    [status] = reg.status()
+    assert status.state == "applied" and any("'mode'" in warning for warning in status.warnings)
+    assert mod.f is strict_f

@@ -263,3 +263,89 @@ def test_module_made_at_run_time_by_a_custom_loader_is_unverifiable(monkeypatch:
     monkeypatch.setitem(sys.modules, "static_proxy_pkg", proxy)
     result = StaticResolver().resolve("static_proxy_pkg.nn.Module")
     assert result.state == UNVERIFIABLE and "ProxyLoader" in (result.reason or "")
+
+
+# -- namespace folders, mangled names, ABC bases, the runtime's module mapping (issue 11 items 2, 21-23)
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_path: Path) -> None:
+    _tree(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
+    [result] = resolve_static("nsreg.space.deep.mod.f", search_path=[str(tmp_path)])
+    assert result.state == OK and result.location.endswith("mod.py:1")
+
+
+def test_the_import_system_view_resolves_a_namespace_folder_of_an_unimported_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path, {"nsreg2/__init__.py": "", "nsreg2/space/mod.py": "def f():\n    pass\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert StaticResolver().resolve("nsreg2.space.mod.f").state == OK
+    assert "nsreg2" not in sys.modules
+
+
+MANGLED = """
+from abc import ABC
+
+class Registry(ABC):
+    def __register(self):
+        pass
+
+class _Hidden:
+    def __secret(self):
+        pass
+
+class Optimizer(ABC):
+    pass
+
+class Distributed(Optimizer):
+    pass
+"""
+
+
+@pytest.mark.parametrize("target", ["mangled.Registry._Registry__register", "mangled._Hidden._Hidden__secret"])
+def test_a_mangled_private_method_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
+    _tree(tmp_path, {"mangled.py": MANGLED})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = StaticResolver().resolve(target)
+    assert result.state == OK, result.reason
+    assert result.kind == "function"
+
+
+def test_a_mangled_name_is_not_found_under_another_class(tmp_path: Path) -> None:
+    _tree(tmp_path, {"mangled2.py": MANGLED})
+    [result] = resolve_static("mangled2._Hidden._Registry__register", search_path=[str(tmp_path)])
+    assert result.state != OK
+
+
+def test_new_inherited_from_object_through_an_abc_base_resolves(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path, {"abcopt.py": MANGLED})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = StaticResolver().resolve("abcopt.Distributed.__new__")
+    assert result.state == OK, result.reason
+    assert result.kind == "object"
+
+
+def test_torch_is_read_from_the_package_the_runtime_maps_it_to(tmp_path: Path) -> None:
+    _tree(tmp_path, {"torch/__init__.py": "def old_only():\n    pass\n",
+                     "msadapter/__init__.py": "def runtime_only():\n    pass\n",
+                     "msadapter/nn/__init__.py": "class Module:\n    pass\n"})
+    plain = StaticResolver([str(tmp_path)])
+    mapped = StaticResolver([str(tmp_path)], module_map={"torch": "msadapter"})
+    assert plain.resolve("torch.runtime_only").state == MISSING
+    assert mapped.resolve("torch.runtime_only").state == OK
+    assert mapped.resolve("torch.nn.Module").state == OK
+    assert mapped.resolve("torch.old_only").state == MISSING
+
+
+def test_verify_maps_torch_to_msadapter_when_msadapter_is_installed() -> None:
+    from importlib.util import find_spec
+
+    from mindspeed_ms.verify import runtime_module_map
+
+    expected = {"torch": "msadapter"} if find_spec("msadapter") is not None else {}
+    assert runtime_module_map() == expected

@@ -98,3 +98,22 @@ def test_target_whose_module_fails_without_its_blocks_is_an_error(verified: tupl
     [patch] = [p for p in registry.patches() if p.target == f"{mod}.compute"]
     check = check_target(patch)  # no blocks in force: the shim's RuntimeError surfaces
     assert check.state == "error" and "shim present but unusable" in (check.reason or "")
+
+
+def test_one_target_that_crashes_static_resolution_is_that_targets_error(
+        verified: tuple[PatchRegistry, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from mindspeed_ms.engine.static import StaticResolver
+
+    registry, mod = verified
+    real = StaticResolver.resolve
+
+    def flaky(self: StaticResolver, target: str):  # type: ignore[no-untyped-def]
+        if target.endswith(".combine"):
+            raise KeyError("mindspeed_ms.some_parent")
+        return real(self, target)
+
+    monkeypatch.setattr(StaticResolver, "resolve", flaky)
+    checks = {check.target: check for check in verify_registry(registry, static=True)}
+    crashed = checks[f"{mod}.combine"]
+    assert crashed.state == "error" and crashed.is_failure and "KeyError" in crashed.reason
+    assert checks[f"{mod}.compute"].state == "ok"

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from .errors import PatchApplyError, TargetNotFoundError
 from .journal import AliasEntry, Record, discard, evict_module, rebind_aliases, restore_aliases, undo_all
 from .patch_record import Patch, install, stub_chain
-from .requirements import unmet_requirements
 from .targets import locate
 from .watcher import ImportWatcher
 
@@ -63,16 +62,17 @@ class Applier:
         prior = {patch: patch.outcome() for patch in batch if patch.dirty}
         try:
             for current in batch:
-                unmet = unmet_requirements(current.requires) if current.requires else ()
-                if unmet:
+                notes = [] if current.is_block else current.select()
+                if not current.is_block and not current.has_active:
                     states[current] = "skipped"
-                    current.reason = "; ".join(unmet)
+                    current.reason = "; ".join(notes)
                 elif current.is_block:
                     self.watcher.block(current.target, id(self), self.registry.name)
                     armed.append(current)
                     evict_module(journal, current.target, current)
                     states[current] = "applied"
                 else:
+                    current.notes = list(notes)
                     entry = self.place(current, journal, armed)
                     states[current] = "pending-import" if current.watching and not current.records else "applied"
                     if entry is not None:

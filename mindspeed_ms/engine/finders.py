@@ -14,7 +14,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
-__all__ = ["find_spec", "search_locations"]
+__all__ = ["find_spec", "find_spec_on_path", "search_locations"]
 
 
 def find_spec(fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None, *,
@@ -55,6 +55,14 @@ def find_spec(fullname: str, path: Sequence[str] | None = None, target: ModuleTy
         if spec is not None:
             return spec  # type: ignore[no-any-return]  # finders are untyped
     return None
+
+
+def find_spec_on_path(fullname: str, path: Sequence[str] | None) -> ModuleSpec | None:
+    """Ask ``PathFinder`` alone for ``fullname`` under ``path`` (namespace folders of unimported packages too)."""
+    try:
+        return PathFinder.find_spec(fullname, path)
+    except KeyError:
+        return _namespace_spec(fullname, path)
 
 
 def _namespace_spec(fullname: str, path: Sequence[str] | None) -> ModuleSpec | None:

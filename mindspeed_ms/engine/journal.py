@@ -308,12 +308,18 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], 
         for name in common:
             value = namespace[name]
             for original, replacement, patch, skip in entries[name]:
-                if value is original and module_name not in skip:
+                if value is original and module_name not in skip and not _under(module_name, skip):
                     namespace[name] = replacement
                     if journaled:
                         journal.append(Record("alias", module, name, original, replacement, True, patch))
                         patch.aliases.append(module_name)
                     break
+
+
+def _under(module_name: str, skip: frozenset[str]) -> bool:
+    """Tell whether ``module_name`` lies in a package that ``skip`` names with a trailing dot."""
+    head, dot, _ = module_name.partition(".")
+    return bool(dot) and head + "." in skip
 
 
 def undo_all(records: Iterable[Record]) -> None:
@@ -327,7 +333,8 @@ def restore_aliases(records: Sequence[Record]) -> None:
 
     ``from mod import f`` run while a patch was applied binds the replacement in a module the
     journal never saw; this pass (the mirror of :func:`rebind_aliases`, one probe per binding) puts
-    the original back there too. The owner and the module defining the replacement are left alone.
+    the original back there too. The owner and the modules of the replacement's own top-level
+    package (which define or re-export it) are left alone.
     """
     entries: dict[str, list[AliasEntry]] = {}
     first_old: dict[tuple[int, str], Any] = {}
@@ -340,10 +347,10 @@ def restore_aliases(records: Sequence[Record]) -> None:
         original = first_old[key]
         if original is _MISSING or not is_identity_meaningful(record.new):
             continue
-        patch = record.patch
-        replacement = getattr(patch, "replacement", None)
-        skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
-                          getattr(record.owner, "__name__", "") if record.owner is not None else ""})
+        # Modules of the replacement's own top-level package re-export it on purpose (``from
+        # .impl import f`` in a package __init__): those bindings are theirs, not copies of the target.
+        home = (getattr(unwrap_descriptor(record.new), "__module__", None) or "").partition(".")[0]
+        skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else ""})
         name = record.name.rpartition(".")[2]
         entries.setdefault(name, []).append((record.new, original, None, skip))
     if entries:

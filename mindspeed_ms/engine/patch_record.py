@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import sys
 from types import ModuleType
 from typing import Any
@@ -22,9 +24,40 @@ from .signatures import signature_problems, unwrap_descriptor
 from .status import PatchStatus
 from .targets import Located, not_found
 
-__all__ = ["Patch", "NO_REPLACEMENT", "install", "stub_chain", "qualified_name"]
+__all__ = ["Patch", "NO_REPLACEMENT", "install", "stub_chain", "qualified_name", "describe", "is_reference",
+           "resolve_reference"]
 
 NO_REPLACEMENT: Any = MISSING
+
+
+_REFERENCE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def is_reference(value: Any) -> bool:
+    """Tell whether ``value`` is a lazy ``"pkg.mod:attr"`` reference to a replacement."""
+    return isinstance(value, str) and _REFERENCE.match(value) is not None
+
+
+def resolve_reference(reference: str, *, target: str | None = None) -> Any:
+    """Import ``"pkg.mod:attr"`` and return the attribute (dotted attributes allowed after the colon).
+
+    Raises:
+        PatchApplyError: the module cannot be imported or has no such attribute.
+    """
+    module_name, _, attribute = reference.partition(":")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as error:
+        raise PatchApplyError(f"the replacement {reference!r} of {target!r} cannot be loaded: "
+                              f"{type(error).__name__}: {error}", target=target) from error
+    return value
+
+
+def describe(obj: Any) -> str:
+    """Name a replacement or wrap for a person (a lazy reference is shown as written)."""
+    return obj if is_reference(obj) else qualified_name(obj)
 
 
 def qualified_name(obj: Any) -> str:
@@ -44,10 +77,12 @@ class Patch:
 
     A registry owns its patches; read them through :meth:`PatchRegistry.status`. Attributes set at
     registration: ``target``, ``replacement`` (``NO_REPLACEMENT`` when only wraps are registered;
-    ``None`` for a placeholder), ``wraps`` (``(wrapper, site, provider)`` in registration order),
-    ``requires``, ``purpose``, ``provider`` (of the first registration), ``create_dummy``,
-    ``log_calls``, ``is_block``. Every registration's ``(site, provider)`` is kept in ``sites``, so
-    one provider's registrations can be withdrawn exactly.
+    ``None`` for a placeholder; a ``"pkg.mod:attr"`` string is a lazy reference, imported when the
+    patch is installed), its ``replacement_requires``, ``wraps`` (``(wrapper, site, provider,
+    requires)`` in registration order), ``purpose``, ``provider`` (of the first registration),
+    ``create_dummy``, ``log_calls``, ``is_block``. Every registration's ``(site, provider)`` is kept
+    in ``sites``, so one provider's registrations can be withdrawn exactly. Requirements belong to
+    each registration: an unmet one leaves that replacement or wrap out (``requires`` is their union).
     """
 
     def __init__(self, target: str, parts: tuple[str, ...], *, is_block: bool = False) -> None:
@@ -57,9 +92,14 @@ class Patch:
         self.replacement: Any = NO_REPLACEMENT
         self.replacement_site: str | None = None
         self.replacement_provider: str | None = None
-        self.wraps: list[tuple[Any, str, str | None]] = []
+        #: the replacement was registered with force_patch outside any provider: it outranks providers
+        self.replacement_forced = False
+        self.replacement_requires: tuple[str, ...] = ()
+        self.wraps: list[tuple[Any, str, str | None, tuple[str, ...]]] = []
         self.sites: list[tuple[str, str | None]] = []
-        self.requires: tuple[str, ...] = ()
+        #: what the last apply() chose to install: the replacement (NO_REPLACEMENT: the original) and wraps
+        self.active_replacement: Any = NO_REPLACEMENT
+        self.active_wraps: list[Any] = []
         self.purpose: str | None = None
         self.provider: str | None = None
         self.create_dummy = False
@@ -70,6 +110,8 @@ class Patch:
         self.state = "registered"
         self.reason: str | None = None
         self.warnings: list[str] = []
+        #: registrations left out because their requirements are unmet (see select())
+        self.notes: list[str] = []
         self.stub = False
         self.aliases: list[str] = []
         self.calls = 0
@@ -79,12 +121,58 @@ class Patch:
     # -- registration data ---------------------------------------------------------------------
     def registration(self) -> tuple[Any, ...]:
         """Return the registration fields (for withdrawing a provider's registrations)."""
-        return (self.replacement, self.replacement_site, self.replacement_provider, list(self.wraps),
-                list(self.sites), self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls)
+        return (self.replacement, self.replacement_site, self.replacement_provider, self.replacement_forced,
+                self.replacement_requires, list(self.wraps), list(self.sites), self.purpose, self.provider,
+                self.create_dummy, self.log_calls)
 
     def restore_registration(self, saved: tuple[Any, ...]) -> None:
-        (self.replacement, self.replacement_site, self.replacement_provider, self.wraps, self.sites,
-         self.requires, self.purpose, self.provider, self.create_dummy, self.log_calls) = saved
+        (self.replacement, self.replacement_site, self.replacement_provider, self.replacement_forced,
+         self.replacement_requires, self.wraps, self.sites, self.purpose, self.provider, self.create_dummy,
+         self.log_calls) = saved
+        self.wraps, self.sites = list(self.wraps), list(self.sites)
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """The requirements of every registration (each applies to its own replacement or wrap)."""
+        found = self.replacement_requires if self.replacement is not NO_REPLACEMENT else ()
+        for wrap in self.wraps:
+            found += wrap[3]
+        return tuple(dict.fromkeys(found))
+
+    def select(self) -> list[str]:
+        """Choose what to install from the registrations whose requirements are met.
+
+        Sets ``active_replacement`` and ``active_wraps``; returns one sentence per registration
+        left out (what it is, where and by whom it was registered, and why). Nothing active means
+        the patch is skipped.
+        """
+        from .requirements import unmet_requirements
+
+        notes: list[str] = []
+
+        def who(site: str | None, provider: str | None) -> str:
+            return f"registered at {site}" + (f" by provider {provider!r}" if provider else "")
+
+        self.active_replacement = self.replacement
+        if self.replacement is not NO_REPLACEMENT and self.replacement_requires:
+            unmet = unmet_requirements(self.replacement_requires)
+            if unmet:
+                self.active_replacement = NO_REPLACEMENT
+                owner = who(self.replacement_site, self.replacement_provider)
+                notes.append(f"replacement {describe(self.replacement)} ({owner}) left out: {'; '.join(unmet)}")
+        self.active_wraps = []
+        for wrap, site, provider, requires in self.wraps:
+            unmet = unmet_requirements(requires) if requires else []
+            if unmet:
+                notes.append(f"wrap {describe(wrap)} ({who(site, provider)}) left out: {'; '.join(unmet)}")
+            else:
+                self.active_wraps.append(wrap)
+        return notes
+
+    @property
+    def has_active(self) -> bool:
+        """Whether :meth:`select` left anything to install."""
+        return self.active_replacement is not NO_REPLACEMENT or bool(self.active_wraps)
 
     @property
     def sources(self) -> list[str]:
@@ -95,6 +183,7 @@ class Patch:
         """Remove what ``provider`` registered here; return whether anything is left."""
         if self.replacement_provider == provider and self.replacement is not NO_REPLACEMENT:
             self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
+            self.replacement_requires, self.replacement_forced = (), False
         self.wraps = [wrap for wrap in self.wraps if wrap[2] != provider]
         self.sites = [entry for entry in self.sites if entry[1] != provider]
         if self.provider == provider:
@@ -124,6 +213,7 @@ class Patch:
     def reset(self) -> None:
         """Forget the outcome of an earlier apply (after a revert)."""
         self.reason = None
+        self.notes = []
         self.warnings = []
         self.stub = False
         self.aliases = []
@@ -138,12 +228,13 @@ class Patch:
         elif self.replacement is None:
             replacement = "<placeholder raising NotImplementedError>"
         else:
-            replacement = qualified_name(self.replacement)
+            replacement = describe(self.replacement)
         first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
         return PatchStatus(
             target=self.target, kinds=self.kinds, state=self.state, replacement=replacement,
             registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
-            warnings=tuple(self.warnings), reason=self.reason, purpose=self.purpose, provider=self.provider,
+            warnings=tuple(self.notes) + tuple(self.warnings), reason=self.reason, purpose=self.purpose,
+            provider=self.provider,
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires)
 
     def __repr__(self) -> str:
@@ -203,9 +294,11 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
         if not patch.create_dummy:
             raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
         patch.stub = True
-    replacement = patch.replacement
+    replacement = patch.active_replacement
     if replacement is None:
         replacement = placeholder(patch.target, patch.replacement_site or "?")
+    elif is_reference(replacement):
+        replacement = resolve_reference(replacement, target=patch.target)
     if replacement is NO_REPLACEMENT and not exists:
         raise PatchApplyError(f"cannot wrap {patch.target!r}: it does not exist and no replacement is "
                               f"registered to wrap", target=patch.target)
@@ -221,7 +314,7 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
     if (traced or patch.log_calls) and not located.is_module:
         def shim(func: Any) -> Any:
             return counting_shim(func, patch, patch.target, patch.log_calls)
-    value, func = build_value(raw if exists else None, replacement, [wrap[0] for wrap in patch.wraps], shim,
+    value, func = build_value(raw if exists else None, replacement, patch.active_wraps, shim,
                               target=patch.target)
     if exists and replacement is not NO_REPLACEMENT and not located.is_module:
         problems = signature_problems(raw, func)

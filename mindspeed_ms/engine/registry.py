@@ -24,20 +24,33 @@ from .errors import (
     PatchValidationError,
     TargetNotFoundError,
 )
-from .patch_record import NO_REPLACEMENT, Patch
+from .patch_record import NO_REPLACEMENT, Patch, is_reference
 from .requirements import normalize_requires
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import locate, parse_target, suggest
 from .watcher import ImportWatcher
 from .watcher import watcher as default_watcher
 
-__all__ = ["PatchRegistry"]
+__all__ = ["PatchRegistry", "registry_being_filled"]
 
 logger = logging.getLogger("mindspeed_ms")
 
 _KINDS = ("auto", "replace", "wrap")
 #: Modules whose frames are machinery, not registration sites.
 INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation", "mindspeed_ms.providers"}
+
+
+# registries inside a provider()/transaction() block, innermost last (see registry_being_filled)
+_filling: list[PatchRegistry] = []
+
+
+def registry_being_filled() -> PatchRegistry | None:
+    """Return the registry a provider is registering into right now (innermost), or ``None``.
+
+    ``MindSporeAdaptation.register`` uses it, so a provider that registers through that spelling
+    fills the registry it was handed (the one ``mindspeed-ms patches``/``verify`` list).
+    """
+    return _filling[-1] if _filling else None
 
 
 def _caller_site() -> str:
@@ -103,13 +116,18 @@ class PatchRegistry:
         if kind not in _KINDS:
             raise PatchValidationError(f"kind {kind!r} for {target!r} is unknown: use one of "
                                        f"{', '.join(map(repr, _KINDS))}", target=target)
+        lazy = is_reference(new_func)
         if kind == "auto":
-            name = getattr(new_func, "__name__", "") if new_func is not None else ""
+            if lazy:
+                name = new_func.rpartition(":")[2].rpartition(".")[2]
+            else:
+                name = getattr(new_func, "__name__", "") if new_func is not None else ""
             kind = "wrap" if isinstance(name, str) and name.endswith(("wrapper", "decorator")) else "replace"
         if kind == "wrap" and not callable(new_func):
             raise PatchValidationError(f"a wrap for {target!r} must be a callable decorator wrapper(fn) -> fn, "
                                        f"got {new_func!r}", target=target)
-        if new_func is not None and not callable(new_func) and not isinstance(new_func, (ModuleType, property)):
+        if new_func is not None and not lazy and not callable(new_func) and \
+                not isinstance(new_func, (ModuleType, property)):
             self._check_non_callable(target, parts, new_func)
         reqs = normalize_requires(requires, target=target)
         site = _caller_site()
@@ -124,14 +142,19 @@ class PatchRegistry:
                                          sites=(patch.sources[0], site))
             self._remember(patch, created)
             if kind == "replace":
-                self._set_replacement(patch, new_func, site, force_patch, self._provider)
-            elif any(wrap[0] is new_func for wrap in patch.wraps):
-                return patch
+                self._set_replacement(patch, new_func, site, force_patch, self._provider, reqs)
             else:
-                patch.wraps.append((new_func, site, self._provider))
+                index = next((i for i, wrap in enumerate(patch.wraps) if wrap[0] is new_func), None)
+                if index is None:
+                    patch.wraps.append((new_func, site, self._provider, reqs))
+                elif self._provider is None and patch.wraps[index][2] is not None:
+                    # the user registers a provider's wrap too: it is the user's now, and stays
+                    # when that provider's registrations are withdrawn
+                    patch.wraps[index] = (new_func, site, None, reqs)
+                else:
+                    return patch
             patch.sites.append((site, self._provider))
             self._mark_changed(patch)
-            patch.requires = tuple(dict.fromkeys(patch.requires + reqs))
             patch.create_dummy = patch.create_dummy or create_dummy
             patch.log_calls = patch.log_calls or log_calls
             patch.purpose = patch.purpose or purpose
@@ -158,12 +181,24 @@ class PatchRegistry:
                                        target=target)
 
     @staticmethod
-    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None) -> None:
+    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None,
+                         requires: tuple[str, ...]) -> None:
         current = patch.replacement
         if current is new_func:
+            if provider is None and patch.replacement_provider is not None:
+                # the user registers a provider's replacement too: it is the user's now
+                patch.replacement_site, patch.replacement_provider = site, None
+                patch.replacement_forced, patch.replacement_requires = force, requires
             return
         if new_func is None and current is not NO_REPLACEMENT:
             return  # a placeholder never displaces a real replacement
+        if current not in (NO_REPLACEMENT, None) and not force and provider is not None \
+                and patch.replacement_provider is None and patch.replacement_forced:
+            # The user forced this replacement over the provider's; providers registering again
+            # (repatch()) do not take it back.
+            logger.debug("%s: provider %r's replacement registered at %s yields to the user's forced one at %s",
+                         patch.target, provider, site, patch.replacement_site)
+            return
         if current not in (NO_REPLACEMENT, None) and not force:
             raise PatchConflictError(
                 f"{patch.target!r} already has replacement {current!r} registered at {patch.replacement_site}; "
@@ -172,6 +207,8 @@ class PatchRegistry:
         patch.replacement = new_func
         patch.replacement_site = site
         patch.replacement_provider = provider
+        patch.replacement_forced = force and provider is None
+        patch.replacement_requires = requires
 
     def block(self, module_name: str, *, purpose: str | None = None) -> Patch:
         """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
@@ -215,6 +252,7 @@ class PatchRegistry:
                 if new_func is not None and patch.replacement is not new_func and \
                         not any(wrap[0] is new_func for wrap in patch.wraps):
                     raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
+                self._remember(patch, False)  # a failing provider scope puts it back
             self._applier.withdraw(patch)
             with self._lock:
                 if new_func is None:
@@ -222,6 +260,7 @@ class PatchRegistry:
                     return
                 if patch.replacement is new_func:
                     patch.replacement, patch.replacement_site = NO_REPLACEMENT, None
+                    patch.replacement_provider, patch.replacement_forced, patch.replacement_requires = None, False, ()
                 patch.wraps = [wrap for wrap in patch.wraps if wrap[0] is not new_func]
                 if not patch.kinds:
                     del self._patches[target]
@@ -230,26 +269,45 @@ class PatchRegistry:
     def provider(self, name: str) -> Iterator[PatchRegistry]:
         """Attribute registrations inside the block to provider ``name``; all or nothing.
 
-        If the block raises, every registration made inside it is withdrawn and the exception
-        propagates.
+        If the block raises, every registration made inside it is withdrawn (and what it
+        unregistered is registered again) and the exception propagates. While the block runs,
+        :func:`registry_being_filled` returns this registry (so ``MindSporeAdaptation.register``
+        called by a provider registers here).
         """
+        with self._scope(name):
+            yield self
+
+    @contextmanager
+    def transaction(self) -> Iterator[PatchRegistry]:
+        """Run a block of registrations all or nothing: if it raises, the registrations are as before."""
+        with self._scope(None, keep_provider=True):
+            yield self
+
+    @contextmanager
+    def _scope(self, name: str | None, *, keep_provider: bool = False) -> Iterator[None]:
         with self._lock:
             scope: dict[str, Any] = {}
             self._scopes.append(scope)
-            outer, self._provider = self._provider, name
+            outer = self._provider
+            if not keep_provider:
+                self._provider = name
+        _filling.append(self)
         try:
-            yield self
+            yield
         except BaseException:
             with self._lock:
                 for target, saved in scope.items():
                     if saved is None:
                         self._patches.pop(target, None)
                     else:
-                        self._patches[target].restore_registration(saved)
+                        patch, registration = saved
+                        patch.restore_registration(registration)
+                        self._patches.setdefault(target, patch)
             raise
         finally:
+            _filling.remove(self)
             with self._lock:
-                self._scopes.remove(scope)
+                self._scopes[:] = [item for item in self._scopes if item is not scope]
                 self._provider = outer
 
     def withdraw_provider(self, name: str) -> list[str]:
@@ -283,7 +341,7 @@ class PatchRegistry:
     def _remember(self, patch: Patch, created: bool) -> None:
         for scope in self._scopes:
             if patch.target not in scope:
-                scope[patch.target] = None if created else patch.registration()
+                scope[patch.target] = None if created else (patch, patch.registration())
 
     # -- apply / revert ---------------------------------------------------------------------------
     @property
@@ -304,6 +362,19 @@ class PatchRegistry:
                 batch = [p for p in self._patches.values() if p.state in ("registered", "reverted") or p.dirty]
             self._applier.apply(batch)
             return self.report()
+
+    def apply_blocks(self) -> None:
+        """Put the registered module blocks in force now, before the other patches are applied.
+
+        The registry counts as applied from then on; the next :meth:`apply` applies the rest.
+
+        Raises:
+            PatchApplyError: a block failed; nothing changed.
+        """
+        with self._op_lock:
+            with self._lock:
+                batch = [p for p in self._patches.values() if p.is_block and p.state in ("registered", "reverted")]
+            self._applier.apply(batch)
 
     def revert(self) -> None:
         """Undo everything applied, in reverse order; disarm hooks, lift blocks. Idempotent."""

@@ -99,7 +99,7 @@ def signature_problems(original: Any, replacement: Any) -> list[str]:
     new = _shape(replacement)
     if old is None or new is None:
         return []
-    old_pos, old_posonly, _, old_kwonly, _, old_args, old_kwargs = old
+    old_pos, old_posonly, old_required, old_kwonly, old_required_kw, old_args, old_kwargs = old
     new_pos, new_posonly, new_required, new_kwonly, new_required_kw, new_args, new_kwargs = new
     problems: list[str] = []
     if len(old_pos) > len(new_pos) and not new_args:
@@ -117,7 +117,13 @@ def signature_problems(original: Any, replacement: Any) -> list[str]:
     for index, name in enumerate(new_pos[:new_required]):
         if index >= len(old_pos) and not old_args and not (name in old_keywords or old_kwargs):
             problems.append(f"requires parameter {name!r}, which calls of the original never pass")
+    for index, name in enumerate(new_pos[:new_required]):
+        if old_required <= index < len(old_pos) and old_pos[index] == name:
+            problems.append(f"requires parameter {name!r}, which the original gives a default (calls may omit it)")
     for name in new_required_kw:
         if name not in old_keywords and not old_kwargs:
             problems.append(f"requires keyword-only parameter {name!r}, which calls of the original never pass")
+        elif name in old_kwonly and name not in old_required_kw:
+            problems.append(f"requires keyword-only parameter {name!r}, which the original gives a default "
+                            f"(calls may omit it)")
     return problems

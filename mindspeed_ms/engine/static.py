@@ -19,12 +19,12 @@ import builtins
 import difflib
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib.machinery import BuiltinImporter, FrozenImporter, ModuleSpec, PathFinder, SourceFileLoader
 from typing import Any
 
-from .finders import find_spec, search_locations
+from .finders import find_spec, find_spec_on_path, search_locations
 from .static_index import Binding, SourceModule, collect_bindings
 
 __all__ = ["StaticResult", "StaticResolver", "resolve_static", "OK", "MISSING", "UNVERIFIABLE"]
@@ -112,10 +112,15 @@ class StaticResolver:
     Args:
         search_path: top-level folders to search instead of the interpreter's import system
             (``sys.meta_path`` / ``sys.path``); None for the import system's own view.
+        module_map: top-level package names read from another package's sources, as a runtime
+            finder maps them: ``{"torch": "msadapter"}`` under MSAdapter, whose ``torch`` is its
+            ``msadapter`` package at run time (not the ``torch/`` copy it also installs).
     """
 
-    def __init__(self, search_path: Sequence[str] | None = None) -> None:
+    def __init__(self, search_path: Sequence[str] | None = None,
+                 module_map: Mapping[str, str] | None = None) -> None:
         self._search_path = None if search_path is None else list(search_path)
+        self._module_map = dict(module_map or {})
         self._modules: dict[str, SourceModule | None] = {}
         self._class_scopes: dict[int, dict[str, list[Binding]]] = {}
         self._active: set[tuple[int, str]] = set()
@@ -127,14 +132,21 @@ class StaticResolver:
             owner = self._module(parent)
             if owner is None or owner.search_locations is None:
                 return None
-            return PathFinder.find_spec(name, owner.search_locations)
+            return find_spec_on_path(name, owner.search_locations)
         if self._search_path is not None:
-            return PathFinder.find_spec(name, self._search_path)
+            return find_spec_on_path(name, self._search_path)
         return find_spec(name, accept=_is_safe_finder)
 
     def _module(self, name: str) -> SourceModule | None:
         if name in self._modules:
             return self._modules[name]
+        head, dot, rest = name.partition(".")
+        mapped = self._module_map.get(head)
+        if mapped is not None and mapped != head:
+            self._modules[name] = None
+            found = self._module(mapped + dot + rest)
+            self._modules[name] = found
+            return found
         self._modules[name] = None  # guards against cycles while loading
         loaded = sys.modules.get(name) if self._search_path is None else None
         spec = getattr(loaded, "__spec__", None) if loaded is not None else self._find_spec(name)
@@ -244,6 +256,12 @@ class StaticResolver:
 
     def _module_child(self, module: SourceModule, name: str) -> _Outcome:
         if module.opaque:
+            # An opaque module that is imported already (a frozen stdlib module such as ``abc``) is
+            # read in memory: its namespace, never its __getattr__, so nothing runs.
+            live = sys.modules.get(module.name) if self._search_path is None else None
+            namespace = getattr(live, "__dict__", None) or {}
+            if name in namespace:
+                return _Outcome([_Node("object", module, obj=namespace[name])])
             return _Outcome(unknown=f"module {module.name!r} cannot be read statically: {module.opaque}")
         result = _Outcome()
         for binding in module.scope.get(name, ()):
@@ -275,10 +293,16 @@ class StaticResolver:
             collect_bindings(cls.body, node.module, scope)
             self._class_scopes[id(cls)] = scope
         result = _Outcome()
-        for binding in scope.get(name, ()):
-            result.merge(self._deref(binding, node.module))
-        for binding in node.module.extras.get(cls.name, {}).get(name, ()):
-            result.merge(_Outcome([_Node("value", node.module, binding.line, binding.node)]))
+        names = [name]
+        # `def __register` in class `_C` is `_C__register` from outside (Python's name mangling)
+        mangled = f"_{cls.name.lstrip('_')}__"
+        if name.startswith(mangled) and not name.endswith("__") and len(name) > len(mangled):
+            names.append("__" + name[len(mangled):])
+        for key in names:
+            for binding in scope.get(key, ()):
+                result.merge(self._deref(binding, node.module))
+            for binding in node.module.extras.get(cls.name, {}).get(key, ()):
+                result.merge(_Outcome([_Node("value", node.module, binding.line, binding.node)]))
         if result.found:
             return result
         result.names |= set(scope)
@@ -359,17 +383,19 @@ class StaticResolver:
 
 
 def resolve_static(
-    targets: str | Sequence[str], *, search_path: Sequence[str] | None = None
+    targets: str | Sequence[str], *, search_path: Sequence[str] | None = None,
+    module_map: Mapping[str, str] | None = None,
 ) -> list[StaticResult]:
     """Resolve dotted targets by reading installed sources, importing nothing.
 
     Args:
         targets: one dotted target or several.
         search_path: folders to search instead of the interpreter's import system.
+        module_map: top-level packages to read from another package (see :class:`StaticResolver`).
 
     Returns:
         One :class:`StaticResult` per target, in order.
     """
-    resolver = StaticResolver(search_path)
+    resolver = StaticResolver(search_path, module_map)
     items = [targets] if isinstance(targets, str) else list(targets)
     return [resolver.resolve(target) for target in items]

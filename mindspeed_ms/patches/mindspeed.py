@@ -19,6 +19,7 @@ from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 name = "mindspeed"
 
 _MINDSPEED = (MINDSPEED_REQUIREMENT,)
+_OPS_MODULE = "mindspeed_ms.ops"
 _BUILDER = "loads a torch_npu C++ op builder, which cannot load under MindSpore"
 
 #: target -> (name in mindspeed_ms.ops, what MindSpeed's version does)
@@ -45,18 +46,18 @@ def register(registry: Any, args: Any) -> None:
         registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
         args: the training script's flags; ``use_ascend_coc`` turns the CoC patches on.
     """
-    import mindspeed_ms.ops as ops
-    from mindspeed_ms.compat import torch_npu as npu_compat
-
+    # Replacements are lazy "module:attr" references: mindspeed_ms.ops imports MindSpore, which
+    # listing and static verification must not need; they are imported when the patch is installed.
     for target, (op, what) in _OPS.items():
-        registry.register(target, getattr(ops, op), requires=_MINDSPEED,
+        registry.register(target, f"{_OPS_MODULE}:{op}", requires=_MINDSPEED,
                           purpose=f"MindSpeed's {what} {_BUILDER}")
     registry.register(
-        "mindspeed.ops.fusion_attention_v2.npu_fusion_attention", npu_compat.npu_fusion_attention,
+        "mindspeed.ops.fusion_attention_v2.npu_fusion_attention",
+        "mindspeed_ms.compat.torch_npu:npu_fusion_attention",
         requires=_MINDSPEED, purpose=f"MindSpeed's flash attention (v2) {_BUILDER}")
     if getattr(args, "use_ascend_coc", False):
         for method in _COC_METHODS:
             registry.register(
-                f"{_COC_CLASS}.{method}", getattr(ops, method), requires=_MINDSPEED,
+                f"{_COC_CLASS}.{method}", f"{_OPS_MODULE}:{method}", requires=_MINDSPEED,
                 purpose=f"--use-ascend-coc: CoCOperations.{method} calls LCAL kernels through a torch_npu op "
                         f"builder; use the MindSpore matmul + collective")
