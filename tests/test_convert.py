@@ -186,3 +186,53 @@ def test_changes_describe_whole_lines_before_and_after() -> None:
     assert [(c.line, c.before) for c in conversion.changes] == [(2, "torchrun --nproc_per_node 2 t.py")]
     assert conversion.changes[0].after.startswith("msrun --local_worker_num 2 --worker_num=2 ")
     assert conversion.changes[0].reasons
+
+
+# --- issue 14 --------------------------------------------------------------------------------------------
+
+def _argv_seen_by_msrun(script: str) -> list[str]:
+    """Run a converted script with ``msrun`` as a shell function that prints the words it receives."""
+    import subprocess
+
+    prelude = "msrun() { printf '%s\\n' \"$@\"; }\n"
+    result = subprocess.run(["bash", "-c", prelude + script], capture_output=True, text=True, check=True, timeout=30)
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("script", [
+    "torchrun --nproc_per_node 2 t.py\n",
+    'DIST="--nproc_per_node 2 --nnodes 1"\ntorchrun $DIST t.py\n',
+    'DIST=(--nproc_per_node 2)\ntorchrun "${DIST[@]}" t.py\n',
+    "torchrun t.py\n",
+])
+def test_option_value_with_blanks_reaches_msrun_as_one_word(script: str) -> None:
+    out = convert(script, log_dir="/data/my logs")
+    assert "--log_dir=/data/my logs" in _argv_seen_by_msrun(out)
+    assert convert(out, log_dir="/data/my logs") == out
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"cluster_time_out": "5; x"}, "--cluster-time-out"), ({"cluster_time_out": "0"}, "--cluster-time-out"),
+    ({"cluster_time_out": "1.5"}, "--cluster-time-out"), ({"join": "yes"}, "--join"),
+    ({"bind_core": "1"}, "--bind-core"), ({"log_dir": ""}, "--log-dir"), ({"log_dir": "a\nb"}, "--log-dir")])
+def test_invalid_option_values_are_refused_with_the_option_named(options: dict[str, str], named: str) -> None:
+    with pytest.raises(LaunchScriptError, match=named):
+        ConvertOptions(**options)  # type: ignore[arg-type]
+
+
+def test_launch_without_a_script_is_reported_and_converts_the_same_under_every_hash_seed() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from mindspeed_ms.migrate.convert import convert_script; "
+            "sys.stdout.buffer.write(convert_script(b'torchrun --nproc_per_node 8\\n').output)")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(8)}
+    assert len(outputs) == 1
+    (out,) = outputs
+    assert out == f"msrun --local_worker_num 8 --worker_num=8 {DEFAULTS}\n".encode()
+    conversion = convert_script(out)
+    assert conversion.output == out  # idempotent
+    assert [(item.line, item.flag, item.status) for item in conversion.findings] == [(1, "msrun", "unconvertible")]
+    assert "no training script" in conversion.findings[0].reason

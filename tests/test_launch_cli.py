@@ -156,3 +156,75 @@ def test_json_is_valid_for_scripts_with_non_utf8_bytes(tmp_path: Path, capsys: p
     assert document["changes"][0]["line"] == 2
     assert out.read_bytes().startswith(b"# r\xe9sum\xe9\nmsrun ")  # the bytes outside the edits are untouched
     assert b"--name caf\xe9 --ai-framework mindspore\n" in out.read_bytes()
+
+
+# --- issue 14: symlinks and special files, option values, diff of non-UTF-8 scripts -----------------------
+
+def test_in_place_on_a_symlink_converts_its_target_and_keeps_the_link(script: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.sh"
+    link.symlink_to(script)
+    assert main(["convert-launch", "--in-place", str(link)]) == 1
+    assert link.is_symlink() and os.readlink(link) == str(script)
+    assert "msrun" in script.read_text() and stat.S_IMODE(script.stat().st_mode) == 0o754
+    assert script.with_name("run.sh.bak").read_text() == SCRIPT
+    assert not tmp_path.joinpath("link.sh.bak").exists()
+
+
+def test_output_onto_a_symlink_writes_through_it(script: Path, tmp_path: Path) -> None:
+    target = tmp_path / "converted.sh"
+    target.write_text("old\n")
+    link = tmp_path / "out.sh"
+    link.symlink_to(target)
+    main(["convert-launch", str(script), "-o", str(link)])
+    assert link.is_symlink() and "msrun" in target.read_text()
+
+
+def test_output_onto_a_fifo_is_refused_and_leaves_it_a_fifo(script: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "to-pipe"
+    link.symlink_to(fifo)
+    for target in (fifo, link):
+        assert main(["convert-launch", str(script), "-o", str(target)]) == 2
+        assert "is a FIFO" in capsys.readouterr().err
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and link.is_symlink()
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+
+
+def test_in_place_on_a_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "run.sh"
+    os.mkfifo(fifo)
+    assert main(["convert-launch", "--in-place", str(fifo)]) == 2  # refused before reading: nothing blocks
+    assert "is a FIFO" in capsys.readouterr().err and stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_log_dir_with_blanks_is_quoted_on_the_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(CLEAN)
+    assert main(["convert-launch", str(path), "--log-dir", "/data/my logs"]) == 0
+    assert "--log_dir='/data/my logs' " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["--cluster-time-out", "5; x"], ["--cluster-time-out", "-3"],
+                                  ["--log-dir", ""]])
+def test_invalid_option_values_exit_two_with_the_reason_and_write_nothing(
+        script: Path, tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.sh"
+    assert main(["convert-launch", str(script), "-o", str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert argv[0] in err and "error" in err
+    assert not out.exists() and script.read_text() == SCRIPT
+
+
+def test_diff_of_a_non_utf8_script_passes_its_bytes_through_on_a_strict_utf8_stdout(tmp_path: Path) -> None:
+    path = tmp_path / "gbk.sh"
+    comment = "# \u542f\u52a8\u811a\u672c\n".encode("gbk")  # a GBK comment: not valid UTF-8
+    path.write_bytes(comment + b"torchrun --nproc_per_node 2 t.py --name \xb2\xe2\n")
+    command = [sys.executable, "-m", "mindspeed_ms.cli", "convert-launch", "--diff", str(path)]
+    result = subprocess.run(command, capture_output=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8"})
+    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+    assert b"-torchrun --nproc_per_node 2 t.py --name \xb2\xe2\n" in result.stdout
+    assert b"+msrun --local_worker_num 2 " in result.stdout
+    assert b" --name \xb2\xe2 --ai-framework mindspore\n" in result.stdout

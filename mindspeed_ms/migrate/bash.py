@@ -20,7 +20,7 @@ from typing import Any
 from mindspeed_ms.errors import ScriptSyntaxError
 
 __all__ = ["Assignment", "Place", "Word", "argument_nodes", "assignments", "check_syntax", "command_words",
-           "iter_nodes", "parse", "place_of_node", "reference_of", "static_value", "text", "words_of_value"]
+           "iter_nodes", "parse", "place_of_node", "position", "reference_of", "static_value", "text", "words_of_value"]
 
 Node = Any  # tree_sitter.Node: typed loosely so that importing this module does not need tree-sitter's stubs
 
@@ -155,7 +155,7 @@ def _line_starts(source: bytes) -> list[int]:
     return [0] + [match.end() for match in re.finditer(rb"\n", source)]
 
 
-def _position(source: bytes, offset: int) -> tuple[int, int]:
+def position(source: bytes, offset: int) -> tuple[int, int]:
     """Return the 1-based (line, column) of a byte offset."""
     starts = _line_starts(source)
     line = bisect.bisect_right(starts, offset)
@@ -236,7 +236,7 @@ def static_value(node: Node, source: bytes) -> str | None:
 
 
 def _node_word(node: Node, source: bytes, place: Place) -> Word:
-    line, column = _position(source, node.start_byte)
+    line, column = position(source, node.start_byte)
     return Word(node.start_byte, node.end_byte, text(source, node), static_value(node, source), place, line,
                 column, reference_of(node, source), _variables(node, source))
 
@@ -266,7 +266,7 @@ def _split_quoted(node: Node, source: bytes, place: Place) -> list[Word]:
     def finish(stop: int) -> None:
         nonlocal word_start, literal, is_static, refs, ref, pieces
         if word_start is not None:
-            line, column = _position(source, word_start)
+            line, column = position(source, word_start)
             value = literal.decode("utf-8", "surrogateescape") if is_static else None
             words.append(Word(word_start, stop, source[word_start:stop].decode("utf-8", "surrogateescape"), value,
                               place, line, column, ref if pieces == 1 else None, tuple(dict.fromkeys(refs))))

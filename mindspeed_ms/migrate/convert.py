@@ -10,6 +10,7 @@ the feature table. See the README section "convert-launch" for the full list and
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,10 @@ from mindspeed_ms.migrate.launch import Launch, LaunchReader
 
 __all__ = ["Conversion", "ConvertOptions", "Finding", "convert_script"]
 
+_NUMBER = re.compile(r"[0-9]+")
+# a value made only of these needs no quotes anywhere: on a command line, in an array, in a string split by bash
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
 @dataclass(frozen=True)
 class ConvertOptions:
     """What ``convert-launch`` adds and drops; the defaults are the migration guide's."""
@@ -31,6 +36,16 @@ class ConvertOptions:
     cluster_time_out: str = "300"
     bind_core: str = "True"
     drop_unsupported: bool = False
+
+    def __post_init__(self) -> None:
+        if not _NUMBER.fullmatch(self.cluster_time_out) or int(self.cluster_time_out) == 0:
+            raise LaunchScriptError(f"--cluster-time-out {self.cluster_time_out!r}: msrun wants a whole number of "
+                                    "seconds greater than 0")
+        for option, value in (("--join", self.join), ("--bind-core", self.bind_core)):
+            if value not in ("True", "False"):
+                raise LaunchScriptError(f"{option} {value!r}: msrun wants True or False")
+        if not self.log_dir or any(char in self.log_dir for char in "\0\n\r"):
+            raise LaunchScriptError(f"--log-dir {self.log_dir!r}: give a directory path on one line")
 
     def defaults(self) -> list[tuple[str, str]]:
         """Return the msrun options added when absent, as (canonical name, value)."""
@@ -199,10 +214,19 @@ class _Converter:
             added.append(f"--worker_num={world}")
         if standalone and "master_addr" not in by_name:
             added.append("--master_addr=127.0.0.1")
-        for name, value in self.options.defaults():
-            if name not in by_name:
-                added.append(f"--{name}={value}")
+        # (text, needs quotes): a quoted value survives on a command line or in an array, not in a string bash splits
+        defaults = [(f"--{name}={value}", False) if _PLAIN.fullmatch(value) else
+                    (f"--{name}={shlex.quote(value)}", True)
+                    for name, value in self.options.defaults() if name not in by_name]
         anchor = nproc or (launch.options[0] if launch.options else None)
+        if anchor is None or anchor.word.place.kind in ("command", "array"):
+            added += [text for text, _ in defaults]
+        else:
+            added += [text for text, is_quoted in defaults if not is_quoted]
+            quoted = [text for text, is_quoted in defaults if is_quoted]
+            if quoted:  # on the launch line itself, right after the launcher
+                self.plan.append(None, launch.place, quoted, "msrun options added (see the migration guide); "
+                                 "a quoted value goes on the launch line, not into a string bash splits")
         if anchor is None:
             self.plan.append(None, launch.place, added, "msrun options torchrun did not need "
                              "(msrun defaults to 8 workers)")
@@ -261,6 +285,13 @@ class _Converter:
 
     # script arguments ----------------------------------------------------------------------------
     def _ensure_framework(self, launch: Launch) -> None:
+        if launch.script is None:
+            # nothing to give --ai-framework to: added at the end it would become a launcher option
+            line, column = bash.position(self.source, launch.launcher.start)
+            self.findings.append(Finding(line, column, launch.launcher.spelling.split()[0].rsplit("/", 1)[-1],
+                                         "unconvertible", "the launch names no training script: add the script "
+                                         "(and --ai-framework mindspore after it) by hand"))
+            return
         words = launch.script_args
         for index, word in enumerate(words):
             spelled, inline = torchrun.split_option(word.value or "")

@@ -167,7 +167,9 @@ class EditPlan:
 
 def _merge(edits: list[Edit]) -> list[Edit]:
     merged: list[Edit] = []
-    for edit in sorted(set(edits), key=lambda item: (item.start, item.end != item.start, item.end)):
+    # dict.fromkeys drops duplicates and keeps the planning order, which the stable sort keeps for insertions at
+    # one offset: iterating a set would order them by hash, different on every run (PYTHONHASHSEED)
+    for edit in sorted(dict.fromkeys(edits), key=lambda item: (item.start, item.end != item.start, item.end)):
         if merged and edit.start < merged[-1].end:
             raise LaunchScriptError(
                 f"internal: overlapping edits at bytes {merged[-1].start}-{merged[-1].end} and "

@@ -12,6 +12,7 @@ import argparse
 import difflib
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -26,9 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``convert-launch``'s arguments to its sub-parser."""
     parser.add_argument("script", metavar="SCRIPT", help="the bash launch script to convert ('-' reads stdin)")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("-o", "--output", metavar="OUT", help="write the converted script to OUT")
+    where.add_argument("-o", "--output", metavar="OUT",
+                       help="write the converted script to OUT (a symlink: to the file it points to; "
+                            "FIFOs and devices are refused)")
     where.add_argument("--in-place", action="store_true",
-                       help="replace SCRIPT atomically, keeping its mode; leaves SCRIPT.bak unless --no-backup")
+                       help="replace SCRIPT atomically, keeping its mode (a symlink: the file it points to); "
+                            "leaves SCRIPT.bak unless --no-backup")
     parser.add_argument("--no-backup", action="store_true", help="with --in-place: do not keep SCRIPT.bak")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when anything would change or findings remain")
@@ -70,10 +74,40 @@ def _write_atomic(path: Path, data: bytes, *, mode: int | None) -> None:
         raise
 
 
-def _diff(conversion: Any, name: str) -> str:
-    before = conversion.source.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    after = conversion.output.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(before, after, fromfile=name, tofile=f"{name} (msrun)"))
+def _diff(conversion: Any, name: str) -> bytes:
+    """Return a unified diff of the script's bytes: lines go through as the input had them (any encoding)."""
+    before = conversion.source.splitlines(keepends=True)
+    after = conversion.output.splitlines(keepends=True)
+    label = os.fsencode(name)
+    return b"".join(difflib.diff_bytes(difflib.unified_diff, before, after, fromfile=label,
+                                       tofile=label + b" (msrun)"))
+
+
+def _writable_target(name: str, *, what: str) -> Path:
+    """Return the regular file that writing ``name`` must replace: a symlink's target, followed to the end.
+
+    Raises:
+        _UsageError: ``name`` is a FIFO, a device, a socket or a directory (replacing it would destroy it,
+            writing into it is not a file's atomic replacement).
+    """
+    real = Path(os.path.realpath(name))
+    try:
+        mode = real.stat().st_mode
+    except FileNotFoundError:
+        return real
+    except OSError as error:
+        raise _UsageError(f"cannot write {what} {name}: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        shown = name if str(real) == os.path.abspath(name) else f"{name} (-> {real})"
+        raise _UsageError(f"{what} {shown} is {kind}: convert-launch only replaces regular files "
+                          "(print to stdout instead)")
+    return real
+
+
+class _UsageError(Exception):
+    """A command line that cannot be carried out: exit 2 with this message, nothing written."""
 
 
 def _report(conversion: Any, name: str) -> None:
@@ -100,11 +134,20 @@ def run(options: argparse.Namespace) -> int:
         return _usage("--in-place needs a file, not stdin")
     name = "<stdin>" if options.script == "-" else options.script
     try:
+        settings = ConvertOptions(log_dir=options.log_dir, join=options.join,
+                                  cluster_time_out=options.cluster_time_out, bind_core=options.bind_core,
+                                  drop_unsupported=options.drop_unsupported)
+    except LaunchScriptError as error:
+        return _usage(str(error))
+    try:
+        # decided before anything is read or written: a refused target leaves everything as it was
+        targets = _targets(options)
+    except _UsageError as error:
+        return _usage(str(error))
+    try:
         source = _read(options.script)
     except OSError as error:
         return _usage(f"cannot read {name}: {error.strerror or error}")
-    settings = ConvertOptions(log_dir=options.log_dir, join=options.join, cluster_time_out=options.cluster_time_out,
-                              bind_core=options.bind_core, drop_unsupported=options.drop_unsupported)
     try:
         conversion = convert_script(source, name=name, options=settings)
     except LaunchScriptError as error:
@@ -112,18 +155,20 @@ def run(options: argparse.Namespace) -> int:
         return 2
     if not options.check:
         try:
-            _write_outputs(options, conversion)
+            _write_outputs(options, conversion, targets)
         except OSError as error:
             return _usage(f"cannot write: {error}")
     if options.json:
         document = conversion.to_dict()
         if options.diff:
-            document["diff"] = _diff(conversion, name)
+            document["diff"] = _diff(conversion, name).decode("utf-8", "surrogateescape")
         # ASCII-only JSON is valid whatever bytes the script holds (non-UTF-8 bytes arrive as \udcXX escapes)
         print(json.dumps(document, indent=2))
     else:
         if options.diff:
-            sys.stdout.write(_diff(conversion, name))
+            sys.stdout.flush()
+            sys.stdout.buffer.write(_diff(conversion, name))
+            sys.stdout.buffer.flush()
         elif not (options.check or options.output or options.in_place):
             sys.stdout.buffer.write(conversion.output)
             sys.stdout.flush()
@@ -131,13 +176,28 @@ def run(options: argparse.Namespace) -> int:
     return conversion.exit_code(check=options.check)
 
 
-def _write_outputs(options: argparse.Namespace, conversion: Any) -> None:
+def _targets(options: argparse.Namespace) -> dict[str, Path]:
+    """Return the files a run will replace (``output``, ``in_place``), symlinks followed; refuse the others."""
+    targets: dict[str, Path] = {}
+    if options.check:
+        return targets
     if options.output:
-        target = Path(options.output)
+        targets["output"] = _writable_target(options.output, what="output")
+    elif options.in_place:
+        real = _writable_target(options.script, what="script")
+        if not real.exists():
+            raise _UsageError(f"cannot read {options.script}: No such file or directory")
+        targets["in_place"] = real
+    return targets
+
+
+def _write_outputs(options: argparse.Namespace, conversion: Any, targets: dict[str, Path]) -> None:
+    if "output" in targets:
         mode = None if options.script == "-" else Path(options.script).stat().st_mode & 0o7777
-        _write_atomic(target, conversion.output, mode=mode)
-    elif options.in_place and conversion.is_changed:
-        path = Path(options.script)
+        _write_atomic(targets["output"], conversion.output, mode=mode)
+    elif "in_place" in targets and conversion.is_changed:
+        # a symlinked script: the file it points to is converted (and backed up beside it); the link stays
+        path = targets["in_place"]
         mode = path.stat().st_mode & 0o7777
         if not options.no_backup:
             _write_atomic(path.with_name(path.name + ".bak"), conversion.source, mode=mode)
