@@ -13,7 +13,7 @@ the import path of a training script. Annotations are strings (``typing`` is not
 from __future__ import annotations
 
 __all__ = [
-    "MINDSPEED_VERSION", "MEGATRON_BRANCH", "MEGATRON_CORE_VERSION", "CANN_VERSION", "MINDSPORE_VERSION",
+    "MINDSPEED_VERSION", "MINDSPEED_DIST_VERSION", "MEGATRON_BRANCH", "MEGATRON_CORE_VERSION", "CANN_VERSION", "MINDSPORE_VERSION",
     "MSADAPTER_BRANCH", "MSADAPTER_VERSION", "PYTHON_VERSIONS",
     "MINDSPORE_REQUIREMENT", "MSADAPTER_REQUIREMENT", "MEGATRON_CORE_REQUIREMENT", "MINDSPEED_REQUIREMENT",
     "MINDSPORE_INSTALL", "MSADAPTER_INSTALL", "MEGATRON_CORE_INSTALL",
@@ -24,6 +24,10 @@ __all__ = [
 
 #: MindSpeed release the table describes (code branch ``master``).
 MINDSPEED_VERSION = "2.2.0_core_r0.12.1"
+#: The version an installed MindSpeed 2.2.0 reports (``importlib.metadata.version("mindspeed")``):
+#: MindSpeed's setup.py sets it to the Megatron core it pairs with, on every 2.x and 26.x release
+#: branch for core_r0.12.1 (``__version__ = '0.12.1'``), not to the release name.
+MINDSPEED_DIST_VERSION = "0.12.1"
 #: Megatron-LM branch MindSpeed 2.2.0 pairs with.
 MEGATRON_BRANCH = "core_r0.12.1"
 #: The megatron-core release on PyPI cut from that branch.
@@ -49,8 +53,10 @@ MINDSPORE_REQUIREMENT = "mindspore>=2.7,<2.11"
 MSADAPTER_REQUIREMENT = "msadapter>=0.5.0b1,<0.6"
 #: Every 0.12 patch release of megatron-core comes from the core_r0.12 branches.
 MEGATRON_CORE_REQUIREMENT = "megatron-core>=0.12,<0.13"
-#: MindSpeed 2.x, whose ``mindspeed.ops`` entry points the ``mindspeed`` provider replaces.
-MINDSPEED_REQUIREMENT = "mindspeed>=2.0,<3"
+#: The MindSpeed releases for Megatron core 0.12 (2.1.0 to 2.3.0 and 26.x ``_core_r0.12.1``), whose
+#: ``mindspeed.ops`` entry points the ``mindspeed`` provider replaces. Written in the version those
+#: distributions report (see :data:`MINDSPEED_DIST_VERSION`), not the release name.
+MINDSPEED_REQUIREMENT = "mindspeed>=0.12,<0.13"
 
 # --- how to install the pins --------------------------------------------------------------------------
 

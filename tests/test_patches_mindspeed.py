@@ -21,6 +21,7 @@ from mindspeed_ms import PatchRegistry
 from mindspeed_ms.adaptation import run_providers
 from mindspeed_ms.compat import torch_npu as npu_compat
 from mindspeed_ms.framework import get_args
+from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": "msadapter,msadapter_cpu,megatron_core,third_party,pytorch_cpu"}
@@ -87,7 +88,7 @@ def test_every_mindspeed_patch_applies_with_requires_purpose_and_a_compatible_si
     for status in statuses:
         assert status.state == "applied", (status.target, status.reason)
         assert status.provider == "mindspeed"
-        assert status.requires == ("mindspeed>=2.0,<3",)
+        assert status.requires == (MINDSPEED_REQUIREMENT,)
         assert status.purpose
         assert status.warnings == (), (status.target, status.warnings)
 

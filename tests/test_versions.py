@@ -20,7 +20,7 @@ PINS = [
     (versions.MINDSPORE_REQUIREMENT, "mindspore", versions.MINDSPORE_VERSION),
     (versions.MSADAPTER_REQUIREMENT, "msadapter", versions.MSADAPTER_VERSION),
     (versions.MEGATRON_CORE_REQUIREMENT, "megatron-core", versions.MEGATRON_CORE_VERSION),
-    (versions.MINDSPEED_REQUIREMENT, "mindspeed", versions.MINDSPEED_VERSION.split("_")[0]),
+    (versions.MINDSPEED_REQUIREMENT, "mindspeed", versions.MINDSPEED_DIST_VERSION),
 ]
 
 
@@ -96,3 +96,18 @@ def test_missing_msadapter_error_quotes_the_table_install_command(monkeypatch: p
     with pytest.raises(ImportError) as info:
         adaptation.prepare_backend()
     assert versions.MSADAPTER_INSTALL in str(info.value)
+
+
+def test_mindspeed_requirement_matches_what_real_mindspeed_reports() -> None:
+    # MindSpeed's setup.py on its 2.x release branches for core_r0.12.1 sets __version__ = '0.12.1'
+    requirement = Requirement(versions.MINDSPEED_REQUIREMENT)
+    assert versions.MINDSPEED_DIST_VERSION == versions.MEGATRON_CORE_VERSION
+    assert requirement.specifier.contains(versions.MINDSPEED_DIST_VERSION)
+    assert not requirement.specifier.contains("0.8.0")  # the core_r0.8.0 releases: other signatures
+
+
+def test_the_mindspeed_stand_in_reports_the_real_distributions_version() -> None:
+    from importlib.metadata import PathDistribution
+
+    [info] = (ROOT / "tests" / "fakes").glob("mindspeed-*.dist-info")
+    assert PathDistribution(info).version == versions.MINDSPEED_DIST_VERSION
