@@ -236,3 +236,34 @@ def test_launch_without_a_script_is_reported_and_converts_the_same_under_every_h
     assert conversion.output == out  # idempotent
     assert [(item.line, item.flag, item.status) for item in conversion.findings] == [(1, "msrun", "unconvertible")]
     assert "no training script" in conversion.findings[0].reason
+
+
+def _findings(text: str) -> list[tuple[int, str, str, str | None]]:
+    conversion = convert_script(text.encode())
+    return [(item.line, item.flag, item.status, item.value) for item in conversion.findings]
+
+
+@pytest.mark.parametrize("value", ["${CP_ALGO}", "$CP_ALGO", '"$CP_ALGO"', '"${CP_ALGO}"'])
+def test_flag_value_given_through_a_variable_is_judged_by_the_variables_value(value: str) -> None:
+    text = f"CP_ALGO=hybrid_cp_algo\ntorchrun t.py --context-parallel-algo {value}\n"
+    assert _findings(text) == [(2, "--context-parallel-algo", "unsupported", "hybrid_cp_algo")]
+    assert _findings(text.replace("hybrid_cp_algo", "ulysses_cp_algo")) == []
+
+
+def test_flag_value_variable_inside_an_arguments_string_is_followed() -> None:
+    text = ('DISP=allgather\nGPT_ARGS="\n    --moe-token-dispatcher-type ${DISP} \\\n    --seq-length 8\n"\n'
+            "torchrun t.py $GPT_ARGS\n")
+    assert _findings(text) == [(3, "--moe-token-dispatcher-type", "unsupported", "allgather")]
+    dropped = convert(text, drop_unsupported=True)
+    assert "--moe-token-dispatcher-type" not in dropped and "--seq-length 8" in dropped
+
+
+def test_flag_value_variable_is_followed_through_branches_and_chains() -> None:
+    text = ("if [ -n \"$HYBRID\" ]; then\n  ALGO=hybrid_cp_algo\nelse\n  ALGO=megatron_cp_algo\nfi\n"
+            "CP=$ALGO\ntorchrun t.py --context-parallel-algo $CP\n")
+    assert _findings(text) == [(7, "--context-parallel-algo", "unsupported", "hybrid_cp_algo")]
+
+
+def test_flag_value_variable_in_a_string_that_never_reaches_a_launch_is_unused() -> None:
+    text = 'DISP=allgather\nMOE_ARGS="--moe-token-dispatcher-type $DISP"\ntorchrun t.py --bf16\n'
+    assert _findings(text) == [(2, "--moe-token-dispatcher-type", "unused", None)]

@@ -24,6 +24,8 @@ from mindspeed_ms.migrate.launch import Launch, LaunchReader
 __all__ = ["Conversion", "ConvertOptions", "Finding", "convert_script"]
 
 _NUMBER = re.compile(r"[0-9]+")
+# a word that is one variable's value: $NAME, ${NAME}, "$NAME", "${NAME}"
+_VARIABLE_WORD = re.compile(r'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?')
 # a value made only of these needs no quotes anywhere: on a command line, in an array, in a string split by bash
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 
@@ -321,9 +323,12 @@ class _Converter:
             flag, inline = torchrun.split_option(word.value)
             value_word = words[index + 1] if (takes_value(flag) and inline is None
                                                and index + 1 < len(words)) else None
-            value = inline if inline is not None else value_word.value if value_word is not None else None
-            uses.append(FlagUse(flag, value))
-            owners.append((word, value_word))
+            # a value given through a variable is judged by every value that variable is assigned before the launch
+            values = [inline] if inline is not None else \
+                self._values(value_word, launch.launcher.start) if value_word is not None else [None]
+            for value in values:
+                uses.append(FlagUse(flag, value))
+                owners.append((word, value_word))
         for (word, value_word), use, verdict in zip(owners, uses, judge(uses)):
             if verdict is None:
                 continue
@@ -354,11 +359,30 @@ class _Converter:
             has_value = takes_value(flag)
             if has_value is None:
                 continue
-            value = inline if inline is not None else (
-                words[index + 1].value if has_value and index + 1 < len(words) else None)
-            verdict = judge([FlagUse(flag, value)])[0]
+            values = [inline] if inline is not None else (
+                self._values(words[index + 1], definition.start) if has_value and index + 1 < len(words) else [None])
+            verdict = next((item for item in judge([FlagUse(flag, value) for value in values]) if item), None)
             if verdict is None:
                 continue
             what = f"{verdict.status}: {verdict.reason}"
             self._find(word, "unused", f"${definition.name} never reaches a launch, so {flag} has no effect "
                        f"here (if passed it would be {what})", flag)
+
+    def _values(self, word: Word, position: int, depth: int = 0) -> list[str | None]:
+        """Return the values ``word`` can have at ``position``: its own, or those of the variable it expands.
+
+        ``--flag ${VALUE}`` (or ``"$VALUE"``) is followed through every assignment of ``VALUE`` before
+        ``position`` (either branch of an ``if`` counts), recursively; ``[None]`` when nothing static is found.
+        """
+        if word.value is not None:
+            return [word.value]
+        match = _VARIABLE_WORD.fullmatch(word.text)
+        name = word.ref or (match.group(1) if match else None)
+        if name is None or depth > 8:
+            return [None]
+        found: list[str | None] = []
+        for definition in self.reader.definitions(name, position, every=True):
+            if len(definition.words) == 1:
+                found += [item for item in self._values(definition.words[0], definition.start, depth + 1)
+                          if item is not None]
+        return list(dict.fromkeys(found)) or [None]
