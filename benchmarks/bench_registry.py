@@ -3,7 +3,10 @@
 Prints, in one run:
   (a) apply() of N patches with M synthetic modules loaded, against a baseline that, per patch,
       sets the attribute and then loops over a copy of sys.modules with hasattr/getattr/id
-      comparison (what MindSpeed's ``Patch.apply_patch`` does); the same final state is checked;
+      comparison (what MindSpeed's ``Patch.apply_patch`` does); the same final state is checked.
+      Two workloads: every target with a name of its own, and targets sharing a few names
+      (``forward``, ``__init__``, ``a7``... in many modules, each module also binding those names
+      to functions of its own), where a per-name scan of the targets would cost bindings x targets;
   (b) the per-call cost of a replaced function against calling the replacement directly;
   (c) importing 1,000 unrelated modules with 500 hooks armed against none.
 
@@ -29,16 +32,24 @@ from mindspeed_ms import PatchRegistry
 PREFIX = "bench_synth"
 
 
-def build_modules(n_modules: int, n_targets: int, attrs: int) -> tuple[list, list]:
-    """Create target modules and filler modules (some holding aliases of targets) in sys.modules."""
-    targets_per_module = 10
+SHARED_NAMES = ("forward", "__init__", "a7", "step", "helper")
+
+
+def build_modules(n_modules: int, n_targets: int, attrs: int, shared: bool = False) -> tuple[list, list]:
+    """Create target modules and filler modules (some holding aliases of targets) in sys.modules.
+
+    With ``shared``, targets are named from :data:`SHARED_NAMES` (one of each per target module) and
+    every filler binds those names to functions of its own, as real code does.
+    """
+    targets_per_module = len(SHARED_NAMES) if shared else 10
     target_modules = []
     originals = []
     for t in range(0, n_targets, targets_per_module):
         module = types.ModuleType(f"{PREFIX}_target_{t // targets_per_module}")
         for i in range(t, min(t + targets_per_module, n_targets)):
-            exec(f"def target_fn_{i}(x):\n    return x + {i}\n", module.__dict__)
-            originals.append((module, f"target_fn_{i}"))
+            name = SHARED_NAMES[i - t] if shared else f"target_fn_{i}"
+            exec(f"def {name}(x):\n    return x + {i}\n", module.__dict__)
+            originals.append((module, name))
         sys.modules[module.__name__] = module
         target_modules.append(module)
     fillers = []
@@ -57,6 +68,9 @@ def build_modules(n_modules: int, n_targets: int, attrs: int) -> tuple[list, lis
                 namespace[f"obj_{a}"] = object()
             else:
                 namespace[f"none_{a}"] = None
+        if shared:
+            for name in SHARED_NAMES:
+                exec(f"def {name}(x):\n    return x\n", namespace)
         # every 3rd filler holds a from-imported alias of some target, like `from x import target_fn_i`
         if m % 3 == 0 and originals:
             owner, name = originals[(m * 7) % len(originals)]
@@ -111,8 +125,8 @@ def timed(func: Callable[[], None], setup: Callable[[], None], runs: int) -> flo
     return statistics.median(samples)
 
 
-def bench_apply(n_modules: int, n_targets: int, attrs: int, runs: int) -> None:
-    _, originals = build_modules(n_modules, n_targets, attrs)
+def bench_apply(n_modules: int, n_targets: int, attrs: int, runs: int, shared: bool = False) -> None:
+    _, originals = build_modules(n_modules, n_targets, attrs, shared)
     replacements = make_replacements(originals)
     bindings = sum(len(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, types.ModuleType))
     pristine = snapshot()
@@ -141,8 +155,10 @@ def bench_apply(n_modules: int, n_targets: int, attrs: int, runs: int) -> None:
         and all(ours_state[k][a] is baseline_state[k][a] for a in ours_state[k]) for k in ours_state)
     registry.revert()
     restored = all(sys.modules[k].__dict__.get(a) is v for k, ns in pristine.items() for a, v in ns.items())
-    print(f"(a) apply() of {n_targets} patches, {n_modules} synthetic modules, {bindings:,} module-level "
-          f"bindings in sys.modules")
+    workload = (f"targets sharing {len(SHARED_NAMES)} names ({n_targets // len(SHARED_NAMES)} targets per name)"
+                if shared else "unique target names")
+    print(f"(a) apply() of {n_targets} patches, {workload}, {n_modules} synthetic modules, {bindings:,} "
+          f"module-level bindings in sys.modules")
     print(f"    baseline (setattr + sys.modules sweep per patch): {base * 1e3:9.2f} ms  (median of {runs})")
     print(f"    mindspeed_ms PatchRegistry.apply():               {ours * 1e3:9.2f} ms  (median of {runs})")
     print(f"    ratio: {base / ours:.1f}x faster; same final state: {same}; revert restores all: {restored}")
@@ -215,10 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         bench_apply(600, 100, 50, 3)
+        bench_apply(600, 100, 50, 3, shared=True)
         bench_call(200_000)
         bench_imports(200, 500, 3)
     else:
         bench_apply(3000, 500, 50, 7)
+        bench_apply(3000, 500, 50, 7, shared=True)
         bench_call(1_000_000)
         bench_imports(1000, 500, 7)
     return 0

@@ -354,3 +354,45 @@ def test_create_dummy_under_a_missing_class_member_is_a_typed_error(reg, modules
         reg.apply()
     assert isinstance(info.value.__cause__, TargetNotFoundError)
     assert "p_cls2.Klass.Inner" not in sys.modules and not hasattr(mod.Klass, "Inner")
+
+
+def test_the_alias_pass_is_linear_in_bindings_whatever_the_name_sharing(modules):
+    # Counted in executed lines, not time: the pass must not compare each binding with every
+    # target that shares its name (``forward`` in hundreds of modules).
+    import types
+
+    from mindspeed_ms.engine.journal import rebind_aliases
+
+    def executed_lines(n_entries: int, n_modules: int) -> int:
+        originals = [types.FunctionType((lambda: None).__code__, {}) for _ in range(n_entries)]
+        entries = {"forward": [(o, lambda: "new", types.SimpleNamespace(aliases=[]), frozenset())
+                               for o in originals]}
+        names = []
+        for m in range(n_modules):
+            name = f"p_lin_{n_entries}_{m}"
+            module = types.ModuleType(name)
+            module.forward = (lambda: None) if m % 2 else originals[m % n_entries]
+            sys.modules[name] = module
+            names.append(name)
+        count = 0
+
+        def tracer(frame, event, arg):
+            nonlocal count
+            if frame.f_code is rebind_aliases.__code__:
+                if event == "line":
+                    count += 1
+                return tracer
+            return None
+
+        sys.settrace(tracer)
+        try:
+            rebind_aliases([], entries, journaled=False)
+        finally:
+            sys.settrace(None)
+            for name in names:
+                del sys.modules[name]
+        return count
+
+    few = executed_lines(10, 300)
+    many = executed_lines(1000, 300)
+    assert many - few < 10 * (1000 - 10) + 500  # the index costs per entry; the bindings do not multiply

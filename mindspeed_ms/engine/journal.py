@@ -284,19 +284,41 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], 
         journaled: record the rebinding (False when putting originals back: nothing to undo then).
 
     Only module ``__dict__``s are read (never a module's ``__getattr__``), and each module's keys are
-    intersected with the names in C, so the pass costs about one hash probe per binding.
+    intersected with the names in C; a binding with a wanted name costs one more dictionary probe
+    (by the identity of its value), however many targets share that name (``forward``,
+    ``__init__`` in hundreds of modules), so the pass is linear in the bindings.
     """
     if not entries:
         return
-    # An exact set (not a frozenset): CPython's dict-view intersection only takes its fast path
-    # with one, and isdisjoint() answers "nothing here" without allocating.
-    names = set(entries)
+    # name -> id(original) -> entry; the first registered wins when two targets share an original
+    index: dict[str, dict[int, AliasEntry]] = {}
+    for name, items in entries.items():
+        by_identity = index.setdefault(name, {})
+        for item in items:
+            by_identity.setdefault(id(item[0]), item)
+    # Few names (many targets sharing them): probe each module's dict for them directly. Many
+    # names: intersect each module's keys with them in C. An exact set (not a frozenset): CPython's
+    # dict-view intersection only takes its fast path with one, and isdisjoint() answers "nothing
+    # here" without allocating.
+    names = set(index)
     size = len(names)
+    few = tuple(index.items()) if size <= 8 else None
     module_type = ModuleType
+    missing = _MISSING
+    found: list[tuple[str, Any, str, Any, AliasEntry]] = []
     for module_name, module in list(sys.modules.items()):
         if not isinstance(module, module_type):
             continue
         namespace = module.__dict__
+        if few is not None:
+            get = namespace.get
+            for name, by_identity in few:
+                value = get(name, missing)
+                if value is not missing:
+                    entry = by_identity.get(id(value))
+                    if entry is not None and entry[0] is value:
+                        found.append((module_name, module, name, namespace, entry))
+            continue
         if len(namespace) > size:
             common = namespace.keys() & names
             if not common:
@@ -307,13 +329,16 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], 
             common = names.intersection(namespace)
         for name in common:
             value = namespace[name]
-            for original, replacement, patch, skip in entries[name]:
-                if value is original and module_name not in skip and not _under(module_name, skip):
-                    namespace[name] = replacement
-                    if journaled:
-                        journal.append(Record("alias", module, name, original, replacement, True, patch))
-                        patch.aliases.append(module_name)
-                    break
+            entry = index[name].get(id(value))
+            if entry is not None and entry[0] is value:
+                found.append((module_name, module, name, namespace, entry))
+    for module_name, module, name, namespace, (original, replacement, patch, skip) in found:
+        if module_name in skip or _under(module_name, skip):
+            continue
+        namespace[name] = replacement
+        if journaled:
+            journal.append(Record("alias", module, name, original, replacement, True, patch))
+            patch.aliases.append(module_name)
 
 
 def _under(module_name: str, skip: frozenset[str]) -> bool:
