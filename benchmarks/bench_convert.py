@@ -1,11 +1,16 @@
-"""Benchmark: convert a 2,000-line launch script with ``convert_script``.
+"""Benchmark: convert a 2,000-line launch script, and scripts of 1,000 and 4,000 launches, with ``convert_script``.
 
 Prints the best of several runs of the whole conversion (parse, follow variables, plan edits, check
 input and output with ``bash -n``) next to two baselines measured in the same run: ``bash -n`` alone on
 the same script (what bash needs just to read it) and the tree-sitter parse alone. The target is "well
 under a second".
 
-    python benchmarks/bench_convert.py [--lines 2000] [--repeat 7]
+Then the many-launch figures: the same conversion of a script with 1,000 and with 4,000 launches (one
+shared ``DISTRIBUTED_ARGS``, one shared ``GPT_ARGS``, a variable per launch), the cost per launch of each,
+and the ratio of the per-launch costs (4,000 / 1,000). Linear time gives about 1; the target is <= 1.3
+(the quadratic version measured 0.73 s and 7.6 s, a ratio of about 2.6).
+
+    python benchmarks/bench_convert.py [--lines 2000] [--repeat 7] [--launches 1000,4000]
 """
 
 from __future__ import annotations
@@ -41,6 +46,20 @@ def make_script(lines: int) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
+def make_many_launches(launches: int) -> bytes:
+    """Return a script of ``launches`` torchrun launches sharing their option strings, each with its own seed."""
+    out = ["#!/bin/bash", "NPUS_PER_NODE=8", "NNODES=2", "WORLD_SIZE=$(($NPUS_PER_NODE*$NNODES))",
+           'DISTRIBUTED_ARGS="', "    --nproc_per_node $NPUS_PER_NODE \\", "    --nnodes $NNODES \\",
+           "    --master_addr localhost \\", "    --master_port 6000", '"',
+           'GPT_ARGS="', "    --use-ascend-mc2 \\", "    --seq-length 4096 \\",
+           "    --moe-token-dispatcher-type allgather", '"']
+    for index in range(launches):
+        out.append(f"SEED_{index}={index}")
+        out.append(f"torchrun $DISTRIBUTED_ARGS pretrain_gpt.py $GPT_ARGS --seed $SEED_{index} "
+                   f"2>&1 | tee logs/run_{index}.log")
+    return ("\n".join(out) + "\n").encode()
+
+
 def _best(function: object, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -54,6 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--launches", default="1000,4000",
+                        help="two launch counts, small and large (default: %(default)s)")
     options = parser.parse_args()
     source = make_script(options.lines)
     conversion = convert_script(source)  # warm-up: loads the grammar once
@@ -71,6 +92,19 @@ def main() -> None:
     print(f"convert_script --drop-unsupp.: {drop_s * 1e3:8.1f} ms")
     print(f"baseline bash -n:              {bash_s * 1e3:8.1f} ms  -> convert / bash -n = {convert_s / bash_s:.1f}x")
     print(f"baseline tree-sitter parse:    {parse_s * 1e3:8.1f} ms  -> convert / parse = {convert_s / parse_s:.1f}x")
+
+    small, large = (int(item) for item in options.launches.split(","))
+    per_launch = {}
+    for count in (small, large):
+        script = make_many_launches(count)
+        conversion = convert_script(script)
+        assert conversion.launches == count, conversion.launches
+        seconds = _best(lambda script=script: convert_script(script), max(1, options.repeat // 2))
+        per_launch[count] = seconds / count
+        print(f"{count:5d} launches ({len(script) // 1024:5d} KiB):  {seconds * 1e3:8.1f} ms  "
+              f"= {per_launch[count] * 1e3:.3f} ms per launch")
+    ratio = per_launch[large] / per_launch[small]
+    print(f"per-launch cost {large} / {small} launches: {ratio:.2f}  (linear: ~1; target <= 1.3)")
 
 
 if __name__ == "__main__":

@@ -267,3 +267,48 @@ def test_flag_value_variable_is_followed_through_branches_and_chains() -> None:
 def test_flag_value_variable_in_a_string_that_never_reaches_a_launch_is_unused() -> None:
     text = 'DISP=allgather\nMOE_ARGS="--moe-token-dispatcher-type $DISP"\ntorchrun t.py --bf16\n'
     assert _findings(text) == [(2, "--moe-token-dispatcher-type", "unused", None)]
+
+
+def _many_launches(count: int) -> bytes:
+    lines = ["A=8", "B=2", "W=$(($A*$B))", 'D="--nproc_per_node $A --nnodes $B"']
+    for index in range(count):
+        lines += [f"S_{index}={index}", f"torchrun $D t.py --seed $S_{index}"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_work_per_launch_does_not_grow_with_the_number_of_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # counts, not time: the world-size lookup used to scan every assignment of the script for every launch
+    from mindspeed_ms.migrate import convert as module
+
+    calls = {"n": 0}
+    original = module._product_operands
+
+    def counting(node: object, source: bytes) -> object:
+        calls["n"] += 1
+        return original(node, source)
+
+    monkeypatch.setattr(module, "_product_operands", counting)
+    work = {}
+    for count in (50, 200):
+        calls["n"] = 0
+        conversion = convert_script(_many_launches(count), use_bash=False)
+        assert conversion.launches == count
+        work[count] = calls["n"]
+    assert work[200] <= 4 * work[50] + 10
+
+
+def test_change_lines_stay_right_across_many_launches() -> None:
+    conversion = convert_script(_many_launches(300), use_bash=False)
+    launch_changes = [change for change in conversion.changes if change.before.startswith("torchrun")]
+    assert [change.line for change in launch_changes] == [6 + 2 * index for index in range(300)]
+    assert all(change.after == f"msrun $D t.py --seed $S_{index} --ai-framework mindspore"
+               for index, change in enumerate(launch_changes))
+    assert 'D="--local_worker_num $A --worker_num $W' in conversion.output.decode()
+
+
+def test_nnodes_shared_by_launches_of_different_world_sizes_is_reported_not_a_crash() -> None:
+    text = ('GPT_ARGS="\n    --nnodes \\\n    8 \\\n"\ntorchrun --nproc_per_node 8 $GPT_ARGS t.py\n'
+            "torchrun --nproc_per_node 2 $GPT_ARGS t.py\n")
+    conversion = convert_script(text.encode())
+    assert [(item.line, item.flag, item.status) for item in conversion.findings] == [(2, "--nnodes", "unconvertible")]
+    assert "64 and 16" in conversion.findings[0].reason

@@ -165,6 +165,8 @@ class _Converter:
         self.findings: list[Finding] = []
         self.reader = LaunchReader(source, root, self.plan, self.findings)
         self.launches: list[Launch] = []
+        self._worker_nums: dict[tuple[int, int], str] = {}  # option word -> the --worker_num planned for it
+        self._product_index: dict[tuple[tuple[str, str], ...], list[tuple[int, str]]] | None = None
 
     def run(self) -> None:
         self.launches = self.reader.launches()
@@ -250,16 +252,23 @@ class _Converter:
             return nnodes.value_text or "1"
         if nodes == ("num", "1"):
             return nproc.value_text or "1"
-        wanted = sorted([per_node, nodes])
-        candidates = []
-        for name, defs in self.reader.assigns.items():
-            for definition in defs:
-                operands = _product_operands(definition.value_node, self.source)
-                if definition.start < at and operands is not None and sorted(operands) == wanted:
-                    candidates.append(name)
+        wanted = tuple(sorted([per_node, nodes]))
+        candidates = [name for start, name in self._products().get(wanted, ()) if start < at]
         if candidates:
             return "$" + ("WORLD_SIZE" if "WORLD_SIZE" in candidates else candidates[0])
         return f"$(({per_node[1]}*{nodes[1]}))"
+
+    def _products(self) -> dict[tuple[tuple[str, str], ...], list[tuple[int, str]]]:
+        """Return the assignments of ``$((A*B))`` by their sorted operands, built once per script."""
+        if self._product_index is None:
+            index: dict[tuple[tuple[str, str], ...], list[tuple[int, str]]] = {}
+            for name, defs in self.reader.assigns.items():
+                for definition in defs:
+                    operands = _product_operands(definition.value_node, self.source)
+                    if operands is not None:
+                        index.setdefault(tuple(sorted(operands)), []).append((definition.start, name))
+            self._product_index = index
+        return self._product_index
 
     def _rename(self, option: Any, spelling: str, reason: str, *, value: str | None = None) -> None:
         word = option.word
@@ -267,6 +276,12 @@ class _Converter:
         if offset not in (0, 1):
             self._find(word, "unconvertible", f"cannot rewrite {word.text!r}; write {spelling} by hand",
                        option.spelled)
+            return
+        if value is not None and self._worker_nums.setdefault((word.start, word.end), value) != value:
+            # one option string shared by launches that need different values: one edit cannot serve both
+            self._find(word, "unconvertible", f"{option.spelled} is shared by launches whose world sizes differ "
+                       f"({self._worker_nums[(word.start, word.end)]} and {value}): give each launch its own "
+                       "--worker_num", option.spelled)
             return
         if option.value_inline is not None and value is not None:
             quoted = word.text[:1] in "\"'" and len(word.text) > 1 and word.text.endswith(word.text[0])

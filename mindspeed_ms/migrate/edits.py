@@ -55,7 +55,7 @@ class EditPlan:
     def __init__(self, source: bytes) -> None:
         self._source = source
         self._places: dict[tuple[int, int], _PlaceEdits] = {}
-        self._loose: list[Edit] = []
+        self._loose: dict[Edit, None] = {}  # an ordered set: a script can hold thousands of launches
 
     def register(self, place: Place, words: list[Word] | tuple[Word, ...], *, lead: int | None = None) -> None:
         """Make ``place`` editable with its full, ordered word list (first registration wins)."""
@@ -108,9 +108,7 @@ class EditPlan:
 
     def edit(self, start: int, end: int, text: str, reason: str) -> None:
         """Add a raw byte edit (for words that belong to no place, such as the launcher itself)."""
-        candidate = Edit(start, end, text, reason)
-        if candidate not in self._loose:
-            self._loose.append(candidate)
+        self._loose.setdefault(Edit(start, end, text, reason), None)
 
     def _separator(self, entry: _PlaceEdits, first: int, last: int) -> str:
         source, words = self._source, entry.words
@@ -205,10 +203,13 @@ def describe(source: bytes, edits: list[Edit]) -> list[Change]:
         else:
             groups.append((low, high, [edit]))
     changes = []
+    line, counted = 1, 0  # line numbers are counted on from the previous group: linear in the script's size
     for low, high, group in groups:
+        line += source.count(b"\n", counted, low)
+        counted = low
         before = source[low:high]
         after = apply_edits(before, [Edit(item.start - low, item.end - low, item.text) for item in group])
         reasons = tuple(dict.fromkeys(item.reason for item in group if item.reason))
-        changes.append(Change(source.count(b"\n", 0, low) + 1, before.decode("utf-8", "surrogateescape"),
+        changes.append(Change(line, before.decode("utf-8", "surrogateescape"),
                               after.decode("utf-8", "surrogateescape"), reasons))
     return changes

@@ -9,6 +9,7 @@ before it, with ``+=`` appends); for the feature check every assignment before t
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,7 @@ class LaunchReader:
         self.findings = findings
         self.assigns: dict[str, list[Assignment]] = bash.assignments(root, source)
         self.reached: set[int] = set()
+        self._starts: dict[str, list[int]] = {}
 
     def launches(self) -> list[Launch]:
         """Return every launch of the script, in source order; report those that cannot be converted."""
@@ -86,9 +88,7 @@ class LaunchReader:
             launcher = torchrun.match_launcher(node, body)
             if launcher is None or launcher.kind != "torchrun":
                 continue
-            start = offset + node.start_byte
-            line = self.source.count(b"\n", 0, start) + 1
-            column = start - (self.source.rfind(b"\n", 0, start) + 1) + 1
+            line, column = bash.position(self.source, offset + node.start_byte)
             self.findings.append(Finding(
                 line, column, launcher.spelling.split()[0].rsplit("/", 1)[-1], "unconvertible",
                 f"a launch inside {where} runs elsewhere (another shell or host) and is not converted: "
@@ -112,7 +112,10 @@ class LaunchReader:
     def definitions(self, name: str, position: int, *, every: bool) -> list[Assignment]:
         """Return the assignments of ``name`` that a use at ``position`` sees."""
         defs = self.assigns.get(name, [])
-        before = [item for item in defs if item.start < position]
+        starts = self._starts.get(name)
+        if starts is None:  # assignments come in source order: bisect instead of a scan per use
+            starts = self._starts[name] = [item.start for item in defs]
+        before = defs[:bisect.bisect_left(starts, position)]
         if not before:
             return defs if every else defs[-1:]
         if every:
