@@ -164,7 +164,7 @@ def _entry_points() -> list[Any]:
     if hasattr(selected, "select"):
         items = list(selected.select(group=ENTRY_POINT_GROUP))
     else:  # Python 3.9: a dict of group -> entry points
-        items = list(selected.get(ENTRY_POINT_GROUP, ()))  # type: ignore[attr-defined]
+        items = list(selected.get(ENTRY_POINT_GROUP, ()))
     unique: dict[tuple[str, str], Any] = {}
     for entry_point in items:
         unique.setdefault((entry_point.name, entry_point.value), entry_point)
@@ -225,7 +225,7 @@ def discover_providers(
         for module_name in _builtin_names(builtin_package):
             qualified = f"{builtin_package}.{module_name}"
             consider(module_name, f"built-in module {qualified}",
-                     lambda qualified=qualified: importlib.import_module(qualified))  # type: ignore[misc]
+                     lambda qualified=qualified: importlib.import_module(qualified))  # type: ignore[misc]  # the default binds the loop value
     if entry_points:
         for entry_point in _entry_points():
             consider(entry_point.name, _entry_point_origin(entry_point), entry_point.load)

@@ -68,3 +68,46 @@ def test_op_and_backend_errors_join_the_hierarchy():
     missing = BackendNotInstalledError("install it", name="msadapter")
     assert isinstance(missing, ModuleNotFoundError) and missing.name == "msadapter"
     assert issubclass(BackendImportError, ImportError)
+
+
+def test_a_downstream_snippet_type_checks_against_the_public_api(tmp_path):
+    # `from mindspeed_ms import MindSporeAdaptation` must be the class for a downstream mypy run,
+    # not `object` (issue 11 item 28).
+    from pathlib import Path
+
+    snippet = tmp_path / "downstream.py"
+    snippet.write_text(
+        "from mindspeed_ms import MindSporeAdaptation, Patch, PatchRegistry\n"
+        "from mindspeed_ms.errors import BlockedModuleError, OpError, TargetNotFoundError\n\n\n"
+        "def port() -> Patch:\n"
+        "    patch: Patch = MindSporeAdaptation.register('megatron.core.utils.f', None, create_dummy=True)\n"
+        "    registry: PatchRegistry = MindSporeAdaptation.registry()\n"
+        "    assert registry.is_applied in (True, False)\n"
+        "    return patch\n\n\n"
+        "def caught(error: Exception) -> bool:\n"
+        "    return isinstance(error, (BlockedModuleError, OpError, TargetNotFoundError))\n")
+    root = Path(mindspeed_ms.__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent", str(snippet)],
+        capture_output=True, text=True, cwd=tmp_path, env={**__import__("os").environ, "MYPYPATH": str(root)},
+        timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_engine_lives_in_its_package_and_the_old_module_paths_still_work():
+    import importlib
+
+    pairs = {"registry": "registry", "applier": "applier", "patch": "patch_record", "patching": "journal",
+             "hooks": "watcher", "targets": "targets", "static": "static", "static_index": "static_index",
+             "signatures": "signatures", "requirements": "requirements", "status": "status"}
+    for old, new in pairs.items():
+        legacy = importlib.import_module(f"mindspeed_ms.{old}")
+        engine = importlib.import_module(f"mindspeed_ms.engine.{new}")
+        assert legacy.__all__ and all(getattr(legacy, name) is getattr(engine, name) for name in legacy.__all__), old
+    from mindspeed_ms import errors
+    from mindspeed_ms.engine import errors as engine_errors
+    from mindspeed_ms.migrate import errors as migrate_errors
+
+    assert errors.PatchApplyError is engine_errors.PatchApplyError
+    assert errors.LaunchScriptError is migrate_errors.LaunchScriptError
+    assert not hasattr(engine_errors, "LaunchScriptError") and not hasattr(engine_errors, "OpError")

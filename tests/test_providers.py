@@ -254,7 +254,7 @@ def test_provider_importing_its_target_is_warned_about(
 
 
 # -- providers and the user's registrations (issue 11 items 14-18, 20) -------------------------------
-def _provider(name: str, register) -> Provider:  # type: ignore[no-untyped-def]
+def _provider(name: str, register) -> Provider:
     return Provider(name, register, origin="test")
 
 
@@ -284,7 +284,7 @@ def test_withdrawing_a_provider_keeps_the_users_identical_registration() -> None
     def shared(*args: object, **kwargs: object) -> str:
         return "shared"
 
-    def shared_wrapper(fn):  # type: ignore[no-untyped-def]
+    def shared_wrapper(fn):
         return fn
 
     registry = PatchRegistry("identical")
@@ -300,7 +300,7 @@ def test_withdrawing_a_provider_keeps_the_users_identical_registration() -> None
 
 
 def test_a_provider_that_unregisters_then_raises_gives_back_the_users_registration() -> None:
-    def user_wrapper(fn):  # type: ignore[no-untyped-def]
+    def user_wrapper(fn):
         return fn
 
     registry = PatchRegistry("unregister")
@@ -359,7 +359,7 @@ def test_requirements_belong_to_each_registration() -> None:
 
 
 def test_a_skipped_registration_is_named_with_its_provider_and_reason() -> None:
-    def base_wrapper(fn):  # type: ignore[no-untyped-def]
+    def base_wrapper(fn):
         return lambda *a, **k: "wrapped"
 
     registry = PatchRegistry("skipped")

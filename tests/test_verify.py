@@ -107,7 +107,7 @@ def test_one_target_that_crashes_static_resolution_is_that_targets_error(
     registry, mod = verified
     real = StaticResolver.resolve
 
-    def flaky(self: StaticResolver, target: str):  # type: ignore[no-untyped-def]
+    def flaky(self: StaticResolver, target: str):
         if target.endswith(".combine"):
             raise KeyError("mindspeed_ms.some_parent")
         return real(self, target)

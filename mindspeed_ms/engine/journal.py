@@ -195,7 +195,7 @@ def set_attr(journal: list[Record], owner: Any, name: str, value: Any, patch: An
 def make_stub(journal: list[Record], fullname: str, patch: Any) -> ModuleType:
     """Create an empty stub module ``fullname`` in ``sys.modules`` and on its parent."""
     module = ModuleType(fullname, f"Stub created by mindspeed_ms (create_dummy=True) for {patch.target}")
-    module.__mindspeed_ms_stub__ = True  # type: ignore[attr-defined]
+    module.__mindspeed_ms_stub__ = True  # type: ignore[attr-defined]  # a marker on a plain module
     sys.modules[fullname] = module
     journal.append(Record("stub", None, fullname, _MISSING, module, False, patch))
     parent_name, _, leaf = fullname.rpartition(".")

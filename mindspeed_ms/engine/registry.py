@@ -56,7 +56,7 @@ def registry_being_filled() -> PatchRegistry | None:
 def _caller_site() -> str:
     frame = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__") in INTERNAL_MODULES:
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
     if frame is None:  # pragma: no cover - only without any caller frame
         return "?"
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -90,7 +90,7 @@ class PatchRegistry:
     def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
                  create_dummy: bool = False, kind: str = "auto",
                  requires: None | str | Sequence[str] = None, purpose: str | None = None,
-                 log_calls: bool = False) -> Patch:
+                 log_calls: bool = False, site: str | None = None) -> Patch:
         """Register a replacement or a wrap for ``target``; nothing is imported or patched yet.
 
         Args:
@@ -104,6 +104,8 @@ class PatchRegistry:
             requires: PEP 508 requirement(s); unmet ones make the patch ``skipped``.
             purpose: one line saying which incompatibility the patch fixes.
             log_calls: log every call of the installed object.
+            site: ``file:line`` to record as the registration site (a facade such as the MindSpeed
+                patch-manager API names its caller's line); the caller's line when None.
 
         Returns:
             The target's :class:`Patch` record (one per target).
@@ -130,7 +132,7 @@ class PatchRegistry:
                 not isinstance(new_func, (ModuleType, property)):
             self._check_non_callable(target, parts, new_func)
         reqs = normalize_requires(requires, target=target)
-        site = _caller_site()
+        site = site or _caller_site()
         with self._lock:
             patch = self._patches.get(target)
             created = patch is None
@@ -348,18 +350,22 @@ class PatchRegistry:
     def is_applied(self) -> bool:
         return self._applier.applied
 
-    def apply(self) -> ApplyReport:
-        """Apply every patch not applied yet; idempotent and atomic per call.
+    def apply(self, targets: Sequence[str] | None = None) -> ApplyReport:
+        """Apply every patch not applied yet (or only those of ``targets``); idempotent and atomic per call.
 
         Targets in imported modules are patched now (and ``from``-imported aliases rebound in one
-        pass); the others when their module finishes importing.
+        pass); the others when their module finishes importing. With ``targets``, only those are
+        applied (MindSpeed's ``patches_info[t].apply_patch()`` before the others); the rest stay
+        ``registered`` until the next ``apply()``.
 
         Raises:
             PatchApplyError: a patch of this batch failed; everything the batch changed was undone.
         """
+        chosen = None if targets is None else set(targets)
         with self._op_lock:
             with self._lock:
-                batch = [p for p in self._patches.values() if p.state in ("registered", "reverted") or p.dirty]
+                batch = [p for p in self._patches.values() if (p.state in ("registered", "reverted") or p.dirty)
+                         and (chosen is None or p.target in chosen)]
             self._applier.apply(batch)
             return self.report()
 

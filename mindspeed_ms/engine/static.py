@@ -177,7 +177,7 @@ class StaticResolver:
             except OSError as exc:
                 module.opaque = f"its source {spec.origin!r} cannot be read ({exc})"
         elif type(loader).__name__ == "zipimporter":
-            text = loader.get_source(name)  # type: ignore[union-attr]
+            text = loader.get_source(name)  # type: ignore[union-attr]  # a zipimporter, checked above
             source = text.encode() if text is not None else None
         if source is None:
             module.opaque = module.opaque or f"it has no Python source (origin {spec.origin!r})"

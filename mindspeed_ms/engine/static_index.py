@@ -88,12 +88,12 @@ def collect_bindings(body: Sequence[ast.stmt], module: SourceModule, scope: dict
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             collect_bindings(stmt.body, module, scope)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            blocks = list(stmt.body) + list(stmt.orelse) + list(stmt.finalbody)  # type: ignore[attr-defined]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
+            blocks = list(stmt.body) + list(stmt.orelse) + list(stmt.finalbody)  # type: ignore[attr-defined]  # TryStar: 3.11+
+            for handler in stmt.handlers:  # type: ignore[attr-defined]  # TryStar: 3.11+
                 blocks.extend(handler.body)
             collect_bindings(blocks, module, scope)
         elif type(stmt).__name__ == "Match":
-            for case in stmt.cases:  # type: ignore[attr-defined]
+            for case in stmt.cases:  # type: ignore[attr-defined]  # Match: 3.10+, ast typed for 3.9
                 collect_bindings(case.body, module, scope)
 
 

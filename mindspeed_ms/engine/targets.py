@@ -212,7 +212,7 @@ def suggest(name: str, candidates: Any) -> tuple[str, ...]:
                                            cutoff=0.6))
 
 
-def _names_of(owner: Any) -> list:
+def _names_of(owner: Any) -> list[str]:
     if owner is None:
         return sorted(name for name in sys.modules if "." not in name)
     names: set[str] = set()

@@ -61,7 +61,7 @@ class _BlockAwareFindSpec:
         fullname = importlib.util.resolve_name(name, package) if name.startswith(".") else name
         if self.watcher.is_blocked(fullname) or self.watcher.is_blocked(fullname.partition(".")[0]):
             return None
-        return self.original(name, package)  # type: ignore[no-any-return]
+        return self.original(name, package)  # type: ignore[no-any-return]  # typed as any callable
 
 
 def _is_initializing(module: ModuleType) -> bool:
@@ -141,7 +141,7 @@ class ImportWatcher(MetaPathFinder):
             self._install()
             current = importlib.util.find_spec
             if not (isinstance(current, _BlockAwareFindSpec) and current.watcher is self):
-                importlib.util.find_spec = _BlockAwareFindSpec(current, self)  # type: ignore[assignment]
+                importlib.util.find_spec = _BlockAwareFindSpec(current, self)
 
     def unblock(self, names: Sequence[str], key: int) -> None:
         with self._lock:
@@ -153,7 +153,7 @@ class ImportWatcher(MetaPathFinder):
                         del self._blocked[name]
             current = importlib.util.find_spec
             if not self._blocked and isinstance(current, _BlockAwareFindSpec) and current.watcher is self:
-                importlib.util.find_spec = current.original  # type: ignore[assignment]
+                importlib.util.find_spec = current.original
             self._uninstall_if_idle()
 
     def is_blocked(self, name: str) -> bool:

@@ -33,7 +33,7 @@ class AttentionShapes:
     head_dim: int
 
 
-def _split(op: str, name: str, t: Tensor, layout: str, heads: int | None, head_dim: int) -> tuple:
+def _split(op: str, name: str, t: Tensor, layout: str, heads: int | None, head_dim: int) -> tuple[int, int, int, int]:
     """Return (batch, heads, seq, head_dim) of ``t`` in ``layout``."""
     s = shape_of(t)
     want = 3 if layout in ("BSH", "SBH") else 4

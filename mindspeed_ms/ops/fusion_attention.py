@@ -22,7 +22,7 @@ _STAT_WIDTH = 8  # torch_npu's softmax_max / softmax_sum repeat each row statist
 
 
 @functools.lru_cache(maxsize=64)
-def _structural_mask(sq: int, sk: int, sparse_mode: int, pre: int, nxt: int) -> np.ndarray | None:
+def _structural_mask(sq: int, sk: int, sparse_mode: int, pre: int, nxt: int) -> np.ndarray[Any, Any] | None:
     """Return the (sq, sk) boolean mask (True = masked) that a sparse mode implies, or None."""
     i = np.arange(sq)[:, None]
     j = np.arange(sk)[None, :]

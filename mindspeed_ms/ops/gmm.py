@@ -23,7 +23,7 @@ __all__ = ["npu_gmm", "npu_gmm_v2"]
 GroupList = Union[Tensor, Sequence[int]]
 
 
-def _host_ints(op: str, group_list: Any) -> np.ndarray:
+def _host_ints(op: str, group_list: Any) -> np.ndarray[Any, Any]:
     if isinstance(group_list, Tensor):
         if group_list.ndim != 1:
             raise OpArgumentError(op, "group_list", f"expected a 1-D tensor, got shape {shape_of(group_list)}")
@@ -38,7 +38,8 @@ def _host_ints(op: str, group_list: Any) -> np.ndarray:
     raise OpDTypeError(op, "group_list", f"expected a list of ints or a 1-D int tensor, got {group_list!r}")
 
 
-def _grouped(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, ends: np.ndarray, group_type: int) -> Tensor:
+def _grouped(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, ends: np.ndarray[Any, Any],
+             group_type: int) -> Tensor:
     require_float(op, "x", x)
     require_float(op, "weight", weight)
     if group_type != 0:
