@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import os
 import sys
 from typing import Any, Callable
@@ -40,6 +41,9 @@ __all__ = [
     "div_",
     "exp_",
 ]
+
+
+logger = logging.getLogger(__name__)
 
 
 class InPlaceOnViewError(AdaptationError, RuntimeError):
@@ -129,6 +133,8 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
             op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
     _host_write(op, tensor, values)
+    if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
+        logger.debug("Tensor.%s wrote through a view at %s", op, _call_site())
     return tensor
 
 
