@@ -200,15 +200,19 @@ def test_invalid_log_level_falls_back_to_info_with_a_warning(
 def test_trace_report_counts_calls_per_target(target_module: ModuleType, tmp_path: Path) -> None:
     registry = PatchRegistry("traced", trace=True)
     name = target_module.__name__
-    registry.register(f"{name}.compute", lambda x: ("patched", x))
+    def traced_compute(x: int) -> tuple[str, int]:
+        return ("patched", x)
+
+    registry.register(f"{name}.compute", traced_compute)
     registry.register(f"{name}.rng_state", lambda s, device=-1: "patched")
     with registry.applied():
         for value in range(3):
             target_module.compute(value)
         written = write_trace_report(str(tmp_path / "trace.json"), registry)
     data = json.loads(Path(written).read_text())
-    assert data["called"] == [{"target": f"{name}.compute", "calls": 3, "replacement": data["called"][0][
-        "replacement"], "provider": None}]
+    replacement = f"{__name__}.test_trace_report_counts_calls_per_target.<locals>.traced_compute"
+    assert data["called"] == [{"target": f"{name}.compute", "calls": 3, "replacement": replacement,
+                               "provider": None}]
     assert data["not_called"] == [f"{name}.rng_state"]
     assert data["traced"] is True and len(data["patches"]) == 2
 

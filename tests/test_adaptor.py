@@ -227,3 +227,8 @@ def test_builtin_providers_load_and_apply_in_a_fresh_interpreter(site: Path) -> 
     assert report["compute"] == ["patched", 1]
     assert "mindspeed_ms: MindSpore backend" in completed.stderr
     assert "failed" not in {state for state in report["states"].values()}
+    builtin = {target: state for target, state in report["states"].items() if not target.startswith("ms_demo")}
+    # the built-in set really went in (blocks in force, patches applied or armed), not only skipped
+    assert builtin.get("apex") == builtin.get("transformer_engine") == "applied"
+    live = [target for target, state in builtin.items() if state in ("applied", "pending-import")]
+    assert len(live) > len(builtin) // 2, builtin

@@ -121,10 +121,15 @@ def test_provider_that_fails_to_import_is_named(tmp_path: Path, monkeypatch: pyt
     assert isinstance(info.value.__cause__, ModuleNotFoundError)
 
 
-def test_real_builtin_package_is_discovered_without_error() -> None:
+def test_real_builtin_package_is_discovered_in_module_order_without_error() -> None:
+    import pkgutil
+
+    import mindspeed_ms.patches
+
     discovery = discover_providers({}, entry_points=False)
-    names = [provider.name for provider in discovery.providers]
-    assert names == sorted(names) or all(p.origin.startswith("built-in module") for p in discovery.providers)
+    modules = sorted(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
+                     if not info.name.startswith("_"))
+    assert [p.origin.rpartition(".")[2] for p in discovery.providers] == modules
     assert all(p.origin.startswith("built-in module mindspeed_ms.patches.") for p in discovery.providers)
 
 
