@@ -1,0 +1,88 @@
+"""mindspeed_ms.compat.pytorch_cpu: megatron-core's CUDA assumptions on a CPU build of PyTorch.
+
+The tracker and clipping checks run in the PyTorch reference interpreter (``.venv-ref``, built by
+``scripts/make_reference_venv.sh``; MSAdapter's torch is not real torch) in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mindspeed_ms.compat import pytorch_cpu
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Device:
+    def __init__(self, kind: str) -> None:
+        self.type = kind
+
+
+def test_cpu_device_wrapper_sends_accelerator_devices_to_the_cpu() -> None:
+    seen: list = []
+
+    def create(*shape: int, device=None):  # noqa: ANN001, ANN202 - stands in for torch.empty
+        seen.append(device)
+        return shape
+
+    wrapped = pytorch_cpu.cpu_device_wrapper(create)
+    for device in ("cuda", "cuda:1", 0, _Device("cuda"), "npu:0"):
+        assert wrapped(2, device=device) == (2,)
+    cpu = _Device("cpu")
+    wrapped(2, device=cpu)
+    wrapped(2, device="cpu")
+    wrapped(2)
+    assert seen == ["cpu"] * 5 + [cpu, "cpu", None]
+    assert pytorch_cpu.current_device() == 0
+
+
+SCRIPT = """
+import json, torch
+from megatron.core.tensor_parallel.random import CudaRNGStatesTracker
+from mindspeed_ms.compat import pytorch_cpu
+
+tracker = CudaRNGStatesTracker()
+pytorch_cpu.cpu_tracker_add(tracker, "model-parallel-rng", 123)
+errors = []
+for name, seed in (("model-parallel-rng", 5), ("other", 123)):
+    try:
+        pytorch_cpu.cpu_tracker_add(tracker, name, seed)
+    except Exception as exc:
+        errors.append(str(exc))
+torch.manual_seed(7)
+outside_before = torch.get_rng_state().clone()
+with pytorch_cpu.cpu_tracker_fork(tracker, "model-parallel-rng"):
+    first = torch.rand(3).tolist()
+restored = bool(torch.equal(outside_before, torch.get_rng_state()))
+with pytorch_cpu.cpu_tracker_fork(tracker, "model-parallel-rng"):
+    second = torch.rand(3).tolist()
+generator = torch.Generator(); generator.manual_seed(123)
+expected = torch.rand(6, generator=generator).tolist()
+
+param = torch.nn.Parameter(torch.ones(4)); param.grad = torch.full((4,), 2.0)
+pytorch_cpu.clip_grad_by_total_norm_fp32([param], max_norm=1.0, total_norm=4.0)
+print(json.dumps({"errors": errors, "first": first, "second": second, "expected": expected, "restored": restored,
+                  "clipped": param.grad.tolist()}))
+"""
+
+
+def test_tracker_and_clipping_on_cpu_pytorch() -> None:
+    python = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
+    if not os.path.exists(python):
+        pytest.fail(f"no PyTorch reference interpreter at {python}: run scripts/make_reference_venv.sh")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([python, "-c", textwrap.dedent(SCRIPT)], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["errors"] == ["cuda rng state model-parallel-rng already exists", "seed 123 already exists"]
+    # the named state is the CPU generator seeded with 123, and it advances across forks
+    assert result["first"] + result["second"] == pytest.approx(result["expected"])
+    assert result["restored"]
+    assert result["clipped"] == pytest.approx([2.0 / (4.0 + 1e-6)] * 4)
