@@ -395,3 +395,17 @@ def test_an_interrupt_inside_a_deferred_wrap_rolls_the_module_back_with_real_sta
     mod = importlib.import_module("h_interrupt")  # the next import applies both
     assert mod.func is new_func and mod.K().meth() == "orig"
     assert {s.state for s in reg.status()} == {"applied"}
+
+
+def test_a_registry_can_use_an_import_watcher_of_its_own(make_registry, modules, meta_path_order):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    registry = make_registry("own-watcher", watcher=own)
+    modules.write("h_own", SOURCE)
+    registry.register("h_own.func", new_func)
+    registry.apply()
+    assert own.watched() == ("h_own",) and "h_own" not in watcher.watched()
+    assert importlib.import_module("h_own").func is new_func
+    registry.revert()
+    assert own not in sys.meta_path and sys.modules["h_own"].func() == "orig"
