@@ -52,3 +52,16 @@ def test_seed_differences_are_only_the_documented_ones() -> None:
 def test_seed_result_converts_to_itself() -> None:
     once = convert_script((SEED / "before.sh").read_bytes()).output
     assert convert_script(once).output == once
+
+
+def test_dualpipe_block_assigned_as_mindspeed_llm_does_is_reported_flag_by_flag() -> None:
+    # README item 5: the guide drops $DUALPIPE_ARGS; the converter keeps it and reports what it holds
+    before = (SEED / "before.sh").read_text(encoding="utf-8")
+    block = 'DUALPIPE_ARGS="\n    --moe-fb-overlap \\\n    --schedules-method dualpipev\n"\n\n'
+    text = before.replace("python -m torch.distributed.launch", block + "python -m torch.distributed.launch")
+    conversion = convert_script(text.encode(), name="before.sh")
+    start = text[:text.index("DUALPIPE_ARGS=")].count("\n") + 1
+    assert [(item.line, item.flag, item.status) for item in conversion.findings] == [
+        (start + 1, "--moe-fb-overlap", "conditional"), (start + 2, "--schedules-method", "conditional")]
+    assert all("MindSpeed-LLM" in item.reason for item in conversion.findings)
+    assert "$DUALPIPE_ARGS" in conversion.output.decode()

@@ -19,6 +19,7 @@ from mindspeed_ms.migrate.features import (
     load_table,
     normalize_flag,
     row_for,
+    takes_value,
 )
 
 UNSUPPORTED_IN_ISSUE = [
@@ -46,7 +47,8 @@ TAKES_VALUE = ["--hccl-group-buffer", "--context-parallel-algo", "--moe-token-di
 
 def _row(**changes: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"flag": "--some-flag", "status": "no", "takes_value": False,
-                           "reason": "Not supported.", "source": "https://example.invalid/doc"}
+                           "reason": "Not supported.", "source": "https://example.invalid/doc",
+                           "mindspeed": "2.2.0_core_r0.12.1"}
     row.update(changes)
     return row
 
@@ -87,7 +89,7 @@ def test_every_shipped_row_has_reason_and_source():
         assert row.reason.endswith("."), f"{row.flag}: the reason is one sentence"
         assert row.status in ("no", "partial", "yes")
     sources = " ".join(row.source for row in feature_table())
-    assert "Ascend/MindSpeed:docs/mindspore/readme.md" in sources
+    assert "Ascend/MindSpeed@2.2.0_core_r0.12.1 (a654440c):docs/mindspore/readme.md:" in sources
 
 
 def test_shipped_table_has_supported_rows_too():
@@ -107,7 +109,7 @@ def test_flags_named_in_issue_are_unsupported(flag):
 def test_values_named_in_issue_are_unsupported_for_that_value_only(flag, value):
     row = row_for(flag, value)
     assert row is not None and row.status == "no" and row.values == (value,)
-    other = row_for(flag, "alltoall" if "dispatcher" in flag else "ulysses_cp_algo")
+    other = row_for(flag, "alltoall_seq" if "dispatcher" in flag else "ulysses_cp_algo")
     assert other is not None and other.status == "yes"
 
 
@@ -182,7 +184,7 @@ def test_excluded_flag_absent_is_fine():
 def test_values_row_applies_only_to_its_values():
     uses = [FlagUse("--context-parallel-algo", "hybrid_cp_algo"), FlagUse("--context-parallel-algo", "ulysses_cp_algo"),
             FlagUse("--context-parallel-algo", None), FlagUse("--context-parallel-algo", "no_such_algo"),
-            FlagUse("--moe-token-dispatcher-type", "allgather"), FlagUse("--moe-token-dispatcher-type", "alltoall")]
+            FlagUse("--moe-token-dispatcher-type", "allgather"), FlagUse("--moe-token-dispatcher-type", "alltoall_seq")]
     verdicts = judge(uses)
     assert [v.status if v else None for v in verdicts] == ["unsupported", None, None, None, "unsupported", None]
     assert verdicts[0] is not None and verdicts[0].value == "hybrid_cp_algo"
@@ -305,3 +307,50 @@ def test_missing_file_raises(tmp_path):
 def test_every_shipped_row_survives_a_round_trip_through_a_file(tmp_path):
     data = copy.deepcopy(_shipped_json())
     assert load_table(_write(tmp_path, data["rows"])) == feature_table()
+
+
+# --- issue 14, item 2: the flags MindSpeed-LLM's maintainers changed by hand, settled by version ------------------
+
+def test_every_shipped_row_says_which_mindspeed_release_its_verdict_holds_for():
+    for row in feature_table():
+        assert row.mindspeed and any(release in row.mindspeed for release in ("2.1.0", "2.2.0", "26.0.0")), row.flag
+        assert "@" in row.source and ":" in row.source, f"{row.flag}: the source names repo@branch:path:line"
+
+
+def test_a_row_without_a_mindspeed_release_is_refused(tmp_path):
+    row = _row()
+    del row["mindspeed"]
+    with pytest.raises(FeatureTableError, match="missing mindspeed"):
+        load_table(_write(tmp_path, [row]))
+
+
+@pytest.mark.parametrize(("flag", "value"), [
+    ("--moe-fb-overlap", None), ("--schedules-method", "dualpipev"), ("--gemm-gradient-accumulation-fusion", None),
+    ("--swap-attention", None), ("--moe-token-dispatcher-type", "alltoall")])
+def test_flags_whose_sources_disagree_are_conditional_and_name_both_sources(flag, value):
+    (verdict,) = judge([FlagUse(flag, value)])
+    assert verdict is not None and verdict.status == "conditional", flag
+    assert "sources disagree" in verdict.reason and "MindSpeed-LLM" in verdict.reason
+    assert "Ascend/MindSpeed@" in verdict.row.source and "Ascend/MindSpeed-LLM" in verdict.row.source
+
+
+@pytest.mark.parametrize(("flag", "value"), [
+    ("--manual-gc", None), ("--manual-gc-interval", "50"), ("--overlap-grad-reduce", None),
+    ("--recompute-granularity", "full"), ("--recompute-method", "uniform"), ("--recompute-num-layers", "1"),
+    ("--recompute-activation-function", None), ("--moe-token-dispatcher-type", "alltoall_seq")])
+def test_flags_the_sources_support_with_mindspeed_2_2_are_fine(flag, value):
+    row = row_for(flag, value)
+    assert row is not None and row.status == "yes" and "2.2.0" in row.mindspeed
+    assert judge([FlagUse(flag, value)]) == [None]
+
+
+def test_swap_optimizer_stays_supported_with_its_conditions():
+    assert judge([FlagUse("--swap-optimizer"), FlagUse("--use-distributed-optimizer")]) == [None, None]
+    (verdict, _) = judge([FlagUse("--swap-optimizer"), FlagUse("--reuse-fp32-param")])
+    assert verdict is not None and verdict.status == "conditional" and "--use-distributed-optimizer is not set" \
+        in verdict.reason
+
+
+@pytest.mark.parametrize("flag", ["--manual-gc-interval", "--recompute-method", "--recompute-num-layers"])
+def test_new_rows_with_an_argument_take_a_value(flag):
+    assert takes_value(flag) is True

@@ -44,7 +44,7 @@ STATUSES = ("no", "partial", "yes")
 _TABLE_RESOURCE = "features.json"
 _SCHEMA = 1
 _FLAG_RE = re.compile(r"--[a-z0-9][a-z0-9-]*\Z")
-_REQUIRED_KEYS = frozenset({"flag", "status", "takes_value", "reason", "source"})
+_REQUIRED_KEYS = frozenset({"flag", "status", "takes_value", "reason", "source", "mindspeed"})
 _OPTIONAL_KEYS = frozenset({"values", "requires", "excludes"})
 
 
@@ -60,7 +60,9 @@ class FeatureRow:
         requires: for a ``partial`` row, flags that must also be set.
         excludes: for a ``partial`` row, flags that must not be set with it.
         reason: one sentence for the user.
-        source: where the fact comes from (a URL or ``repo:path`` of a public document).
+        source: where the fact comes from (``repo@branch:path:line`` of a public document or code; where
+            sources disagree, each of them, and the row is ``partial`` with a reason that names them).
+        mindspeed: the MindSpeed release(s) the verdict holds for (``"2.2.0_core_r0.12.1"``).
     """
 
     flag: str
@@ -71,6 +73,7 @@ class FeatureRow:
     excludes: tuple[str, ...]
     reason: str
     source: str
+    mindspeed: str = ""
 
 
 @dataclass(frozen=True)
@@ -302,9 +305,10 @@ def _row(raw: Any) -> FeatureRow:
         raise _RowProblem(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
     if not isinstance(raw["takes_value"], bool):
         raise _RowProblem(f"takes_value must be true or false, got {raw['takes_value']!r}")
-    for key in ("reason", "source"):
+    for key in ("reason", "source", "mindspeed"):
         if not isinstance(raw[key], str) or not raw[key].strip():
-            raise _RowProblem(f"{key} must be a non-empty string (every row says why, and where that comes from)")
+            raise _RowProblem(f"{key} must be a non-empty string (every row says why, where that comes from and "
+                              "for which MindSpeed release)")
     values = _strings(raw.get("values", []), "values")
     if "values" in raw and not values:
         raise _RowProblem("values is empty; leave it out to match every use of the flag")
@@ -320,7 +324,7 @@ def _row(raw: Any) -> FeatureRow:
     if both:
         raise _RowProblem(f"{', '.join(both)} both required and excluded")
     return FeatureRow(flag, status, raw["takes_value"], values, requires, excludes,
-                      raw["reason"].strip(), raw["source"].strip())
+                      raw["reason"].strip(), raw["source"].strip(), raw["mindspeed"].strip())
 
 
 def _flag(value: Any, key: str) -> str:
