@@ -8,6 +8,7 @@ the ``coc_ops`` singleton that ``mindspeed.ops.lcal_functional`` creates at impo
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import mindspeed_ms.ops as ms_ops
+import mindspeed_ms.patches
 from mindspeed_ms import PatchRegistry
 from mindspeed_ms.adaptation import run_providers
 from mindspeed_ms.compat import torch_npu as npu_compat
@@ -24,7 +26,10 @@ from mindspeed_ms.framework import get_args
 from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
 FAKES = Path(__file__).resolve().parent / "fakes"
-ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": "msadapter,msadapter_cpu,megatron_core,third_party,pytorch_cpu"}
+#: every other built-in provider disabled, whatever providers are added later
+ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(
+    info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
+    if not info.name.startswith("_") and info.name != "mindspeed")}
 
 #: module -> attribute -> the implementation it must be after the patches
 EXPECTED: dict[str, dict[str, Any]] = {
