@@ -1,11 +1,26 @@
-"""Pretrain a small megatron-core GPT on synthetic data, with tensor parallelism and a real optimizer.
+"""Pretrain a small megatron-core GPT on synthetic data through Megatron's own training machinery.
 
-PyTorch (GPUs):
+Megatron's DistributedDataParallel (always), get_megatron_optimizer (optionally the distributed
+optimizer), get_forward_backward_func (micro-batches, the 1F1B pipeline schedule when pp > 1),
+tensor, pipeline, sequence and expert parallelism, activation recompute, checkpoint save/resume.
+Data parallel size = world size / (tensor parallel size x pipeline parallel size).
+
+PyTorch (GPUs, or CPU with gloo):
     torchrun --nproc-per-node 2 examples/pretrain_gpt.py --tensor-model-parallel-size 2
 
 MindSpore (msrun; CPU or Ascend), the same file plus one flag:
     msrun --worker_num=2 --local_worker_num=2 --master_port=8118 --join=True \
         examples/pretrain_gpt.py --tensor-model-parallel-size 2 --ai-framework mindspore
+
+Every parameter is initialised from its global name (a NumPy generator seeded by the seed and
+the name, the full tensor drawn and this rank's tensor-parallel part taken), so every parallel
+layout trains the same model from the same weights, and the global batch of an iteration is the
+same for any layout: the runs are comparable step by step.
+
+Checkpoints (``--save DIR --save-interval K``, ``--load DIR``) are one file per rank,
+``DIR/iter_NNNNNNN/rank_RRRRR.npz`` (this rank's parameters, its optimizer's state, the
+iteration and the random generators' states), and ``DIR/latest`` names the last iteration saved;
+a run resumes only with the parallel layout it was saved with.
 
 Each iteration prints one line on rank 0, e.g.
     iteration    3/  20 | lm loss 4.474159 | grad norm 2.7830 | elapsed time per iteration (ms): 512.3
@@ -17,34 +32,52 @@ import mindspeed_ms.adaptor  # noqa: F401  (first import: switches to MindSpore 
 # isort: split
 import argparse
 import os
+import pickle
 import random
 import time
+import zlib
 
 import numpy as np
 import torch
 from megatron.core import parallel_state
+from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig, finalize_model_grads
 from megatron.core.models.gpt import GPTModel
 from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
-from megatron.core.optimizer import OptimizerConfig
-from megatron.core.optimizer.optimizer import FP32Optimizer
-from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
+from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+from megatron.core.pipeline_parallel import get_forward_backward_func
+from megatron.core.tensor_parallel.random import get_cuda_rng_tracker, model_parallel_cuda_manual_seed
 from megatron.core.transformer.transformer_config import TransformerConfig
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Pretrain a small megatron-core GPT on synthetic data")
     parser.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    parser.add_argument("--pipeline-model-parallel-size", type=int, default=1)
     parser.add_argument("--num-layers", type=int, default=2)
     parser.add_argument("--hidden-size", type=int, default=64)
     parser.add_argument("--num-attention-heads", type=int, default=4)
     parser.add_argument("--seq-length", type=int, default=32)
     parser.add_argument("--vocab-size", type=int, default=128)
     parser.add_argument("--micro-batch-size", type=int, default=4)
+    parser.add_argument("--global-batch-size", type=int, default=None,
+                        help="sequences per iteration (default: micro batch size x data parallel size)")
     parser.add_argument("--train-iters", type=int, default=20)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--clip-grad", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--use-distributed-optimizer", action="store_true")
+    parser.add_argument("--sequence-parallel", action="store_true")
+    parser.add_argument("--num-experts", type=int, default=None, help="MoE layers with this many experts")
+    parser.add_argument("--expert-model-parallel-size", type=int, default=1)
+    parser.add_argument("--moe-token-dispatcher-type", choices=("allgather", "alltoall"), default="alltoall")
+    parser.add_argument("--moe-router-topk", type=int, default=2)
+    parser.add_argument("--recompute-granularity", choices=("full", "selective"), default=None)
+    parser.add_argument("--recompute-method", choices=("uniform", "block"), default=None)
+    parser.add_argument("--recompute-num-layers", type=int, default=None)
+    parser.add_argument("--save", default=None, help="checkpoint directory to save into")
+    parser.add_argument("--save-interval", type=int, default=None)
+    parser.add_argument("--load", default=None, help="checkpoint directory to resume from")
     parser.add_argument("--distributed-backend", default=None,
                         help="process-group backend (default: nccl with CUDA, else gloo)")
     parser.add_argument("--ai-framework", choices=("pytorch", "mindspore"), default="pytorch",
@@ -61,7 +94,9 @@ def initialize_distributed(args):
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     backend = args.distributed_backend or ("nccl" if use_cuda else "gloo")
     torch.distributed.init_process_group(backend=backend, rank=rank, world_size=world_size)
-    parallel_state.initialize_model_parallel(args.tensor_model_parallel_size, 1)
+    parallel_state.initialize_model_parallel(
+        args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
+        expert_model_parallel_size=args.expert_model_parallel_size)
     return torch.distributed.get_rank()
 
 
@@ -79,66 +114,240 @@ def build_model(args):
         hidden_size=args.hidden_size,
         num_attention_heads=args.num_attention_heads,
         tensor_model_parallel_size=args.tensor_model_parallel_size,
+        pipeline_model_parallel_size=args.pipeline_model_parallel_size,
+        pipeline_dtype=torch.float32,
+        sequence_parallel=args.sequence_parallel,
+        expert_model_parallel_size=args.expert_model_parallel_size,
+        num_moe_experts=args.num_experts,
+        moe_router_topk=args.moe_router_topk if args.num_experts else 2,
+        moe_token_dispatcher_type=args.moe_token_dispatcher_type,
+        recompute_granularity=args.recompute_granularity,
+        recompute_method=args.recompute_method,
+        recompute_num_layers=args.recompute_num_layers,
         hidden_dropout=0.0,
         attention_dropout=0.0,
-        # Initialise each full weight on the CPU, then split it: the same model for any TP size.
+        # Initialise each full weight on the CPU, then split it (the weights are set again by name below).
         use_cpu_initialization=True,
     )
-    return GPTModel(
+    model = GPTModel(
         config=config,
-        transformer_layer_spec=get_gpt_layer_local_spec(),
+        transformer_layer_spec=get_gpt_layer_local_spec(num_experts=args.num_experts),
         vocab_size=args.vocab_size,
         max_sequence_length=args.seq_length,
+        pre_process=parallel_state.is_pipeline_first_stage(),
+        post_process=parallel_state.is_pipeline_last_stage(),
     )
+    initialize_parameters_by_name(model, args)
+    return config, model
 
 
-def synthetic_batch(iteration, args):
+def global_parameter_name(name, model, args):
+    """Name ``name`` (a parameter of this rank's model) as in the one-worker model.
+
+    Local layer and expert indices become global ones; the last pipeline stage's copy of the tied
+    output weight is the input embedding.
+    """
+    parts = name.split(".")
+    if parts[:2] == ["decoder", "layers"]:
+        parts[2] = str(model.decoder.layers[int(parts[2])].layer_number - 1)
+    if "local_experts" in parts:
+        index = parts.index("local_experts") + 1
+        local_experts = args.num_experts // args.expert_model_parallel_size
+        parts[index] = str(parallel_state.get_expert_model_parallel_rank() * local_experts + int(parts[index]))
+    if name == "output_layer.weight" and model.share_embeddings_and_output_weights:
+        return "embedding.word_embeddings.weight"
+    return ".".join(parts)
+
+
+def initialize_parameters_by_name(model, args):
+    """Draw every weight from a generator seeded by (seed, global name): the same model for any layout.
+
+    Norm weights and biases keep their constant initial values; each tensor-parallel rank takes its
+    contiguous part of the full weight along the partition dimension (Megatron's CPU initialisation).
+    """
+    std = 0.02
+    output_std = std / np.sqrt(2.0 * args.num_layers)  # Megatron's scaled init for layer outputs
+    tp_rank = parallel_state.get_tensor_model_parallel_rank()
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if param.dim() < 2:
+                continue
+            global_name = global_parameter_name(name, model, args)
+            full_shape = list(param.shape)
+            partition_dim = getattr(param, "partition_dim", -1)
+            is_split = getattr(param, "tensor_model_parallel", False) and partition_dim >= 0
+            if is_split:
+                full_shape[partition_dim] *= args.tensor_model_parallel_size
+            scale = output_std if global_name.endswith(("linear_proj.weight", "linear_fc2.weight")) else std
+            rng = np.random.RandomState((args.seed + zlib.crc32(global_name.encode())) % 2**32)
+            full = rng.normal(0.0, scale, size=full_shape).astype(np.float32)
+            if is_split:
+                full = np.split(full, args.tensor_model_parallel_size, axis=partition_dim)[tp_rank]
+            param.copy_(torch.tensor(np.ascontiguousarray(full), dtype=param.dtype))
+
+
+def global_batch(iteration, args):
     """Counting sequences (each token is the previous one plus one, modulo the vocabulary) with random starts.
 
-    Deterministic in (seed, iteration) and identical on every rank.
+    The whole global batch of ``iteration``: deterministic in (seed, iteration), identical on every rank.
     """
     rng = np.random.RandomState(args.seed + iteration)
-    start = rng.randint(0, args.vocab_size, size=(args.micro_batch_size, 1))
-    sequence = (start + np.arange(args.seq_length + 1)[None, :]) % args.vocab_size
-    data = torch.tensor(sequence, dtype=torch.int64)
-    return data[:, :-1], data[:, 1:]
+    start = rng.randint(0, args.vocab_size, size=(args.global_batch_size, 1))
+    return (start + np.arange(args.seq_length + 1)[None, :]) % args.vocab_size
+
+
+def micro_batches(iteration, args):
+    """Yield this data-parallel rank's micro-batches of the iteration's global batch, in order."""
+    dp_size = parallel_state.get_data_parallel_world_size()
+    dp_rank = parallel_state.get_data_parallel_rank()
+    per_rank = args.global_batch_size // dp_size
+    mine = global_batch(iteration, args)[dp_rank * per_rank:(dp_rank + 1) * per_rank]
+    seq = args.seq_length
+    position_ids = torch.arange(seq, dtype=torch.int64).unsqueeze(0).expand(args.micro_batch_size, seq)
+    attention_mask = torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq) < 0.5  # True = masked out
+    for first in range(0, per_rank, args.micro_batch_size):
+        data = torch.tensor(mine[first:first + args.micro_batch_size], dtype=torch.int64)
+        yield {"tokens": data[:, :-1], "labels": data[:, 1:], "position_ids": position_ids,
+               "attention_mask": attention_mask}
+
+
+def loss_func(output_tensor):
+    """Mean per-token loss of one micro-batch, and what to report."""
+    loss = output_tensor.float().mean()
+    return loss, {"lm loss": loss.detach().clone()}
+
+
+def forward_step(data_iterator, model):
+    batch = next(data_iterator)
+    output_tensor = model(batch["tokens"], batch["position_ids"], batch["attention_mask"], labels=batch["labels"])
+    return output_tensor, loss_func
+
+
+def report_loss(losses_reduced):
+    """Return the iteration's loss on every rank: the mean over micro-batches and data-parallel ranks.
+
+    Only the last pipeline stage computes losses; one all-reduce over the world brings the value to
+    rank 0 (every last-stage rank of a data-parallel replica holds the same one).
+    """
+    local = sum(float(item["lm loss"]) for item in losses_reduced) if losses_reduced else 0.0
+    count = len(losses_reduced) if parallel_state.is_pipeline_last_stage() else 0
+    totals = torch.tensor([local, float(count)], dtype=torch.float32)
+    torch.distributed.all_reduce(totals)
+    return float(totals[0]) / float(totals[1])
+
+
+def checkpoint_path(directory, iteration):
+    return os.path.join(directory, f"iter_{iteration:07d}", f"rank_{torch.distributed.get_rank():05d}.npz")
+
+
+def random_states():
+    return {"random": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
+            "tracker": get_cuda_rng_tracker().get_states()}
+
+
+def save_checkpoint(args, iteration, model, optimizer):
+    """Write this rank's parameters, optimizer state, iteration and RNG states (see the module docstring)."""
+    path = checkpoint_path(args.save, iteration)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    params = {f"param/{name}": param.detach().cpu().numpy() for name, param in model.named_parameters()}
+    state = {"iteration": iteration, "optimizer": optimizer.optimizer.state_dict(), "rng": random_states()}
+    np.savez(path, **params, state=np.frombuffer(pickle.dumps(to_numpy_tree(state)), dtype=np.uint8))
+    torch.distributed.barrier()
+    if torch.distributed.get_rank() == 0:
+        with open(os.path.join(args.save, "latest"), "w") as stream:
+            stream.write(str(iteration))
+
+
+def load_checkpoint(args, model, optimizer):
+    """Restore what :func:`save_checkpoint` wrote; return the iteration to continue after."""
+    with open(os.path.join(args.load, "latest")) as stream:
+        iteration = int(stream.read().strip())
+    with np.load(checkpoint_path(args.load, iteration)) as stored:
+        arrays = {key: stored[key] for key in stored.files}
+    state = from_numpy_tree(pickle.loads(arrays.pop("state").tobytes()))
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(torch.tensor(arrays[f"param/{name}"], dtype=param.dtype))
+    optimizer.optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["random"])
+    np.random.set_state(rng["numpy"])
+    torch.set_rng_state(rng["torch"])
+    get_cuda_rng_tracker().set_states(rng["tracker"])
+    return state["iteration"]
+
+
+def to_numpy_tree(value):
+    """Tensors in a nested state become NumPy arrays (picklable the same way on every backend)."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", value.detach().cpu().numpy())
+    if isinstance(value, dict):
+        return {key: to_numpy_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_numpy_tree(item) for item in value)
+    return value
+
+
+def from_numpy_tree(value):
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "tensor":
+        return torch.tensor(value[1])
+    if isinstance(value, dict):
+        return {key: from_numpy_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(from_numpy_tree(item) for item in value)
+    return value
 
 
 def main(argv=None):
     args = parse_args(argv)
     rank = initialize_distributed(args)
+    dp_size = parallel_state.get_data_parallel_world_size()
+    if args.global_batch_size is None:
+        args.global_batch_size = args.micro_batch_size * dp_size
+    if args.global_batch_size % (args.micro_batch_size * dp_size):
+        raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of micro batch size "
+                         f"{args.micro_batch_size} x data parallel size {dp_size}")
+    num_microbatches = args.global_batch_size // (args.micro_batch_size * dp_size)
     set_random_seed(args.seed)
-    model = build_model(args)
+    config, model = build_model(args)
 
-    optimizer_config = OptimizerConfig(optimizer="adam", lr=args.lr, weight_decay=args.weight_decay,
-                                       clip_grad=args.clip_grad)
-    adamw = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    optimizer = FP32Optimizer(adamw, optimizer_config, init_state_fn=None)
+    ddp_config = DistributedDataParallelConfig(use_distributed_optimizer=args.use_distributed_optimizer)
+    model = DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
+    optimizer = get_megatron_optimizer(
+        OptimizerConfig(optimizer="adam", lr=args.lr, weight_decay=args.weight_decay, clip_grad=args.clip_grad,
+                        use_distributed_optimizer=args.use_distributed_optimizer),
+        [model])
+    config.no_sync_func = model.no_sync
+    config.finalize_model_grads_func = finalize_model_grads
+    forward_backward_func = get_forward_backward_func()
 
-    seq = args.seq_length
-    position_ids = torch.arange(seq, dtype=torch.int64).unsqueeze(0).expand(args.micro_batch_size, seq)
-    attention_mask = torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq) < 0.5  # True = masked out
+    first_iteration = 1
+    if args.load:
+        first_iteration = load_checkpoint(args, model, optimizer) + 1
 
     model.train()
     step_times = []
-    for iteration in range(1, args.train_iters + 1):
+    for iteration in range(first_iteration, args.train_iters + 1):
         start = time.perf_counter()
-        tokens, labels = synthetic_batch(iteration, args)
+        model.zero_grad_buffer()
         optimizer.zero_grad()
-        per_token_loss = model(tokens, position_ids, attention_mask, labels=labels)
-        loss = per_token_loss.float().mean()
-        loss.backward()
+        losses_reduced = forward_backward_func(
+            forward_step_func=forward_step, data_iterator=micro_batches(iteration, args), model=[model],
+            num_microbatches=num_microbatches, seq_length=args.seq_length, micro_batch_size=args.micro_batch_size,
+            forward_only=False)
         _, grad_norm, _ = optimizer.step()
-        loss_value = loss.item()
+        loss_value = report_loss(losses_reduced)
         step_times.append(time.perf_counter() - start)
         if rank == 0:
             print(f"iteration {iteration:4d}/{args.train_iters:4d} | lm loss {loss_value:.6f} | "
                   f"grad norm {float(grad_norm or 0.0):.4f} | "
                   f"elapsed time per iteration (ms): {step_times[-1] * 1000:.1f}", flush=True)
+        if args.save and args.save_interval and iteration % args.save_interval == 0:
+            save_checkpoint(args, iteration, model, optimizer)
 
-    if rank == 0:
+    if rank == 0 and step_times:
         timed = step_times[1:] or step_times  # the first iteration includes one-time setup
-        print(f"training done: {args.train_iters} iterations, {len(timed) / sum(timed):.2f} iterations/s",
+        print(f"training done: {len(step_times)} iterations, {len(timed) / sum(timed):.2f} iterations/s",
               flush=True)
 
 

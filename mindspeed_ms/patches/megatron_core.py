@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT
+from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MINDSPORE_REQUIREMENT
 
 name = "megatron_core"
 requires = (MEGATRON_CORE_REQUIREMENT,)
 
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
+_MINDSPORE = (MINDSPORE_REQUIREMENT,)
+_BUCKET_GROUP = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup"
 _CROSS_ENTROPY = "megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy"
 
 
@@ -35,3 +37,28 @@ def register(registry: Any, args: Any) -> None:
             purpose="the causal mask is applied with masked_fill_ on a view of the attention scores, which autograd "
                     "records: MindSpore's CPU backend cannot write through it (the mask was silently dropped: "
                     "every token saw the future); applied out of place instead")
+        _register_parallel(registry)
+
+
+def _register_parallel(registry: Any) -> None:
+    """Register the CPU fixes of Megatron's training machinery (DDP, optimizers, schedules, MoE)."""
+    from mindspeed_ms.compat import megatron_parallel as parallel
+
+    registry.register(
+        "mindspore.common.tensor.Tensor.clone", parallel.clone, requires=_MINDSPORE,
+        purpose="Tensor.clone on CPU copies through NumPy: the copy leaves the autograd graph, and a 0-d tensor "
+                "raises 'Expected a NumPy array' (Megatron's training loop clones the loss it reports)")
+    registry.register(
+        f"{_BUCKET_GROUP}.start_grad_sync", parallel.start_grad_sync, requires=_MEGATRON,
+        purpose="DDP's gradient reduction: _coalescing_manager is missing under MSAdapter, '*=' on the bucket view "
+                "rebinds it instead of scaling the buffer, a collective on a view does not reach the buffer and "
+                "reduce-scatter has no CPU kernel; all-reduce each bucket on an owned tensor, write back")
+    registry.register(
+        f"{_BUCKET_GROUP}.start_param_sync", parallel.start_param_sync, requires=_MEGATRON,
+        purpose="the distributed optimizer's parameter all-gather uses all_gather_into_tensor (no CPU kernel) "
+                "inside _coalescing_manager into a view of the parameter buffer; gather a list, write back")
+    registry.register(
+        "megatron.core.optimizer.distrib_optimizer.quantize_param_shard", parallel.quantize_param_shard,
+        requires=_MEGATRON,
+        purpose="without Transformer Engine megatron's FP8 fallback raises even with no FP8 parameter, so every "
+                "distributed-optimizer step failed; a no-op when there is nothing to quantize")

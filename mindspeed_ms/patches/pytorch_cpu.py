@@ -45,3 +45,12 @@ def register(registry: Any, args: Any) -> None:
                           purpose=f"megatron calls torch.{function}(..., device='cuda'), which fails without CUDA")
     registry.register("torch.cuda.current_device", compat.current_device, requires=_TORCH,
                       purpose="megatron allocates on torch.cuda.current_device(), which raises without CUDA")
+    registry.register("torch.Tensor.type", compat.cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
+                      purpose="megatron's optimizers accept only params whose type() is 'torch.cuda.FloatTensor' "
+                              "(and Half/BFloat16); on CPU it is 'torch.FloatTensor'")
+    from mindspeed_ms.compat import megatron_parallel
+
+    registry.register("megatron.core.optimizer.distrib_optimizer.quantize_param_shard",
+                      megatron_parallel.quantize_param_shard, requires=_MEGATRON,
+                      purpose="without Transformer Engine megatron's FP8 fallback raises even with no FP8 parameter: "
+                              "every distributed-optimizer step failed")
