@@ -13,7 +13,7 @@ import _thread
 import os
 import sys
 
-from mindspeed_ms.framework import FRAMEWORKS, get_ai_framework
+from mindspeed_ms.framework import FRAMEWORKS, get_ai_framework, with_declared_flags
 from mindspeed_ms.framework import get_args as parse_args
 from mindspeed_ms.tracing import current_rank
 from mindspeed_ms.tracing import write_trace_report as _write_report
@@ -156,7 +156,7 @@ def prepare_backend() -> None:
 
 
 def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str] | None = None, *,
-                  enforce_blocks: bool = False) -> ProviderRun:
+                  enforce_blocks: bool = False, argv: Sequence[str] | None = None) -> ProviderRun:
     """Discover every provider (built-in, then entry points, minus disabled ones) and let it register.
 
     Args:
@@ -165,6 +165,8 @@ def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str]
         environ: the environment (``MINDSPEED_MS_DISABLE``); ``os.environ`` when None.
         enforce_blocks: put the providers' declared module blocks in force before any of them runs
             (the adaptation does; listing and verification do not).
+        argv: the command line the providers' declared flags (``register_args``) are parsed from;
+            ``sys.argv[1:]`` when None (see :func:`mindspeed_ms.framework.with_declared_flags`).
 
     Returns:
         What registered and what was skipped (disabled providers included).
@@ -176,6 +178,8 @@ def run_providers(registry: PatchRegistry, args: Any, environ: Mapping[str, str]
     from mindspeed_ms.providers import ProviderRun, discover_providers, register_providers
 
     discovery = discover_providers(environ)
+    declarations = [p.register_args for p in discovery.providers if p.register_args is not None]
+    args = with_declared_flags(args, declarations, argv)
     run = register_providers(registry, discovery.providers, args, enforce_blocks=enforce_blocks)
     return ProviderRun(run.registered, discovery.disabled + run.skipped)
 
@@ -203,7 +207,7 @@ def collect_patches(framework: str = "mindspore", argv: Sequence[str] = (),
     args = parse_args(argv)
     args.ai_framework = framework
     registry = PatchRegistry(name="mindspeed-ms")
-    return registry, run_providers(registry, args, environ)
+    return registry, run_providers(registry, args, environ, argv=argv)
 
 
 def _log_summary(report: ApplyReport, run: ProviderRun, runtime: Sequence[RuntimeSetting] = ()) -> None:

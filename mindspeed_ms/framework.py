@@ -16,9 +16,11 @@ from types import SimpleNamespace
 # millisecond counts, and ``typing`` is not loaded by a bare interpreter. Annotations are strings.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
-__all__ = ["FRAMEWORKS", "FRAMEWORK_ENV", "DEFAULT_FRAMEWORK", "get_ai_framework", "get_args"]
+__all__ = ["FRAMEWORKS", "FRAMEWORK_ENV", "DEFAULT_FRAMEWORK", "TrainingArgs", "get_ai_framework", "get_args",
+           "declared_args", "with_declared_flags"]
 
 #: The frameworks a training entrypoint can run on.
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "mindspore")
@@ -119,20 +121,48 @@ def _store(values: dict[str, object], key: str, items: list[str]) -> None:
         values[key] = list(items)
 
 
-def get_args(argv: Sequence[str] | None = None) -> SimpleNamespace:
+class TrainingArgs(SimpleNamespace):
+    """The training flags, Megatron-style: a flag nobody gave nor declared reads as ``None``.
+
+    ``args.moe_fb_overlap`` is ``None`` when the flag is absent (as on Megatron's full namespace,
+    where every flag exists), so provider code written as ``if args.moe_fb_overlap:`` runs
+    unchanged. Only names starting with an underscore raise ``AttributeError`` (``copy``,
+    ``pickle`` and ``hasattr(args, "__len__")`` probes must keep working).
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return None
+
+
+def get_args(argv: Sequence[str] | None = None,
+             declarations: Sequence[Callable[[Any], object]] = ()) -> TrainingArgs:
     """Return a namespace of every flag on the command line, the way MindSpeed's ``get_mindspeed_args`` does.
 
-    ``--some-flag`` alone becomes ``some_flag=True``; ``--some-flag value`` and ``--some-flag=value``
-    become ``some_flag="value"`` (a string: no types are known without the training script's
-    parser); a flag followed by several values gets the list of them. A repeated flag keeps its last
-    value. Nothing after a bare ``--`` is read. Providers use this to decide which patches to
-    register; absent flags are simply absent (use ``getattr(args, name, default)``).
+    Without ``declarations``, ``--some-flag`` alone becomes ``some_flag=True``; ``--some-flag value``
+    and ``--some-flag=value`` become ``some_flag="value"`` (a string: no types are known without the
+    training script's parser); a flag followed by several values gets the list of them. A repeated
+    flag keeps its last value. Nothing after a bare ``--`` is read. An absent flag reads as ``None``
+    (see :class:`TrainingArgs`).
+
+    ``declarations`` are ``register_args(parser)`` functions (MindSpeed's feature vocabulary): each
+    adds its flags to one ``argparse`` parser, the command line is parsed with it
+    (``parse_known_args``: other flags are left alone), and every declared flag then has its declared
+    type and default (``--enable-a2avc 0`` is the int ``0``, an absent ``--seq1f1b-splits`` its
+    default). Undeclared flags keep the untyped reading above.
 
     Args:
         argv: the arguments to read, without the program name; ``sys.argv[1:]`` when None.
+            It is never modified.
+        declarations: ``register_args(parser)`` callables declaring typed flags.
 
     Returns:
-        A ``types.SimpleNamespace`` with one attribute per flag.
+        A :class:`TrainingArgs` with one attribute per flag given or declared.
+
+    Raises:
+        FrameworkError: a declaration fails, or a declared flag's value does not parse
+            (e.g. ``--seq1f1b-splits four`` for an ``int`` flag).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     values: dict[str, object] = {}
@@ -153,4 +183,68 @@ def get_args(argv: Sequence[str] | None = None) -> SimpleNamespace:
             items.append(token)
     if key is not None:
         _store(values, key, items)
-    return SimpleNamespace(**values)
+    if declarations:
+        values.update(declared_args(args, declarations))
+    return TrainingArgs(**values)
+
+
+def declared_args(argv: Sequence[str], declarations: Sequence[Callable[[Any], object]]) -> dict[str, Any]:
+    """Parse ``argv`` with the flags that ``declarations`` add to one parser; return every declared flag's value.
+
+    Args:
+        argv: the arguments, without the program name (nothing after a bare ``--`` is read).
+        declarations: ``register_args(parser)`` callables (an ``argparse`` argument group works too,
+            since the parser is what they get).
+
+    Returns:
+        ``dest -> value`` for every declared flag: typed when given, its default when absent.
+
+    Raises:
+        FrameworkError: a declaration raised, or a declared value does not parse.
+    """
+    import argparse
+
+    from mindspeed_ms.errors import FrameworkError
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # argparse would print usage and exit
+            raise FrameworkError(f"the training flags do not parse with the declared types: {message}")
+
+    parser = _Parser(add_help=False, allow_abbrev=False, prog="training script")
+    for declare in declarations:
+        try:
+            declare(parser)
+        except (argparse.ArgumentError, TypeError, ValueError) as exc:
+            where = getattr(declare, "__qualname__", repr(declare))
+            raise FrameworkError(f"declaring training flags with {where} failed: {exc}") from exc
+    tokens = list(argv)
+    if "--" in tokens:
+        tokens = tokens[:tokens.index("--")]
+    known, _ = parser.parse_known_args(tokens)
+    return vars(known)
+
+
+def with_declared_flags(args: Any, declarations: Sequence[Callable[[Any], object]],
+                        argv: Sequence[str] | None = None) -> Any:
+    """Give ``args`` the typed value of every flag that ``declarations`` declare; return ``args``.
+
+    A :class:`TrainingArgs` read from the command line gets every declared flag, typed (its string
+    reading replaced). Any other namespace (e.g. Megatron's full one handed to ``repatch``) keeps its
+    own values: only the declared flags it lacks are added, with their values from ``argv``.
+
+    Args:
+        args: the namespace the providers will get (changed in place).
+        declarations: ``register_args(parser)`` callables.
+        argv: the command line, without the program name; ``sys.argv[1:]`` when None.
+
+    Raises:
+        FrameworkError: a declaration fails, or a declared flag's value does not parse.
+    """
+    if not declarations:
+        return args
+    declared = declared_args(sys.argv[1:] if argv is None else argv, declarations)
+    from_command_line = isinstance(args, TrainingArgs)
+    for dest, value in declared.items():
+        if from_command_line or dest not in vars(args):
+            setattr(args, dest, value)
+    return args

@@ -50,6 +50,8 @@ class Provider:
         origin: where it came from, for messages (module or entry point and distribution).
         blocks: ``(module, purpose)`` of the modules it blocks, declared as data (a ``blocks``
             attribute) so they can be in force before any provider registers.
+        register_args: ``register_args(parser)`` declaring the provider's typed training flags on an
+            ``argparse`` parser (MindSpeed's feature vocabulary), or ``None``.
     """
 
     name: str
@@ -57,6 +59,7 @@ class Provider:
     requires: tuple[str, ...] = ()
     origin: str = ""
     blocks: tuple[tuple[str, str | None], ...] = ()
+    register_args: Callable[[Any], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,12 @@ def as_provider(obj: Any, default_name: str, origin: str) -> Provider:
         raise ProviderError(f"{origin}: provider {name!r} has malformed requires: {exc}",
                             provider=name) from exc
     blocks = _blocks_of(obj, name, origin) if register is not obj else ()
-    return Provider(name=name, register=register, requires=requires, origin=origin, blocks=blocks)
+    declare = getattr(obj, "register_args", None) if register is not obj else None
+    if declare is not None and not callable(declare):
+        raise ProviderError(f"{origin}: provider {name!r} has register_args = {declare!r}, which is not a callable "
+                            f"register_args(parser)", provider=name)
+    return Provider(name=name, register=register, requires=requires, origin=origin, blocks=blocks,
+                    register_args=declare)
 
 
 def _blocks_of(obj: Any, name: str, origin: str) -> tuple[tuple[str, str | None], ...]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import copy
 import sys
+from typing import Any
 
 import pytest
 
 from mindspeed_ms.errors import FrameworkError
-from mindspeed_ms.framework import get_ai_framework, get_args
+from mindspeed_ms.framework import get_ai_framework, get_args, with_declared_flags
 
 
 def test_default_framework_is_pytorch() -> None:
@@ -82,7 +85,7 @@ def test_get_args_reads_every_flag_like_mindspeed() -> None:
     assert args.lr == "1e-3"
     assert args.seq == ["1", "2"]
     assert args.ai_framework == "mindspore"
-    assert not hasattr(args, "hidden_size")
+    assert args.hidden_size is None  # Megatron-style: an absent flag reads as None
 
 
 def test_get_args_keeps_negative_numbers_as_values_and_last_repeat() -> None:
@@ -94,3 +97,46 @@ def test_get_args_keeps_negative_numbers_as_values_and_last_repeat() -> None:
 def test_get_args_ignores_leading_positionals_and_double_dash_tail() -> None:
     args = get_args(["data.bin", "--flag", "--", "--after", "1"])
     assert vars(args) == {"flag": True}
+
+
+def declare_mindspore_flags(group: Any) -> None:
+    """Shaped like MindSpeed-LLM's ``mindspore_register_args(group)``."""
+    group.add_argument("--enable-a2avc", type=int, choices=[0, 1, 2], default=0)
+    group.add_argument("--enable-share-memory", action="store_true", default=False)
+    group.add_argument("--seq1f1b-splits", type=int, default=4)
+
+
+def test_declared_flags_have_their_types_and_defaults() -> None:
+    args = get_args(["--enable-a2avc", "0", "--seq1f1b-splits", "4", "--lr", "0.1"],
+                    declarations=[declare_mindspore_flags])
+    assert args.enable_a2avc == 0 and not args.enable_a2avc  # the string '0' would be truthy
+    assert args.seq1f1b_splits == 4 and isinstance(args.seq1f1b_splits, int)
+    assert args.enable_share_memory is False  # absent: its declared default
+    assert args.lr == "0.1"  # undeclared: read as given
+    assert args.moe_fb_overlap is None  # neither given nor declared
+
+
+def test_undeclared_flags_keep_the_untyped_reading() -> None:
+    args = get_args(["--enable-a2avc", "0"])
+    assert args.enable_a2avc == "0"
+
+
+def test_declared_flag_with_a_bad_value_is_a_framework_error() -> None:
+    with pytest.raises(FrameworkError, match="seq1f1b-splits"):
+        get_args(["--seq1f1b-splits", "four"], declarations=[declare_mindspore_flags])
+
+
+def test_private_names_still_raise_attribute_error() -> None:
+    args = get_args([])
+    with pytest.raises(AttributeError):
+        args.__len__  # noqa: B018 - the attribute access is the test
+    assert copy.copy(args) is not args
+
+
+def test_full_namespace_keeps_its_values_and_gains_missing_declared_flags() -> None:
+    megatron_args = argparse.Namespace(seq1f1b_splits=8)
+    with_declared_flags(megatron_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
+    assert megatron_args.seq1f1b_splits == 8 and megatron_args.enable_a2avc == 0
+    cli_args = get_args(["--seq1f1b-splits", "2"])
+    with_declared_flags(cli_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
+    assert cli_args.seq1f1b_splits == 2

@@ -168,8 +168,9 @@ class PatchRegistry:
     @staticmethod
     def _mark_changed(patch: Patch) -> None:
         """A registration changed ``patch``: the next ``apply()`` takes it into account."""
-        if patch.state == "applied":
-            patch.dirty = True  # installed again, on top of itself
+        if patch.state in ("applied", "pending-import"):
+            # installed again on top of itself; an armed one chooses again what goes in on import
+            patch.dirty = True
         elif patch.state in ("skipped", "failed"):
             patch.state, patch.reason = "registered", None  # judged again
 

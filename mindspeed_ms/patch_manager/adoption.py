@@ -1,0 +1,54 @@
+"""One engine for the whole process: make ``mindspeed.patch_utils`` hand out the compatible manager.
+
+In MindSpore mode the built-in provider :mod:`mindspeed_ms.patches.mindspeed_patch_manager`
+registers two patches of ``mindspeed.patch_utils`` (``MindSpeedPatchesManager`` and ``Patch``),
+with lazy references, so nothing of MindSpeed is imported: the engine's import hook swaps them the
+moment ``mindspeed.patch_utils`` finishes executing, before MindSpeed's or MindSpeed-LLM's modules
+``from``-import them. Their registrations then land in the default registry, beside ours: one
+status, conflicts visible, exact revert of all.
+
+``MINDSPEED_MS_ADOPT_MINDSPEED`` switches it: ``0``/``false``/``no``/``off`` opts out in MindSpore
+mode; ``1``/``true``/``yes``/``on`` opts in in PyTorch mode (exact, visible patching for PyTorch
+users too). ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` also turns the provider off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ADOPT_ENV", "TARGETS", "adoption_wanted", "register_adoption"]
+
+ADOPT_ENV = "MINDSPEED_MS_ADOPT_MINDSPEED"
+#: target in MindSpeed -> lazy reference to ours
+TARGETS = {
+    "mindspeed.patch_utils.MindSpeedPatchesManager": "mindspeed_ms.patch_manager.manager:MindSpeedPatchesManager",
+    "mindspeed.patch_utils.Patch": "mindspeed_ms.patch_manager.patch:MindSpeedPatch",
+}
+_PURPOSE = ("MindSpeed's and MindSpeed-LLM's register_patch calls land in mindspeed_ms's registry: one status, "
+            f"conflicts visible, exact revert ({ADOPT_ENV} opts out)")
+
+
+def adoption_wanted(framework: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Tell whether ``mindspeed.patch_utils`` should be adopted: by default in MindSpore mode only.
+
+    Args:
+        framework: ``"mindspore"`` or ``"pytorch"``.
+        environ: the environment (``MINDSPEED_MS_ADOPT_MINDSPEED``); ``os.environ`` when None.
+    """
+    env = os.environ if environ is None else environ
+    value = (env.get(ADOPT_ENV) or "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    return str(framework).lower() == "mindspore"
+
+
+def register_adoption(registry: Any) -> None:
+    """Register the two patches of ``mindspeed.patch_utils`` (skipped where MindSpeed is not installed)."""
+    from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
+
+    for target, reference in TARGETS.items():
+        registry.register(target, reference, kind="replace", requires=(MINDSPEED_REQUIREMENT,), purpose=_PURPOSE)

@@ -1,0 +1,3 @@
+class AdamW:
+    def step(self, closure=None):
+        return ("pytorch", "step")
