@@ -18,7 +18,7 @@ __all__ = ["FAILING_STATES", "TargetCheck", "check_target", "verify_registry", "
            "static_resolver"]
 
 #: States of a :class:`TargetCheck` that make ``verify`` fail.
-FAILING_STATES = ("missing", "incompatible", "error")
+FAILING_STATES = ("missing", "incompatible", "error", "overwritten")
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,8 @@ class TargetCheck:
         state: ``ok``; ``missing`` (the target does not resolve); ``incompatible`` (the replacement
             cannot accept every call the original accepts); ``error`` (its module fails to import);
             ``unverifiable`` (cannot be judged from source); ``skipped`` (requirements unmet);
-            ``stub`` (missing, but registered with ``create_dummy=True``).
+            ``stub`` (missing, but registered with ``create_dummy=True``); ``overwritten`` (applied,
+            then replaced by someone else: the reason names what is there now).
         reason: why, for every state but ``ok``; close matches are quoted with ``repr``.
         provider: the provider that registered it.
         registered_at: ``file:line`` of the registration.
@@ -91,6 +92,8 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
 
     status = patch.status(False)
     base = {"provider": status.provider, "registered_at": status.registered_at}
+    if status.state == "overwritten":
+        return TargetCheck(patch.target, "overwritten", status.reason, **base)
     unmet = unmet_requirements(patch.requires)
     if unmet:
         return TargetCheck(patch.target, "skipped", "; ".join(unmet), **base)

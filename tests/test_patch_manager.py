@@ -313,3 +313,34 @@ def test_forced_replacement_of_an_armed_target_is_what_goes_in_on_import(manager
     manager.register_patch("pm_late.compute", other_replacement, force_patch=True)  # the downstream's
     manager.apply_patches()
     assert importlib.import_module("pm_late").compute(1) == ("other", 1)
+
+
+def test_foreign_setattr_after_apply_is_reported_as_overwritten(target: Any, manager: Any,
+                                                                reg: PatchRegistry) -> None:
+    manager.register_patch("pm_target.compute", replacement)
+    manager.register_patch("pm_target.Model.forward", forward_replacement)
+    manager.apply_patches()
+    assert {s.state for s in reg.status()} == {"applied"}
+
+    def someone_elses(x: Any) -> Any:
+        return ("someone else", x)
+
+    target.compute = someone_elses  # e.g. MindSpeed's own manager patching after ours
+    states = {s.target: (s.state, s.reason) for s in reg.status()}
+    state, reason = states["pm_target.compute"]
+    assert state == "overwritten" and "someone_elses" in (reason or "")
+    assert states["pm_target.Model.forward"][0] == "applied"
+    assert reg.report().counts["overwritten"] == 1 and "1 overwritten" in reg.report().summary()
+    [check] = [c for c in verify_registry(reg) if c.target == "pm_target.compute"]
+    assert check.state == "overwritten" and check.is_failure
+
+
+def test_a_second_registry_stacked_on_ours_is_not_drift(target: Any, manager: Any, reg: PatchRegistry,
+                                                        make_registry: Any) -> None:
+    manager.register_patch("pm_target.compute", replacement)
+    manager.apply_patches()
+    other = make_registry("other")
+    other.register("pm_target.compute", other_replacement)
+    other.apply()
+    assert [s.state for s in reg.status()] == ["applied"]
+    assert target.compute(1) == ("other", 1)

@@ -22,7 +22,8 @@ from typing import Any, Callable
 from .signatures import unwrap_descriptor
 
 __all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "undo_all", "rebind_aliases", "restore_aliases",
-           "make_stub", "evict_module", "discard", "placeholder", "counting_shim", "is_identity_meaningful"]
+           "make_stub", "evict_module", "discard", "placeholder", "counting_shim", "is_identity_meaningful",
+           "overwritten_by"]
 
 logger = logging.getLogger(__name__)
 
@@ -230,6 +231,24 @@ def _current(record: Record) -> Any:
     if record.kind == "getattr":
         return getattr(record.owner, record.name, _MISSING)
     return record.owner.__dict__.get(record.name, _MISSING)
+
+
+def overwritten_by(record: Record) -> Any:
+    """Return what now holds ``record``'s slot if someone else (no live record) put it there, else ``MISSING``.
+
+    A slot holding the value of a live record of any registry (this one, or another stacked on it)
+    is not overwritten; a slot that holds anything else, or nothing any more, is.
+    """
+    if not record.alive or record.kind in ("alias", "evict"):
+        return _MISSING
+    current = _current(record)
+    if current is record.new:
+        return _MISSING
+    with _stacks_lock:
+        stack = list(_stacks.get(_slot(record), ()))
+    if any(item.alive and item.new is current for item in stack):
+        return _MISSING
+    return current if current is not _MISSING else "<deleted>"
 
 
 def undo(record: Record) -> None:

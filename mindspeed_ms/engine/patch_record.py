@@ -17,6 +17,7 @@ from .journal import (
     counting_shim,
     is_identity_meaningful,
     make_stub,
+    overwritten_by,
     placeholder,
     set_attr,
 )
@@ -222,6 +223,17 @@ class Patch:
         self.watching = None
         self.dirty = False
 
+    def drift(self) -> str | None:
+        """Say what replaced the installed object since it was applied (someone else's ``setattr``), else ``None``."""
+        for record in self.records:
+            now = overwritten_by(record)
+            if now is not MISSING:
+                where = record.name if record.owner is None else \
+                    f"{getattr(record.owner, '__name__', type(record.owner).__name__)}.{record.name}"
+                return (f"{where} was replaced after it was patched: it now holds {describe(now)}, not what "
+                        f"mindspeed_ms installed (revert leaves it as it is)")
+        return None
+
     def status(self, traced: bool) -> PatchStatus:
         if self.replacement is NO_REPLACEMENT:
             replacement = None
@@ -230,10 +242,15 @@ class Patch:
         else:
             replacement = describe(self.replacement)
         first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
+        state, reason = self.state, self.reason
+        if state == "applied":
+            drift = self.drift()
+            if drift is not None:
+                state, reason = "overwritten", drift
         return PatchStatus(
-            target=self.target, kinds=self.kinds, state=self.state, replacement=replacement,
+            target=self.target, kinds=self.kinds, state=state, replacement=replacement,
             registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
-            warnings=tuple(self.notes) + tuple(self.warnings), reason=self.reason, purpose=self.purpose,
+            warnings=tuple(self.notes) + tuple(self.warnings), reason=reason, purpose=self.purpose,
             provider=self.provider,
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires)
 

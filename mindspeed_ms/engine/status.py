@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["STATES", "PatchStatus", "ApplyReport"]
 
 #: Every state a patch can be in, in the order reports list them.
-STATES = ("registered", "pending-import", "applied", "skipped", "failed", "reverted")
+STATES = ("registered", "pending-import", "applied", "overwritten", "skipped", "failed", "reverted")
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,9 @@ class ApplyReport:
             parts.append(f"{self.skipped} skipped")
         if self.failed:
             parts.append(f"{self.failed} failed")
+        overwritten = self.counts.get("overwritten", 0)
+        if overwritten:
+            parts.append(f"{overwritten} overwritten by someone else")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
