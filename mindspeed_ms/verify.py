@@ -86,7 +86,7 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     Returns:
         The :class:`TargetCheck`.
     """
-    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
+    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
     from mindspeed_ms.engine.requirements import unmet_requirements
     from mindspeed_ms.errors import TargetNotFoundError
 
@@ -106,6 +106,11 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
                                **base)
         if result.state == "missing" and patch.create_dummy:
             return TargetCheck(patch.target, "stub", stub_reason, **base)
+        if result.state == "ok" and is_reference(patch.replacement):
+            reference = (resolver or static_resolver()).resolve(patch.replacement.replace(":", "."))
+            if reference.state == "missing":
+                return TargetCheck(patch.target, "missing", f"the replacement {patch.replacement!r} does not resolve: "
+                                   f"{reference.reason}", suggestions=reference.suggestions, **base)
         return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
     from mindspeed_ms.engine.signatures import signature_problems
     from mindspeed_ms.engine.targets import resolve_target
@@ -119,6 +124,15 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     except Exception as exc:  # the target's own module fails to import: report it, keep verifying
         return TargetCheck(patch.target, "error", f"importing it fails: {type(exc).__name__}: {exc}", **base)
     replacement = patch.replacement
+    if is_reference(replacement):
+        try:  # a lazy "pkg.mod:attr" reference is imported here, as applying would
+            replacement = resolve_target(replacement.replace(":", ".")).raw
+        except TargetNotFoundError as exc:
+            return TargetCheck(patch.target, "missing", f"the replacement {patch.replacement!r} does not resolve: "
+                               f"{exc}", suggestions=exc.suggestions, **base)
+        except Exception as exc:
+            return TargetCheck(patch.target, "error", f"importing the replacement {patch.replacement!r} fails: "
+                               f"{type(exc).__name__}: {exc}", **base)
     if replacement is not NO_REPLACEMENT and replacement is not None and not located.is_module:
         problems = signature_problems(located.raw, replacement)
         if problems:

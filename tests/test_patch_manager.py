@@ -344,3 +344,26 @@ def test_a_second_registry_stacked_on_ours_is_not_drift(target: Any, manager: An
     other.apply()
     assert [s.state for s in reg.status()] == ["applied"]
     assert target.compute(1) == ("other", 1)
+
+
+def test_lazy_reference_with_a_typo_is_missing_at_verify_and_failed_at_apply(manager: Any, modules: Any,
+                                                                             reg: PatchRegistry) -> None:
+    import importlib
+
+    modules.write("pm_typo_target", TARGET_SOURCE)
+    modules.write("pm_typo_impl", "def compute(x):\n    return ('lazy', x)\n")
+    manager.register_patch("pm_typo_target.compute", "pm_typo_impl:compte")
+    for static in (True, False):
+        [check] = verify_registry(reg, static=static)
+        assert check.state == "missing" and check.suggestions == ("compute",), static
+        assert "'pm_typo_impl:compte'" in (check.reason or "")
+    reg.revert()
+    import sys
+
+    for name in ("pm_typo_target", "pm_typo_impl"):
+        sys.modules.pop(name, None)
+    manager.apply_patches()  # the target is not imported yet: armed
+    module = importlib.import_module("pm_typo_target")
+    [status] = reg.status()
+    assert status.state == "failed" and "compte" in (status.reason or "")
+    assert module.compute(1) == ("original", 1)
