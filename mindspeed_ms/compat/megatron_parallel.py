@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["clone", "quantize_param_shard", "start_grad_sync", "start_param_sync"]
+__all__ = ["batched_p2p_ops", "clone", "cuda", "quantize_param_shard", "start_grad_sync", "start_param_sync",
+           "wrapped_torch_norm_new"]
 
 
 def clone(self: Any, *, memory_format: Any = None) -> Any:
@@ -120,3 +121,78 @@ def quantize_param_shard(model_params: Any, main_params: Any, start_offsets: Any
     del main_params, start_offsets, data_parallel_group, fsdp_shard_model_params
     if len(model_params):
         raise NotImplementedError("FP8 parameters need Transformer Engine, which this backend does not have")
+
+
+def cuda(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """Return ``self``: on MindSpore's CPU backend the accelerator is the CPU (``Tensor.cuda``/``Tensor.npu``).
+
+    MSAdapter moves the tensor to ``"Ascend"``, which raises on a CPU build; megatron's pipeline schedule
+    calls ``torch.tensor(0).cuda()`` for its token count.
+    """
+    del device, non_blocking, kwargs
+    return self
+
+
+def batched_p2p_ops(*, tensor_send_prev: Any, tensor_recv_prev: Any, tensor_send_next: Any, tensor_recv_next: Any,
+                    group: Any, prev_pipeline_rank: int, next_pipeline_rank: int) -> list[Any]:
+    """Exchange activations/gradients with the neighbouring pipeline stages with blocking send/recv.
+
+    Replaces ``p2p_communication._batched_p2p_ops``, whose ``batch_isend_irecv`` has no CPU kernel
+    (``DistCommBatchIsendIrecv``). The order cannot deadlock: even pipeline ranks send to the next
+    stage before they receive from the previous one, odd ranks the other way round (megatron's own
+    ``_p2p_ops`` order). The receive buffers are fresh tensors, so the received data lands in them.
+
+    Returns:
+        An empty list: every transfer has completed.
+    """
+    import torch
+    from megatron.core.parallel_state import get_pipeline_model_parallel_rank
+
+    def send(tensor: Any, peer: int) -> None:
+        if tensor is not None:
+            torch.distributed.send(tensor.contiguous(), peer, group=group)
+
+    def recv(tensor: Any, peer: int) -> None:
+        if tensor is not None:
+            torch.distributed.recv(tensor, peer, group=group)
+
+    if get_pipeline_model_parallel_rank() % 2 == 0:
+        send(tensor_send_next, next_pipeline_rank)
+        recv(tensor_recv_prev, prev_pipeline_rank)
+        send(tensor_send_prev, prev_pipeline_rank)
+        recv(tensor_recv_next, next_pipeline_rank)
+    else:
+        recv(tensor_recv_prev, prev_pipeline_rank)
+        send(tensor_send_next, next_pipeline_rank)
+        recv(tensor_recv_next, next_pipeline_rank)
+        send(tensor_send_prev, prev_pipeline_rank)
+    return []
+
+
+def wrapped_torch_norm_new(cls: Any, config: Any, hidden_size: int, eps: float = 1e-5,
+                           persist_layer_norm: bool = False, zero_centered_gamma: bool = False,
+                           normalization: str = "LayerNorm") -> Any:
+    """Build PyTorch's LayerNorm/RMSNorm for megatron's local layer spec, sequence parallel allowed.
+
+    Replaces ``WrappedTorchNorm.__new__``, which refuses ``sequence_parallel`` (the local spec falls
+    back to it when Apex is absent, as on MindSpore and on CPU PyTorch). Under sequence parallelism
+    each tensor-parallel rank normalises its own part of the sequence, so the norm's weight
+    gradients must be summed over the tensor-parallel group; marking the parameters
+    ``sequence_parallel`` makes ``finalize_model_grads`` do that, exactly as Apex's
+    ``FusedLayerNorm`` marks its own.
+    """
+    del cls, persist_layer_norm, zero_centered_gamma, normalization  # megatron reads them from config
+    import torch
+
+    if config.layernorm_zero_centered_gamma or config.persist_layer_norm or config.memory_efficient_layer_norm:
+        raise ValueError("zero-centered gamma, persist_layer_norm and memory_efficient_layer_norm need Apex or "
+                         "Transformer Engine; PyTorch's LayerNorm supports none of them")
+    if config.normalization == "LayerNorm":
+        norm = torch.nn.LayerNorm(normalized_shape=hidden_size, eps=eps)
+    elif config.normalization == "RMSNorm":
+        norm = torch.nn.RMSNorm(normalized_shape=hidden_size, eps=eps)
+    else:
+        raise ValueError(f"normalization {config.normalization!r}: only LayerNorm and RMSNorm are supported")
+    for param in norm.parameters():
+        param.sequence_parallel = bool(config.sequence_parallel)
+    return norm

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MINDSPORE_REQUIREMENT
+from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
 name = "megatron_core"
 requires = (MEGATRON_CORE_REQUIREMENT,)
 
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
 _MINDSPORE = (MINDSPORE_REQUIREMENT,)
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _BUCKET_GROUP = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup"
+_TORCH_NORM = "megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__"
+TORCH_NORM_PURPOSE = ("without Apex the local layer spec uses WrappedTorchNorm, which refuses sequence parallel; "
+                      "mark the norm's parameters sequence_parallel so finalize_model_grads sums their gradients "
+                      "over the tensor-parallel group, as Apex's FusedLayerNorm does")
 _CROSS_ENTROPY = "megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy"
 
 
@@ -62,3 +67,26 @@ def _register_parallel(registry: Any) -> None:
         requires=_MEGATRON,
         purpose="without Transformer Engine megatron's FP8 fallback raises even with no FP8 parameter, so every "
                 "distributed-optimizer step failed; a no-op when there is nothing to quantize")
+    for method in ("cuda", "npu"):
+        registry.register(
+            f"mindspore.common.tensor.Tensor.{method}", parallel.cuda, requires=_MINDSPORE,
+            purpose=f"Tensor.{method}() moves to 'Ascend', which raises on a CPU build (megatron's pipeline "
+                    f"schedule: torch.tensor(0).cuda()); on CPU the tensor already is where it computes")
+    registry.register(
+        "megatron.core.pipeline_parallel.p2p_communication._batched_p2p_ops", parallel.batched_p2p_ops,
+        requires=_MEGATRON,
+        purpose="the pipeline's p2p exchange uses batch_isend_irecv (no CPU kernel); blocking send/recv in an order "
+                "that cannot deadlock")
+    from mindspeed_ms.compat import cpu_collectives
+
+    for name, replacement in (("all_gather_into_tensor", cpu_collectives.all_gather_into_tensor),
+                              ("_all_gather_base", cpu_collectives.all_gather_into_tensor),
+                              ("reduce_scatter_tensor", cpu_collectives.reduce_scatter_tensor),
+                              ("_reduce_scatter_base", cpu_collectives.reduce_scatter_tensor),
+                              ("all_to_all_single", cpu_collectives.all_to_all_single)):
+        registry.register(
+            f"msadapter.distributed.distributed_c10d.{name}", replacement, requires=_MSADAPTER,
+            purpose=f"torch.distributed.{name} has no CPU kernel (megatron's sequence parallel, distributed optimizer "
+                    f"and MoE alltoall dispatcher call it); built from all_gather/all_reduce with the same result")
+    registry.register(
+        _TORCH_NORM, parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)

@@ -54,3 +54,7 @@ def register(registry: Any, args: Any) -> None:
                       megatron_parallel.quantize_param_shard, requires=_MEGATRON,
                       purpose="without Transformer Engine megatron's FP8 fallback raises even with no FP8 parameter: "
                               "every distributed-optimizer step failed")
+    from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
+
+    registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",
+                      megatron_parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)

@@ -1,0 +1,115 @@
+"""``torch.distributed`` collectives that have no kernel on MindSpore's CPU backend, built from ones that do.
+
+Under MSAdapter on the CPU, ``all_reduce``, the list form of ``all_gather``, ``send``/``recv`` and
+``broadcast`` work; ``all_gather_into_tensor``/``_all_gather_base`` ("DistCommAllGatherIntoTensor
+unregistered"), ``reduce_scatter_tensor``/``_reduce_scatter_base`` and ``all_to_all_single``
+("DistCommAllToAllVSingle unregistered") do not. Megatron's sequence parallelism, its distributed
+optimizer and its MoE alltoall token dispatcher call them. The replacements here have the same
+results (every rank gets what PyTorch gives it) at the price of more traffic, which does not matter
+for CPU runs; they are synchronous, and return a completed handle when ``async_op`` is asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CompletedWork", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single"]
+
+
+class CompletedWork:
+    """The handle of a collective that has already finished (``async_op=True`` callers wait on it)."""
+
+    def wait(self, timeout: Any = None) -> bool:
+        """Return True at once: the work is done."""
+        del timeout
+        return True
+
+    def is_completed(self) -> bool:
+        """Return True: the work is done."""
+        return True
+
+
+def _done(async_op: bool) -> CompletedWork | None:
+    return CompletedWork() if async_op else None
+
+
+def _owned(tensor: Any) -> Any:
+    from mindspore import ops
+
+    return ops.deepcopy(tensor)
+
+
+def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = None,
+                           async_op: bool = False) -> CompletedWork | None:
+    """Gather ``input_tensor`` from every rank of ``group`` into ``output_tensor``, concatenated along dim 0.
+
+    ``output_tensor`` may also be shaped ``[world_size, *input.shape]`` (PyTorch accepts both).
+    """
+    import torch
+
+    size = torch.distributed.get_world_size(group)
+    local = _owned(input_tensor.contiguous())
+    parts = [torch.zeros_like(local) for _ in range(size)]
+    torch.distributed.all_gather(parts, local, group=group)
+    output_tensor.copy_(torch.cat(parts, dim=0).reshape(tuple(output_tensor.shape)))
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output: Any, input: Any, op: Any = None, group: Any = None,  # noqa: A002  (torch's name)
+                          async_op: bool = False) -> CompletedWork | None:
+    """Reduce ``input`` over ``group`` and give each rank its block of dim 0 (``reduce_scatter_tensor``)."""
+    import torch
+
+    size = torch.distributed.get_world_size(group)
+    rank = torch.distributed.get_rank(group)
+    reduced = _owned(input.contiguous())
+    torch.distributed.all_reduce(reduced, op=torch.distributed.ReduceOp.SUM if op is None else op, group=group)
+    output.copy_(reduced.reshape(size, -1)[rank].reshape(tuple(output.shape)))
+    return _done(async_op)
+
+
+def _split_sizes(sizes: Any, total: int, world: int) -> list[int]:
+    if sizes is None or len(sizes) == 0:
+        if total % world:
+            raise ValueError(f"all_to_all_single: dim 0 ({total}) is not divisible by the group size ({world})")
+        return [total // world] * world
+    return [int(size) for size in sizes]
+
+
+def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  # noqa: A002  (torch's name)
+                      input_split_sizes: Any = None, group: Any = None,
+                      async_op: bool = False) -> CompletedWork | None:
+    """Send block ``j`` of ``input`` (dim 0) to rank ``j`` and receive rank ``j``'s block ``rank`` into ``output``.
+
+    Built from the list ``all_gather``: every rank's input, padded to the longest, and its split
+    sizes are gathered, and each rank keeps the blocks meant for it, in rank order.
+    """
+    import torch
+
+    world = torch.distributed.get_world_size(group)
+    rank = torch.distributed.get_rank(group)
+    rows = int(input.shape[0])
+    send_sizes = _split_sizes(input_split_sizes, rows, world)
+    tail = tuple(input.shape[1:])
+    sizes = torch.tensor([rows, *send_sizes], dtype=torch.int64)
+    all_sizes = [torch.zeros_like(sizes) for _ in range(world)]
+    torch.distributed.all_gather(all_sizes, sizes, group=group)
+    table = [[int(value) for value in item.tolist()] for item in all_sizes]
+    longest = max(max(row[0] for row in table), 1)
+    padded = torch.zeros((longest, *tail), dtype=input.dtype)
+    if rows:
+        padded[:rows] = input.contiguous()
+    padded = _owned(padded)
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    torch.distributed.all_gather(gathered, padded, group=group)
+    blocks = []
+    for source in range(world):
+        source_sizes = table[source][1:]
+        start = sum(source_sizes[:rank])
+        blocks.append(gathered[source][start:start + source_sizes[rank]])
+    received = torch.cat(blocks, dim=0)
+    expected = _split_sizes(output_split_sizes, int(output.shape[0]), world)
+    if int(received.shape[0]) != sum(expected):
+        raise ValueError(f"all_to_all_single: received {int(received.shape[0])} rows, output expects {sum(expected)}")
+    output.copy_(received.reshape(tuple(output.shape)))
+    return _done(async_op)
