@@ -299,8 +299,10 @@ def _execute_pytorch(args: Any) -> None:
     parity = bool(os.environ.get(PARITY_DIR_ENV))
     disabled = {item.strip() for item in os.environ.get("MINDSPEED_MS_DISABLE", "").split(",")}
     cpu = not _has_cuda_device() and "pytorch_cpu" not in disabled
+    # MINDSPEED_MS_ADOPT_MINDSPEED=1: MindSpeed's patch manager on our engine in PyTorch mode too (opt-in)
+    adopt = _is_truthy(os.environ.get("MINDSPEED_MS_ADOPT_MINDSPEED")) and "mindspeed_patch_manager" not in disabled
     _state.pytorch_done = True
-    if not (cpu or parity):
+    if not (cpu or parity or adopt):
         return
     configure_logging()
     registry = pytorch_registry()
@@ -312,6 +314,12 @@ def _execute_pytorch(args: Any) -> None:
         register_providers(registry, [as_provider(pytorch_cpu, "pytorch_cpu", pytorch_cpu.__name__)], args)
         report = registry.apply()
         _logger().log(20 if current_rank() == 0 else 10, "PyTorch backend without CUDA, %s", report.summary())
+    if adopt:
+        from mindspeed_ms.patch_manager.adoption import register_adoption
+
+        with registry.provider("mindspeed_patch_manager"):
+            register_adoption(registry)
+        registry.apply()
     if parity:
         from mindspeed_ms.parity.capture import install_from_environment
 

@@ -231,3 +231,19 @@ def test_import_line_port_runs_as_a_provider_with_typed_flags(ported: dict[str, 
     assert set(ported["states"].values()) == {"applied"}
     assert set(ported["static"].values()) <= {"ok", "stub"}
     assert ported["bindings"] == adopted["bindings"]
+
+
+@pytest.mark.parametrize(("framework", "adopt", "expected"), [
+    ("pytorch", "1", "mindspeed_ms.patch_manager.manager"),
+    ("pytorch", None, "mindspeed.patch_utils"),
+    ("mindspore", "0", "mindspeed.patch_utils"),
+])
+def test_adoption_switch(framework: str, adopt: str | None, expected: str) -> None:
+    script = textwrap.dedent("""
+        import json, sys
+        import mindspeed_ms.adaptor
+        from mindspeed.patch_utils import MindSpeedPatchesManager
+        print(json.dumps({"manager": MindSpeedPatchesManager.__module__}))
+    """)
+    env = {"MINDSPEED_MS_ADOPT_MINDSPEED": adopt} if adopt is not None else {}
+    assert _run(script, "--ai-framework", framework, pythonpath=[FAKES], **env)["manager"] == expected
