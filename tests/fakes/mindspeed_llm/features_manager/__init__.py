@@ -1,6 +1,7 @@
 """Stand-in for MindSpeed-LLM's feature list and the step of its adaptor that patches them in."""
 
 from mindspeed.features_manager.recompute import RecomputeFeature
+
 from mindspeed_llm.features_manager.ai_framework.ms_patch_feature import MindSporePatchFeature
 
 FEATURES = [RecomputeFeature(), MindSporePatchFeature()]

@@ -96,7 +96,9 @@ def _patch_moe_and_communication(args):
 
 def _patch_optimizer_and_training(args):
     from mindspeed_llm.mindspore.core.tensor_parallel.cross_entropy import (
-        calculate_predicted_logits, prepare_gradient_calculation_operands)
+        calculate_predicted_logits,
+        prepare_gradient_calculation_operands,
+    )
     MindSporeAdaptation.register_patch(
         'mindspeed_llm.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_predicted_logits',
         calculate_predicted_logits)
@@ -117,7 +119,9 @@ def _patch_optimizer_and_training(args):
         MindSporeAdaptation.register_patch('mindspeed_llm.training.utils._compute_actual_seq_len',
                                            _compute_actual_seq_len)
     from mindspeed.mindspore.core.optimizer.distrib_optimizer import (
-        get_parameter_state_dp_zero, load_parameter_state_from_dp_zero)
+        get_parameter_state_dp_zero,
+        load_parameter_state_from_dp_zero,
+    )
     MindSporeAdaptation.register_patch(
         'mindspeed_llm.core.optimizer.distrib_optimizer.DistributedOptimizer.get_parameter_state_dp_zero',
         get_parameter_state_dp_zero)
@@ -160,24 +164,29 @@ def patch_seq1f1b(args):
     if args.seq1f1b_splits <= 1:
         raise ValueError("when setting enable_seq1f1b, seq1f1b_splits should be greater than 1")
     from mindspeed.mindspore.core.pipeline_parallel.seq1f1b.attention import (
-        attention_forward_wrapper, attention_init_wrapper, core_attention_forward_wrapper)
+        attention_forward_wrapper,
+        attention_init_wrapper,
+        core_attention_forward_wrapper,
+    )
     MindSporeAdaptation.register_patch('mindspeed_llm.core.transformer.attention.Attention.__init__',
                                        attention_init_wrapper)
     MindSporeAdaptation.register_patch('mindspeed_llm.core.transformer.attention.Attention.forward',
                                        attention_forward_wrapper)
     MindSporeAdaptation.register_patch('mindspeed_llm.core.transformer.attention.DotProductAttention.forward',
                                        core_attention_forward_wrapper)
-    from mindspeed.mindspore.core.pipeline_parallel.seq1f1b.rotary_pos_embedding import (
-        rotary_embedding_forward_wrapper)
+    from mindspeed.mindspore.core.pipeline_parallel.seq1f1b.rotary_pos_embedding import rotary_embedding_forward_wrapper
     MindSporeAdaptation.register_patch('mindspeed_llm.core.models.rotary_pos_embedding.RotaryEmbedding.forward',
                                        rotary_embedding_forward_wrapper)
     from mindspeed.mindspore.core.pipeline_parallel.seq1f1b.schedules import (
-        forward_backward_pipelining_without_interleaving_seq1f1b)
+        forward_backward_pipelining_without_interleaving_seq1f1b,
+    )
     MindSporeAdaptation.register_patch(
         'mindspeed_llm.core.pipeline_parallel.schedules.forward_backward_pipelining_without_interleaving',
         forward_backward_pipelining_without_interleaving_seq1f1b)
     from mindspeed.mindspore.core.pipeline_parallel.seq1f1b.random import (
-        checkpoint_backward_wrapper, checkpoint_forward_wrapper)
+        checkpoint_backward_wrapper,
+        checkpoint_forward_wrapper,
+    )
     from mindspeed_llm.core.tensor_parallel.random import CheckpointFunction
     target_func_name = 'mindspeed_llm.core.tensor_parallel.random.CheckpointFunction.forward'
     clear_wrapper_v2(target_func_name, CheckpointFunction.forward)

@@ -1,6 +1,7 @@
 """Stand-in for MindSpeed-LLM's ``MindSporePatchFeature``: the MindSpore adaptation as a MindSpeed feature."""
 
 from mindspeed.features_manager.feature import MindSpeedFeature
+
 from mindspeed_llm.mindspore.mindspore_adaptor_v2 import mindspore_register_args
 
 

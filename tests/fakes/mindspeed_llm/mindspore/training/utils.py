@@ -1,7 +1,8 @@
 """MindSpore replacements (stand-in). Like the real ones, this module imports torch."""
 
-import torch  # noqa: F401
 from functools import wraps
+
+import torch  # noqa: F401
 
 
 def get_batch_on_this_tp_rank(data_iterator):
