@@ -4,8 +4,9 @@ Runs ``examples/pretrain_gpt.py`` for ``--iters`` iterations at tp=1 and tp=2 on
 MindSpore runtime settings of :mod:`mindspeed_ms.runtime` one by one on top of the chosen defaults,
 interleaved over ``--rounds`` rounds (the machine is shared: runs of one configuration are spread over
 time). Per configuration: step time min and median (first 3 steps excluded), wall time of the launch,
-peak RSS of rank 0, and the ratio to PyTorch at the same tp. Then one profiled MindSpore tp=1 run
-gives the share of the step spent in mindspeed_ms's own code.
+peak RSS of rank 0, and the ratio to PyTorch at the same tp. Then two profiled MindSpore tp=1 runs
+(5 and 5 + ``--iters`` iterations; their difference is the steps alone, setup cancels out) give the share of
+the step spent in mindspeed_ms's own code.
 
     python benchmarks/bench_train.py [--reference-python .venv-ref/bin/python] [--rounds 2] [--iters 20]
 
@@ -99,17 +100,37 @@ def _parse(output: str, result: Result, wall: float) -> None:
     result.losses = re.findall(r"lm loss (\S+)", output)
 
 
-def _own_share(stats_file: Path, step_ms: list[float]) -> tuple[float, float, list[tuple[str, float, int]]]:
-    stats = pstats.Stats(str(stats_file))
-    own = 0.0
-    top: list[tuple[str, float, int]] = []
-    for (filename, line, function), (_, calls, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+def _profile(iters: int, scratch: Path) -> dict[tuple[str, int, str], tuple[float, int]]:
+    """Run MindSpore tp=1 under cProfile; return function -> (total time, calls)."""
+    profile = scratch / f"profile{iters}"
+    _run(Config("profiled", "mindspore", 1), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
+    stats = pstats.Stats(f"{profile}.rank0").stats  # type: ignore[attr-defined]  # pstats keeps it undocumented
+    return {key: (value[2], value[1]) for key, value in stats.items()}
+
+
+def _per_step_profile(scratch: Path, short: int, long: int) -> tuple[float, float, list[tuple[str, float, float]]]:
+    """Profile ``short`` and ``long`` iterations; the difference divided by ``long - short`` is one step.
+
+    Setup (imports, model build, patch application) is the same in both runs and cancels out.
+
+    Returns:
+        (mindspeed_ms's own time per step, all Python-visible time per step, the top own functions
+        as (name, ms per step, calls per step)), times in seconds.
+    """
+    a, b = _profile(short, scratch), _profile(long, scratch)
+    steps = long - short
+    own = total = 0.0
+    top = []
+    for key, (seconds, calls) in b.items():
+        before_seconds, before_calls = a.get(key, (0.0, 0))
+        delta = max(seconds - before_seconds, 0.0) / steps
+        total += delta
+        filename, line, function = key
         if filename.startswith(str(PACKAGE)):
-            own += tottime
-            top.append((f"{Path(filename).relative_to(ROOT)}:{line} {function}", tottime, calls))
+            own += delta
+            top.append((f"{Path(filename).relative_to(ROOT)}:{line} {function}", delta, (calls - before_calls) / steps))
     top.sort(key=lambda item: -item[1])
-    loop_s = sum(step_ms) / 1000.0
-    return own, loop_s, top[:8]
+    return own, total, top[:8]
 
 
 def main() -> None:
@@ -119,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--no-knobs", action="store_true", help="skip the per-setting MindSpore runs")
+    parser.add_argument("--profile-only", action="store_true", help="only the own-code share")
     options = parser.parse_args()
     reference = options.reference_python if os.path.exists(options.reference_python) else None
     if reference is None:
@@ -140,6 +162,11 @@ def main() -> None:
                                       ("cpu_affinity=on", "MINDSPEED_MS_CPU_AFFINITY", "1")]:
             configs.append(Config(f"mindspore tp=1 + {name}", "mindspore", 1, {variable: value}))
 
+    if options.profile_only:
+        with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
+            own, total, top = _per_step_profile(Path(tmp), 5, 5 + options.iters)
+        _print_profile(own, total, top, options.iters)
+        return
     results = {config.name: Result() for config in configs}
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
         scratch = Path(tmp)
@@ -148,12 +175,7 @@ def main() -> None:
                 output, wall = _run(config, options.iters, reference, scratch)
                 _parse(output, results[config.name], wall)
                 print(f"round {round_index + 1}: {config.name}: wall {wall:.1f}s", file=sys.stderr, flush=True)
-        profile = scratch / "profile"
-        profiled = Result()
-        output, wall = _run(Config("profiled", "mindspore", 1), options.iters, None, scratch,
-                            {"BENCH_PROFILE": str(profile)})
-        _parse(output, profiled, wall)
-        own, loop_s, top = _own_share(Path(f"{profile}.rank0"), profiled.steps_ms)
+        own, total, top = _per_step_profile(scratch, 5, 5 + options.iters)
 
     print(f"\nexamples/pretrain_gpt.py, {options.iters} iterations, {options.rounds} interleaved rounds "
           f"(step times exclude the first 3 steps)")
@@ -174,12 +196,15 @@ def main() -> None:
         print(f"tp={tp}: synchronous launch vs async queue: {before[tp] / chosen[tp]:.1f}x faster per step")
     same = results["mindspore tp=1 (chosen settings)"].losses == results["mindspore tp=1 async queue (before)"].losses
     print(f"losses with and without the settings identical: {same}")
-    own_per_step = own * 1000 / options.iters
-    step_mean = loop_s * 1000 / max(len(profiled.steps_ms), 1)
-    print(f"\nmindspeed_ms's own code (cProfile, tp=1, chosen settings): {own_per_step:.2f} ms per step of "
-          f"{step_mean:.1f} ms = {100 * own_per_step / step_mean:.2f}% (both measured under the profiler)")
+    _print_profile(own, total, top, options.iters)
+
+
+def _print_profile(own: float, total: float, top: list[tuple[str, float, float]], iters: int) -> None:
+    print(f"\nmindspeed_ms's own code per step (cProfile, tp=1, chosen settings; runs of 5 and {5 + iters} "
+          f"iterations, difference per iteration): {own * 1000:.2f} ms of {total * 1000:.1f} ms = "
+          f"{100 * own / total:.2f}%")
     for name, seconds, calls in top:
-        print(f"  {seconds * 1000:8.2f} ms  {calls:7d} calls  {name}")
+        print(f"  {seconds * 1000:8.3f} ms  {calls:7.1f} calls  {name}")
 
 
 if __name__ == "__main__":
