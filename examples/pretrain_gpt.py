@@ -121,6 +121,7 @@ def build_model(args):
         num_moe_experts=args.num_experts,
         moe_router_topk=args.moe_router_topk if args.num_experts else 2,
         moe_token_dispatcher_type=args.moe_token_dispatcher_type,
+        add_bias_linear=not args.num_experts,  # Megatron's MoE layers have no biases
         recompute_granularity=args.recompute_granularity,
         recompute_method=args.recompute_method,
         recompute_num_layers=args.recompute_num_layers,

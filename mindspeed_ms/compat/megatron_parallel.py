@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["batched_p2p_ops", "clone", "cuda", "quantize_param_shard", "start_grad_sync", "start_param_sync",
-           "wrapped_torch_norm_new"]
+__all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "new_empty",
+           "quantize_param_shard", "scatter_value_wrapper", "start_grad_sync", "start_param_sync",
+           "unpermute", "wrapped_torch_norm_new"]
 
 
 def clone(self: Any, *, memory_format: Any = None) -> Any:
@@ -196,3 +197,118 @@ def wrapped_torch_norm_new(cls: Any, config: Any, hidden_size: int, eps: float =
     for param in norm.parameters():
         param.sequence_parallel = bool(config.sequence_parallel)
     return norm
+
+
+def scatter_value_wrapper(scatter: Any) -> Any:
+    """Let ``Tensor.scatter`` take a scalar value on the CPU (wrap of MSAdapter's ``scatter``).
+
+    The CPU kernel behind a scalar ``value`` (``ScatterValue``) supports no data type; megatron's MoE
+    router builds its top-k map with ``zeros.int().scatter(1, indices, 1)``. The scalar becomes a
+    tensor of the index's shape and ``self``'s dtype, which the tensor-source kernel handles.
+    """
+    import functools
+
+    @functools.wraps(scatter)
+    def scatter_(self: Any, dim: int, index: Any, src: Any = None, *args: Any, value: Any = None,
+                 **kwargs: Any) -> Any:
+        import torch
+
+        if value is not None and src is None:
+            src, value = value, None
+        if src is not None and not isinstance(src, torch.Tensor):
+            src = torch.full(tuple(index.shape), src, dtype=self.dtype)
+        if value is not None:
+            kwargs["value"] = value
+        return scatter(self, dim, index, src, *args, **kwargs)
+
+    return scatter_
+
+
+def unpermute(permuted_tokens: Any, sorted_indices: Any, restore_shape: Any, probs: Any = None,
+              routing_map: Any = None, fused: bool = False, drop_and_pad: bool = False) -> Any:
+    """Put the experts' outputs back in token order, weighted by the routing probabilities.
+
+    Replaces ``megatron.core.transformer.moe.moe_utils.unpermute`` (its unfused path), whose final
+    ``zeros.scatter_add_`` has no CPU kernel (``InplaceScatterAdd``; nor has the out-of-place
+    ``ScatterAddExt``, and ``index_add`` ignores its indices on this backend). The sum over the
+    copies of each token is a product with the 0/1 matrix of ``sorted_indices``: the same sums
+    (each output element adds its few nonzero terms and exact zeros), with the same gradient.
+    """
+    import torch
+
+    if fused:
+        raise NotImplementedError("the fused unpermute needs Transformer Engine")
+    _, hidden = restore_shape
+    del hidden
+    input_dtype = permuted_tokens.dtype
+    if probs is not None:
+        if routing_map is None:
+            raise ValueError("unpermute: routing_map must be given with probs")
+        if drop_and_pad:
+            num_experts = routing_map.size(1)
+            capacity = sorted_indices.size(0) // num_experts
+            num_unpermuted_tokens = probs.size(0)
+            probs_t_1d = probs.T.contiguous().view(-1)
+            indices_dim0 = torch.arange(num_experts).unsqueeze(-1)
+            indices_dim1 = sorted_indices.view(num_experts, capacity)
+            indices_1d = (indices_dim0 * num_unpermuted_tokens + indices_dim1).view(-1)
+            permuted_probs = probs_t_1d.index_select(0, indices_1d)
+        else:
+            permuted_probs = probs.T.contiguous().masked_select(routing_map.T.contiguous())
+        permuted_tokens = permuted_tokens * permuted_probs.unsqueeze(-1)
+    num_tokens = int(restore_shape[0])
+    positions = torch.arange(num_tokens, dtype=sorted_indices.dtype).unsqueeze(1)
+    selection = (positions == sorted_indices.unsqueeze(0)).to(permuted_tokens.dtype)  # [tokens, permuted]
+    return torch.matmul(selection, permuted_tokens).to(dtype=input_dtype)
+
+
+def _to_host(tensor: Any, as_numpy: bool = False) -> Any:
+    import torch
+
+    if not torch.is_tensor(tensor):
+        return tensor
+    tensor = tensor.cpu()
+    return tensor.numpy() if as_numpy else tensor
+
+
+def dtoh_without_streams(self: Any, point: str, tokens_per_expert: Any = None) -> Any:
+    """Bring the alltoall dispatcher's split sizes to the host, without CUDA side streams.
+
+    Replaces ``MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize``. On MindSpore's CPU backend it
+    compares ``torch.cuda.current_stream()`` with a ``torch.cuda.Stream()`` that is ``None``
+    (``TypeError`` in ``Stream.__eq__``); on CPU PyTorch the tensors are not ``is_cuda``, so megatron
+    leaves the split sizes as tensors, which ``all_to_all_single`` rejects (it wants the NumPy/int
+    lists a GPU run gets). Here the same conversions happen at the same point, synchronously, for
+    tensors wherever they are.
+    """
+    if self.drop_and_pad or point != self.cuda_dtoh_point:
+        return tokens_per_expert
+    tokens_per_expert = _to_host(tokens_per_expert)
+    self.input_splits = _to_host(self.input_splits, as_numpy=True)
+    self.output_splits = _to_host(self.output_splits, as_numpy=True)
+    self.output_splits_tp = _to_host(self.output_splits_tp, as_numpy=True)
+    self.num_out_tokens = _to_host(self.num_out_tokens)
+    if self.num_local_experts > 1 and not self.config.moe_permute_fusion:
+        self.num_global_tokens_per_local_expert = _to_host(self.num_global_tokens_per_local_expert)
+    return tokens_per_expert
+
+
+def new_empty(self: Any, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              **kwargs: Any) -> Any:
+    """Return an uninitialised tensor of ``size`` with ``self``'s dtype by default (``Tensor.new_empty``).
+
+    MSAdapter's ``new_empty`` rejects a list as ``size`` ("must be tuple of int but got list") where
+    PyTorch accepts any sequence (megatron's unequal all-to-all allocates with ``size=[...]``), and
+    it allocates on an accelerator device ("Create device context failed") on a CPU build.
+    """
+    del device  # on the CPU backend every tensor is on the CPU
+    import torch
+
+    if "size" in kwargs:
+        size = (kwargs.pop("size"),)
+    if kwargs:
+        raise TypeError(f"new_empty() got unexpected keyword arguments {sorted(kwargs)}")
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    shape = tuple(int(n) for n in size)
+    return torch.empty(shape, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)

@@ -22,6 +22,12 @@ __all__ = [
     "current_device",
     "clip_grad_by_total_norm_fp32",
     "cuda_type_name_wrapper",
+    "CpuStream",
+    "router_gating",
+    "get_device_rng_state",
+    "set_device_rng_state",
+    "tensor_stays_on_cpu",
+    "synchronize",
 ]
 
 
@@ -146,3 +152,64 @@ def cuda_type_name_wrapper(type_method: Callable[..., Any]) -> Callable[..., Any
         return type_method(self, dtype, non_blocking, **kwargs)
 
     return type_
+
+
+class CpuStream:
+    """A stand-in for ``torch.cuda.Stream`` without CUDA: work on the CPU is already in order.
+
+    megatron's MoE alltoall dispatcher creates a side stream in its constructor; its use of it is
+    replaced by a synchronous copy (``megatron_parallel.dtoh_without_streams``).
+    """
+
+    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
+        del device, priority, kwargs
+
+    def wait_stream(self, stream: Any) -> None:
+        """Do nothing: CPU work runs in program order."""
+        del stream
+
+    def synchronize(self) -> None:
+        """Do nothing: CPU work runs in program order."""
+
+
+def router_gating(self: Any, input: Any) -> Any:  # noqa: A002  (megatron's argument name)
+    """Compute the MoE router's logits on the CPU (``megatron.core.transformer.moe.router.Router.gating``).
+
+    megatron moves a CPU router weight to ``torch.cuda.current_device()`` before every forward, which
+    raises without CUDA; the logits are the same ``linear`` in the router dtype.
+    """
+    import torch
+
+    router_dtype = {"fp32": torch.float32, "fp64": torch.float64}.get(self.config.moe_router_dtype, input.dtype)
+    return torch.nn.functional.linear(input.to(router_dtype), self.weight.to(router_dtype))
+
+
+def get_device_rng_state(device: Any = "cuda", clone: bool = False, graph_safe: bool = False) -> Any:
+    """Return the CPU generator's state (``megatron.core.tensor_parallel.random._get_cuda_rng_state``).
+
+    Activation recompute saves the device RNG state before a checkpointed forward; without CUDA the
+    device generator is the CPU one.
+    """
+    del device, clone, graph_safe
+    import torch
+
+    return torch.get_rng_state()
+
+
+def set_device_rng_state(new_state: Any, device: Any = -1, graph_safe: bool = False) -> None:
+    """Set the CPU generator's state (``megatron.core.tensor_parallel.random._set_cuda_rng_state``)."""
+    del device, graph_safe
+    import torch
+
+    torch.set_rng_state(new_state)
+
+
+def tensor_stays_on_cpu(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """Return ``self`` (``Tensor.cuda`` without CUDA: megatron's pipeline schedule calls ``.cuda()``)."""
+    del device, non_blocking, kwargs
+    return self
+
+
+def synchronize(device: Any = None) -> None:
+    """Do nothing (``torch.cuda.synchronize`` without CUDA: CPU work has already run in order)."""
+    del device

@@ -89,4 +89,21 @@ def _register_parallel(registry: Any) -> None:
             purpose=f"torch.distributed.{name} has no CPU kernel (megatron's sequence parallel, distributed optimizer "
                     f"and MoE alltoall dispatcher call it); built from all_gather/all_reduce with the same result")
     registry.register(
+        "mindspore.common.tensor.Tensor.scatter", parallel.scatter_value_wrapper, kind="wrap", requires=_MINDSPORE,
+        purpose="Tensor.scatter with a scalar value has no CPU kernel for any dtype (ScatterValue); megatron's MoE "
+                "router builds its top-k map that way; the scalar becomes a tensor source")
+    registry.register(
+        "megatron.core.transformer.moe.moe_utils.unpermute", parallel.unpermute, requires=_MEGATRON,
+        purpose="MoE unpermute sums expert outputs with scatter_add_ (no CPU kernel; index_add ignores its "
+                "indices on CPU); the same sums as a product with the 0/1 token-selection matrix")
+    registry.register(
+        "megatron.core.transformer.moe.token_dispatcher.MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize",
+        parallel.dtoh_without_streams, requires=_MEGATRON,
+        purpose="the alltoall dispatcher compares torch.cuda.current_stream() with a torch.cuda.Stream() that is "
+                "None on CPU (TypeError) and copies split sizes on that side stream; copy them synchronously")
+    registry.register(
+        "mindspore.common.tensor.Tensor.new_empty", parallel.new_empty, requires=_MINDSPORE,
+        purpose="Tensor.new_empty rejects a list size and allocates on an accelerator on CPU (megatron's unequal "
+                "all-to-all allocates new_empty(size=[...], device=torch.cuda.current_device()))")
+    registry.register(
         _TORCH_NORM, parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)

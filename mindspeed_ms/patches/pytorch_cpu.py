@@ -54,6 +54,28 @@ def register(registry: Any, args: Any) -> None:
                       megatron_parallel.quantize_param_shard, requires=_MEGATRON,
                       purpose="without Transformer Engine megatron's FP8 fallback raises even with no FP8 parameter: "
                               "every distributed-optimizer step failed")
+    registry.register("torch.cuda.Stream", compat.CpuStream, requires=_TORCH,
+                      purpose="megatron's MoE alltoall dispatcher creates a torch.cuda.Stream(), which raises "
+                              "without CUDA")
+    registry.register(
+        "megatron.core.transformer.moe.token_dispatcher.MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize",
+        megatron_parallel.dtoh_without_streams, requires=_MEGATRON,
+        purpose="the alltoall dispatcher copies its split sizes on a CUDA side stream; copy them synchronously")
+    registry.register("torch.Tensor.new_empty", compat.cpu_device_wrapper, kind="wrap", requires=_TORCH,
+                      purpose="megatron's unequal all-to-all allocates new_empty(..., "
+                              "device=torch.cuda.current_device())")
+    registry.register("torch.Tensor.cuda", compat.tensor_stays_on_cpu, requires=_TORCH,
+                      purpose="megatron's pipeline schedule calls torch.tensor(0).cuda(), which raises without CUDA")
+    registry.register("torch.cuda.synchronize", compat.synchronize, requires=_TORCH,
+                      purpose="megatron's pipeline p2p calls torch.cuda.synchronize(), which raises without CUDA")
+    registry.register("megatron.core.tensor_parallel.random._get_cuda_rng_state", compat.get_device_rng_state,
+                      requires=_MEGATRON,
+                      purpose="activation recompute saves torch.cuda's RNG state, which raises without CUDA")
+    registry.register("megatron.core.tensor_parallel.random._set_cuda_rng_state", compat.set_device_rng_state,
+                      requires=_MEGATRON,
+                      purpose="activation recompute restores torch.cuda's RNG state, which raises without CUDA")
+    registry.register("megatron.core.transformer.moe.router.Router.gating", compat.router_gating, requires=_MEGATRON,
+                      purpose="the MoE router moves its weight to torch.cuda.current_device() on every forward")
     from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",
