@@ -152,5 +152,5 @@ def test_the_old_masked_fill_fails_parity_and_names_the_attention_softmax(tmp_pa
     assert done.returncode == 1, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["ok"] is False
-    assert report["first_divergent_module"] == SOFTMAX
+    assert report["first_divergent_module"].endswith(SOFTMAX)  # under megatron's DDP wrapper: "module." first
     assert report["max_loss_rel"] > 1e-3

@@ -10,8 +10,9 @@ registry (so they show in ``status()`` and are reverted exactly):
   Every forward of the model hands over the batch: the reference dumps its tensor arguments, the
   candidate compares its own with them and then uses the reference's. During the first forward
   every module's output is recorded, in completion order.
-* ``Tensor.backward``: each backward of a scalar is one step: its loss, and the norm of the
-  model's gradients once the backward is done; after the first one every parameter's gradient.
+* ``Tensor.backward`` and ``torch.autograd.backward`` (megatron's schedules): each backward of a
+  scalar is one step (one micro-batch): its loss, and the norm of the model's gradients (``main_grad``
+  under megatron's DDP) once the backward is done; after the first one every parameter's gradient.
 
 Files, per rank, under ``$MINDSPEED_MS_PARITY_DIR/rank<r>/``: ``params.npz``, ``batches.npz``,
 ``forward.npz`` + ``forward_order.json``, ``grads.npz``, ``steps.jsonl``.
@@ -121,6 +122,7 @@ class ParityCapture:
         self.batches: dict[str, np.ndarray] = {}
         self.reference_batches: Any = None
         self.batch_diffs: dict[int, float] = {}
+        self.in_backward = False
         (self.out / "steps.jsonl").write_text("")
 
     # -- Module.__call__ ---------------------------------------------------------------------------
@@ -213,13 +215,24 @@ class ParityCapture:
 
     # -- Tensor.backward ---------------------------------------------------------------------------
     def wrap_backward(self, backward: Callable[..., Any]) -> Callable[..., Any]:
-        """Return ``Tensor.backward`` that records the loss and the gradients of each step."""
+        """Return ``Tensor.backward`` / ``torch.autograd.backward`` recording the loss and gradients of each step.
+
+        PyTorch's ``Tensor.backward`` calls ``torch.autograd.backward``: the outer call records, the inner does not.
+        """
         capture = self
 
-        def backward_and_record(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-            is_step = capture.model is not None and capture.depth == 0 and tensor.numel() == 1
+        def backward_and_record(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            if capture.in_backward:
+                return backward(tensors, *args, **kwargs)
+            tensor = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
+            is_step = (capture.model is not None and capture.depth == 0
+                       and isinstance(tensor, capture.torch.Tensor) and tensor.numel() == 1)
             loss = float(_to_numpy(tensor).reshape(())) if is_step else None
-            result = backward(tensor, *args, **kwargs)
+            capture.in_backward = True
+            try:
+                result = backward(tensors, *args, **kwargs)
+            finally:
+                capture.in_backward = False
             if is_step:
                 capture._record_step(loss)
             return result
@@ -272,6 +285,8 @@ def install_from_environment(registry: Any, environ: Any = None) -> ParityCaptur
                       purpose="parity: find the model, hand over its parameters and batches, record module outputs")
     registry.register(f"{tensor.__module__}.{tensor.__qualname__}.backward", capture.wrap_backward, kind="wrap",
                       purpose="parity: record each step's loss, gradient norm and first-step gradients")
+    registry.register(f"{torch.autograd.__name__}.backward", capture.wrap_backward, kind="wrap",
+                      purpose="parity: the same for torch.autograd.backward (megatron's pipeline schedules call it)")
     registry.apply()
     logger.info("parity capture on (%s, rank %d): %s", capture.role, capture.rank, capture.out)
     return capture
