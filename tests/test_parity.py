@@ -93,6 +93,15 @@ def test_missing_reference_interpreter_is_a_setup_error_saying_what_to_install(m
         find_reference_python("/nonexistent/python")
 
 
+def test_a_relative_reference_interpreter_is_made_absolute_without_leaving_its_venv(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    python = Path(_reference_python())
+    monkeypatch.chdir(python.parent)
+    found = find_reference_python(f"./{python.name}")
+    assert os.path.isabs(found) and Path(found).name == python.name  # not resolved to the base interpreter
+    assert os.path.samefile(Path(found).parent, python.parent)
+
+
 def test_cli_exits_2_with_the_reason_when_the_reference_is_missing(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MINDSPEED_MS_REFERENCE_PYTHON"}
     done = subprocess.run([sys.executable, "-m", "mindspeed_ms.cli", "parity", "--work-dir", str(tmp_path), "--",

@@ -59,7 +59,9 @@ def find_reference_python(explicit: str | None = None) -> str:
             f"pip install --no-deps megatron-core==0.12.1)")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise ParitySetupError(f"the reference interpreter {path!r} is not an executable file")
-    return path
+    # absolute (the runs start in the work folder), but not resolved: a venv's python is a symlink whose
+    # own location is what selects the venv
+    return os.path.abspath(path)
 
 
 def _free_port() -> int:
