@@ -7,7 +7,8 @@ it is about (``None`` when it is about no single target).
 
 The engine's errors are defined in :mod:`mindspeed_ms.engine.errors`, the ops' in
 :mod:`mindspeed_ms.ops.errors` (loaded on first use: that package needs MindSpore) and the
-migration tools' in :mod:`mindspeed_ms.migrate.errors`; the adaptation layer's (providers,
+migration tools' in :mod:`mindspeed_ms.migrate.errors`, those of the CPU in-place semantics, the optimizer,
+the runtime settings and the parity tool beside their code (all loaded on first use); the adaptation layer's (providers,
 framework switch, backend) are defined here. All are importable from this module.
 """
 
@@ -26,7 +27,12 @@ from mindspeed_ms.migrate.errors import FeatureTableError, LaunchScriptError, Sc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from mindspeed_ms.compat.inplace import InPlaceOnViewError
+    from mindspeed_ms.compat.optim import UnsupportedOptimizerFeatureError
     from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError
+    from mindspeed_ms.parity.capture import ParityMismatchError
+    from mindspeed_ms.parity.runner import ParityRunError, ParitySetupError
+    from mindspeed_ms.runtime import RuntimeSettingError
 
 __all__ = [
     "AdaptationError",
@@ -46,17 +52,35 @@ __all__ = [
     "OpArgumentError",
     "OpDTypeError",
     "FeatureTableError",
+    "InPlaceOnViewError",
+    "UnsupportedOptimizerFeatureError",
+    "RuntimeSettingError",
+    "ParityMismatchError",
+    "ParitySetupError",
+    "ParityRunError",
 ]
 
-_OP_ERRORS = frozenset({"OpError", "OpArgumentError", "OpDTypeError"})
+#: Errors defined beside the code that raises them, loaded on first use (the ops' package imports MindSpore;
+#: the others import this module, so an eager import here would be circular).
+_LAZY = {
+    "OpError": "mindspeed_ms.ops.errors",
+    "OpArgumentError": "mindspeed_ms.ops.errors",
+    "OpDTypeError": "mindspeed_ms.ops.errors",
+    "InPlaceOnViewError": "mindspeed_ms.compat.inplace",
+    "UnsupportedOptimizerFeatureError": "mindspeed_ms.compat.optim",
+    "RuntimeSettingError": "mindspeed_ms.runtime",
+    "ParityMismatchError": "mindspeed_ms.parity.capture",
+    "ParitySetupError": "mindspeed_ms.parity.runner",
+    "ParityRunError": "mindspeed_ms.parity.runner",
+}
 
 
 def __getattr__(name: str) -> object:
-    # The ops' errors live in mindspeed_ms.ops, whose package imports MindSpore: load it only when asked.
-    if name in _OP_ERRORS:
-        from mindspeed_ms.ops import errors
+    module_name = _LAZY.get(name)
+    if module_name is not None:
+        import importlib
 
-        value = getattr(errors, name)
+        value = getattr(importlib.import_module(module_name), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
