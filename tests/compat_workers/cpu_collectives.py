@@ -1,0 +1,86 @@
+"""Two msrun workers: the CPU collective replacements and megatron's grad/param bucket sync; JSON lines on rank 0.
+
+Run as ``msrun --worker_num=2 ... cpu_collectives.py`` with the built-in patches applied (as the
+adaptor does), so ``torch.distributed.all_gather_into_tensor`` etc. are the replacements.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+
+from mindspeed_ms.adaptation import execute_mindspore
+
+execute_mindspore()
+
+# isort: split
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from megatron.core import parallel_state  # noqa: E402
+
+from mindspeed_ms.compat import megatron_parallel as parallel  # noqa: E402
+
+torch.distributed.init_process_group(backend="gloo")
+rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+results: dict[str, object] = {}
+
+# all_gather_into_tensor into a view of a bigger buffer (as megatron's param buffer)
+buffer = torch.zeros(10)
+local = torch.arange(4, dtype=torch.float32) + 10 * rank
+torch.distributed.all_gather_into_tensor(buffer[1:9].view(8), local)
+results["all_gather_into_tensor"] = buffer.numpy().tolist()
+
+# reduce_scatter_tensor: each rank gets its block of the sum
+source = torch.arange(6, dtype=torch.float32) * (rank + 1)
+output = torch.zeros(3)
+torch.distributed.reduce_scatter_tensor(output, source)
+results["reduce_scatter_tensor"] = output.numpy().tolist()
+
+# all_to_all_single with unequal splits: rank r sends (r + 1) rows to rank 0 and 2 rows to rank 1
+send = [rank + 1, 2]
+rows = torch.arange(sum(send) * 2, dtype=torch.float32).reshape(sum(send), 2) + 100 * rank
+receive = [(source_rank + 1) if rank == 0 else 2 for source_rank in range(world)]
+out = torch.zeros(sum(receive), 2)
+handle = torch.distributed.all_to_all_single(out, rows, output_split_sizes=receive, input_split_sizes=send,
+                                             async_op=True)
+handle.wait()
+results["all_to_all_single"] = out.numpy().tolist()
+
+# megatron's bucket group: scaled all-reduce of a bucket view of the flat grad buffer, param all-gather
+grad_buffer = torch.zeros(8)
+main_grad = grad_buffer[0:4].view(2, 2)
+main_grad.add_(torch.full((2, 2), float(rank + 1), dtype=torch.float32))
+param_buffer = torch.zeros(8)
+param_buffer[rank * 4:(rank + 1) * 4] = float(rank + 5)
+ddp_config = types.SimpleNamespace(check_for_nan_in_grad=False, check_for_large_grads=False,
+                                   num_distributed_optimizer_instances=1, use_distributed_optimizer=True,
+                                   average_in_collective=False)
+group = types.SimpleNamespace(
+    grad_reduce_handle=None, param_gather_handle=None, param_gather_dispatched=False, ddp_config=ddp_config,
+    intra_distributed_optimizer_instance_group=None, intra_distributed_optimizer_instance_rank=rank,
+    intra_distributed_optimizer_instance_size=world, data_parallel_group=None,
+    buckets=[types.SimpleNamespace(grad_data=grad_buffer[0:8].view(8), param_data=param_buffer[0:8].view(8),
+                                   gradient_scaling_factor=0.5)])
+parallel.start_grad_sync(group)
+parallel.start_param_sync(group)
+results["bucket_grad_sync"] = main_grad.numpy().tolist()
+results["bucket_param_sync"] = param_buffer.numpy().tolist()
+
+# the pipeline's p2p exchange: stage 0 sends forward and receives backward, stage 1 the other way round
+parallel_state.initialize_model_parallel(1, 2)
+activation = torch.full((2, 3), 7.0, dtype=torch.float32) if rank == 0 else None
+gradient = torch.full((2, 3), -1.0, dtype=torch.float32) if rank == 1 else None
+received = torch.zeros(2, 3)
+if rank == 0:
+    parallel.batched_p2p_ops(tensor_send_prev=None, tensor_recv_prev=None, tensor_send_next=activation,
+                             tensor_recv_next=received, group=parallel_state.get_pipeline_model_parallel_group(),
+                             prev_pipeline_rank=1, next_pipeline_rank=1)
+else:
+    parallel.batched_p2p_ops(tensor_send_prev=gradient, tensor_recv_prev=received, tensor_send_next=None,
+                             tensor_recv_next=None, group=parallel_state.get_pipeline_model_parallel_group(),
+                             prev_pipeline_rank=0, next_pipeline_rank=0)
+results["p2p"] = received.numpy().tolist()
+
+torch.distributed.barrier()
+print("RESULT " + json.dumps({"rank": rank, **results}, default=lambda value: np.asarray(value).tolist()),
+      flush=True)

@@ -1,0 +1,87 @@
+"""mindspeed_ms.compat.cpu_collectives and the bucket/p2p replacements of compat.megatron_parallel, on two real
+msrun CPU workers (tests/compat_workers/cpu_collectives.py): each gives every rank what PyTorch gives it.
+
+One launch (~15-40 s) for all cases: all_gather_into_tensor into a view of a bigger buffer,
+reduce_scatter_tensor, all_to_all_single with unequal splits (async handle), megatron's bucket-group
+grad sync (scaled all-reduce written back through the bucket view into main_grad) and param sync
+(all-gather of the shards into the parameter buffer), and the pipeline's send/recv exchange.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+WORKER = Path(__file__).parent / "compat_workers" / "cpu_collectives.py"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
+    log_dir = tmp_path_factory.mktemp("collectives")
+    env = dict(os.environ, GLOG_v="3")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(["msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
+                           f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120", str(WORKER)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    logs = {path.name: path.read_text(errors="replace") for path in sorted(log_dir.glob("worker_*.log"))}
+    assert done.returncode == 0, "\n".join(f"--- {name}\n{text[-4000:]}" for name, text in logs.items())
+    results = {}
+    for text in logs.values():
+        for line in text.splitlines():
+            if line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT "):])
+                results[result["rank"]] = result
+    assert sorted(results) == [0, 1]
+    return results
+
+
+def test_all_gather_into_tensor_fills_a_view_of_a_buffer_in_rank_order(ranks: dict) -> None:
+    expected = [0.0, *range(4), *range(10, 14), 0.0]
+    for rank in ranks.values():
+        assert rank["all_gather_into_tensor"] == expected
+
+
+def test_reduce_scatter_tensor_gives_each_rank_its_block_of_the_sum(ranks: dict) -> None:
+    total = np.arange(6) * 1 + np.arange(6) * 2
+    assert ranks[0]["reduce_scatter_tensor"] == total[:3].tolist()
+    assert ranks[1]["reduce_scatter_tensor"] == total[3:].tolist()
+
+
+def test_all_to_all_single_with_unequal_splits_delivers_each_block_to_its_rank(ranks: dict) -> None:
+    rows = {0: np.arange(6).reshape(3, 2), 1: np.arange(8).reshape(4, 2) + 100}
+    sends = {0: [1, 2], 1: [2, 2]}
+    for me in (0, 1):
+        blocks = []
+        for source in (0, 1):
+            start = sum(sends[source][:me])
+            blocks.append(rows[source][start:start + sends[source][me]])
+        assert ranks[me]["all_to_all_single"] == np.concatenate(blocks).tolist()
+
+
+def test_bucket_grad_sync_scales_sums_and_writes_back_into_main_grad_views(ranks: dict) -> None:
+    for rank in ranks.values():
+        assert rank["bucket_grad_sync"] == [[1.5, 1.5], [1.5, 1.5]]  # 0.5 * (1 + 2)
+
+
+def test_bucket_param_sync_gathers_every_shard_into_the_parameter_buffer(ranks: dict) -> None:
+    for rank in ranks.values():
+        assert rank["bucket_param_sync"] == [5.0] * 4 + [6.0] * 4
+
+
+def test_pipeline_p2p_exchange_with_blocking_send_recv(ranks: dict) -> None:
+    assert ranks[0]["p2p"] == [[-1.0] * 3] * 2  # stage 0 received the gradient from stage 1
+    assert ranks[1]["p2p"] == [[7.0] * 3] * 2  # stage 1 received the activation from stage 0

@@ -1,0 +1,65 @@
+"""mindspeed_ms.compat.megatron_parallel: the single-process replacements compute what PyTorch computes.
+
+They run under MSAdapter in a subprocess (tests/compat_workers/megatron_parallel_ops.py); the
+collective and bucket replacements run on two msrun workers in test_compat_cpu_collectives.py, and
+the whole machinery end to end in test_parallel_training.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+WORKER = Path(__file__).parent / "compat_workers" / "megatron_parallel_ops.py"
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, dict[str, Any]]:
+    env = dict(os.environ, GLOG_v="3")
+    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {case["case"]: case for case in map(json.loads, filter(lambda line: line.startswith("{"),
+                                                                   done.stdout.splitlines()))}
+
+
+def test_clone_of_a_0d_loss_is_a_fresh_tensor_autograd_records(results: dict) -> None:
+    case = results["clone_0d"]
+    assert case["value"] == 4.0 and case["fresh"]
+    assert case["grad"] == pytest.approx([2.0, 2.0, 2.0])  # d(3 * mean(2w))/dw
+
+
+def test_scatter_takes_a_scalar_value_positionally_and_by_keyword(results: dict) -> None:
+    case = results["scatter_scalar"]
+    assert case["positional"] == case["expected"] and case["dtype"] == "Int32"
+    np.testing.assert_array_equal(case["keyword"], 2.5 * np.array(case["expected"]))
+
+
+def test_unpermute_sums_each_tokens_weighted_expert_outputs_like_scatter_add(results: dict) -> None:
+    case = results["unpermute"]
+    np.testing.assert_allclose(case["out"], case["expected"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(case["grad"], case["expected_grad"], rtol=1e-6)
+
+
+def test_new_empty_accepts_lists_varargs_and_an_accelerator_device(results: dict) -> None:
+    case = results["new_empty"]
+    assert case["shapes"] == {"list": [3, 4], "tuple": [2, 5], "varargs": [1, 2, 3]}
+    assert case["dtype"] == "Int64"
+
+
+def test_torch_norm_under_sequence_parallel_marks_its_parameters(results: dict) -> None:
+    assert results["torch_norm"] == {"case": "torch_norm", "kind": "LayerNorm", "marked": [True, True]}
+
+
+def test_fp8_quantize_is_a_no_op_without_fp8_params_and_refuses_them(results: dict) -> None:
+    assert "Transformer Engine" in results["quantize"]["raised"]
+
+
+def test_cuda_on_the_cpu_backend_returns_the_tensor_itself(results: dict) -> None:
+    assert results["cuda"]["same"]
