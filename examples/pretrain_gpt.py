@@ -5,12 +5,25 @@ optimizer), get_forward_backward_func (micro-batches, the 1F1B pipeline schedule
 tensor, pipeline, sequence and expert parallelism, activation recompute, checkpoint save/resume.
 Data parallel size = world size / (tensor parallel size x pipeline parallel size).
 
-PyTorch (GPUs, or CPU with gloo):
+PyTorch (GPUs; or a CPU build of PyTorch with gloo, megatron's CUDA assumptions patched by the
+``pytorch_cpu`` provider that ``import mindspeed_ms.adaptor`` installs when there is no CUDA):
     torchrun --nproc-per-node 2 examples/pretrain_gpt.py --tensor-model-parallel-size 2
 
 MindSpore (msrun; CPU or Ascend), the same file plus one flag:
     msrun --worker_num=2 --local_worker_num=2 --master_port=8118 --join=True \
         examples/pretrain_gpt.py --tensor-model-parallel-size 2 --ai-framework mindspore
+
+Layouts (2 workers unless said; add ``--micro-batch-size 2 --global-batch-size 8`` for 4 micro-batches):
+    data parallel 2 with DDP:         (no parallel flag)
+    + the distributed optimizer:      --use-distributed-optimizer
+    pipeline 2 (1F1B):                --pipeline-model-parallel-size 2
+    tensor 2 + sequence parallel:     --tensor-model-parallel-size 2 --sequence-parallel
+    tensor 2 x pipeline 2 (4 workers) --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2
+    MoE, 4 experts, expert parallel 2 --num-experts 4 --expert-model-parallel-size 2
+    activation recompute:             --recompute-granularity full --recompute-method uniform
+                                      --recompute-num-layers 1
+    checkpoint / resume:              --save DIR --save-interval 5, later --load DIR
+examples/parallel_configs.py runs them all and prints how each compares with the one-worker run.
 
 Every parameter is initialised from its global name (a NumPy generator seeded by the seed and
 the name, the full tensor drawn and this rank's tensor-parallel part taken), so every parallel
