@@ -294,36 +294,69 @@ def _has_cuda_device() -> bool:
     return any(os.path.exists(path) for path in _CUDA_DEVICE_FILES)
 
 
+class _ArmOnImport:
+    """A ``sys.meta_path`` entry that runs ``action`` once, when a module of package ``name`` is first looked for.
+
+    It finds nothing itself (the import goes on through the other finders); it only defers work that
+    is wanted once that package is used, so that importing the adaptor stays free.
+    """
+
+    def __init__(self, name: str, action: Any) -> None:
+        self.name = name
+        self.action = action
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname == self.name or fullname.startswith(self.name + "."):
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:  # another thread got here first
+                return None
+            self.action()
+        return None
+
+
+def _arm_pytorch_cpu(args: Any) -> None:
+    from mindspeed_ms.patches import pytorch_cpu
+    from mindspeed_ms.providers import as_provider, register_providers
+
+    configure_logging()
+    registry = pytorch_registry()
+    args.ai_framework = "pytorch"
+    register_providers(registry, [as_provider(pytorch_cpu, "pytorch_cpu", pytorch_cpu.__name__)], args)
+    report = registry.apply()
+    _logger().log(20 if current_rank() == 0 else 10, "PyTorch backend without CUDA, %s", report.summary())
+
+
 def _execute_pytorch(args: Any) -> None:
-    """PyTorch mode: the ``pytorch_cpu`` provider on a machine without CUDA, and a parity capture if asked."""
+    """PyTorch mode: the ``pytorch_cpu`` provider on a machine without CUDA, and a parity capture if asked.
+
+    The ``pytorch_cpu`` patches all concern megatron-core: they are registered when ``megatron`` is
+    first imported (a finder armed now), so the adaptor's import itself stays free.
+    """
     parity = bool(os.environ.get(PARITY_DIR_ENV))
     disabled = {item.strip() for item in os.environ.get("MINDSPEED_MS_DISABLE", "").split(",")}
     cpu = not _has_cuda_device() and "pytorch_cpu" not in disabled
     # MINDSPEED_MS_ADOPT_MINDSPEED=1: MindSpeed's patch manager on our engine in PyTorch mode too (opt-in)
     adopt = _is_truthy(os.environ.get("MINDSPEED_MS_ADOPT_MINDSPEED")) and "mindspeed_patch_manager" not in disabled
     _state.pytorch_done = True
-    if not (cpu or parity or adopt):
-        return
-    configure_logging()
-    registry = pytorch_registry()
     if cpu:
-        from mindspeed_ms.patches import pytorch_cpu
-        from mindspeed_ms.providers import as_provider, register_providers
-
-        args.ai_framework = "pytorch"
-        register_providers(registry, [as_provider(pytorch_cpu, "pytorch_cpu", pytorch_cpu.__name__)], args)
-        report = registry.apply()
-        _logger().log(20 if current_rank() == 0 else 10, "PyTorch backend without CUDA, %s", report.summary())
+        if "megatron" in sys.modules:
+            _arm_pytorch_cpu(args)
+        else:
+            sys.meta_path.insert(0, _ArmOnImport("megatron", lambda: _arm_pytorch_cpu(args)))
+    if adopt or parity:
+        configure_logging()
     if adopt:
         from mindspeed_ms.patch_manager.adoption import register_adoption
 
+        registry = pytorch_registry()
         with registry.provider("mindspeed_patch_manager"):
             register_adoption(registry)
         registry.apply()
     if parity:
         from mindspeed_ms.parity.capture import install_from_environment
 
-        install_from_environment(registry)
+        install_from_environment(pytorch_registry())
 
 
 def execute_mindspore() -> ApplyReport:

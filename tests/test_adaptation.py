@@ -113,14 +113,22 @@ def test_execute_in_pytorch_mode_does_nothing(monkeypatch: pytest.MonkeyPatch) -
     assert not {name for name in set(sys.modules) - before if name.startswith(("msadapter", "mindspore"))}
 
 
-def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches(
+def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches_on_megatron_import(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
     monkeypatch.setattr(adaptation, "_CUDA_DEVICE_FILES", ("/nonexistent/nvidiactl",))
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.delitem(sys.modules, "megatron", raising=False)
     MindSporeAdaptation.register("json.dumps", lambda *a, **k: "mindspore-only")
     before = set(sys.modules)
     try:
         assert MindSporeAdaptation.execute() is None
+        assert adaptation._state.pytorch_registry is None  # nothing until megatron is imported
+        trigger = sys.meta_path[0]
+        assert isinstance(trigger, adaptation._ArmOnImport) and trigger.name == "megatron"
+        assert trigger.find_spec("megatronic") is None and adaptation._state.pytorch_registry is None
+        assert trigger.find_spec("megatron.core") is None  # what `import megatron.core` asks first
+        assert trigger not in sys.meta_path
         registry = adaptation._state.pytorch_registry
         assert registry is not None and registry is not adaptation._state.registry
         statuses = registry.status()

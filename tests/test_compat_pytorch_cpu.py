@@ -86,3 +86,25 @@ def test_tracker_and_clipping_on_cpu_pytorch() -> None:
     assert result["first"] + result["second"] == pytest.approx(result["expected"])
     assert result["restored"]
     assert result["clipped"] == pytest.approx([2.0 / (4.0 + 1e-6)] * 4)
+
+
+ARMING = """
+import sys
+import mindspeed_ms.adaptor
+engine_after_adaptor = "mindspeed_ms.engine" in sys.modules
+import megatron.core.tensor_parallel.random as random
+print(engine_after_adaptor, random.CudaRNGStatesTracker.add.__module__)
+"""
+
+
+def test_pytorch_mode_without_cuda_arms_the_provider_only_when_megatron_is_imported() -> None:
+    python = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
+    if not os.path.exists(python):
+        pytest.fail(f"no PyTorch reference interpreter at {python}: run scripts/make_reference_venv.sh")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([python, "-c", textwrap.dedent(ARMING)], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["False", "mindspeed_ms.compat.pytorch_cpu"]
+    assert "PyTorch backend without CUDA" in done.stderr
