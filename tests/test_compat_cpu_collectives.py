@@ -2,7 +2,8 @@
 msrun CPU workers (tests/compat_workers/cpu_collectives.py): each gives every rank what PyTorch gives it.
 
 One launch (~15-40 s) for all cases: all_gather_into_tensor into a view of a bigger buffer,
-reduce_scatter_tensor, all_to_all_single with unequal splits (async handle), megatron's bucket-group
+reduce_scatter_tensor, all_to_all_single with unequal splits (async handle), the object collectives
+(all_gather_object, gather_object, broadcast_object_list), megatron's bucket-group
 grad sync (scaled all-reduce written back through the bucket view into main_grad) and param sync
 (all-gather of the shards into the parameter buffer), and the pipeline's send/recv exchange.
 """
@@ -70,6 +71,14 @@ def test_all_to_all_single_with_unequal_splits_delivers_each_block_to_its_rank(r
             start = sum(sends[source][:me])
             blocks.append(rows[source][start:start + sends[source][me]])
         assert ranks[me]["all_to_all_single"] == np.concatenate(blocks).tolist()
+
+
+def test_object_collectives_exchange_payloads_of_different_sizes(ranks: dict) -> None:
+    for rank in ranks.values():
+        assert rank["all_gather_object"] == [[0, 1], [1, 51]]
+        assert rank["broadcast_object_list"] == ["plan of rank 1", 10]
+    assert ranks[0]["gather_object"] == [["from", 0], ["from", 1]]
+    assert ranks[1]["gather_object"] is None
 
 
 def test_bucket_grad_sync_scales_sums_and_writes_back_into_main_grad_views(ranks: dict) -> None:

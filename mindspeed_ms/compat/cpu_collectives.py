@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CompletedWork", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single"]
+__all__ = ["CompletedWork", "all_gather_into_tensor", "all_gather_object", "gather_object",
+           "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single"]
 
 
 class CompletedWork:
@@ -113,3 +114,60 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  
         raise ValueError(f"all_to_all_single: received {int(received.shape[0])} rows, output expects {sum(expected)}")
     output.copy_(received.reshape(tuple(output.shape)))
     return _done(async_op)
+
+
+def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
+    """Gather a picklable object from every rank of ``group`` into ``object_list`` (``all_gather_object``).
+
+    MSAdapter's version gathers the sizes into views of one tensor (``object_sizes_tensor[i]``), which a
+    collective does not write through on the CPU ("Memcpy failed"); megatron's dist_checkpointing
+    gathers its metadata this way. Here every buffer owns its memory.
+    """
+    import pickle
+
+    import numpy as np
+    import torch
+
+    world = torch.distributed.get_world_size(group)
+    payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
+    size = torch.tensor([payload.size], dtype=torch.int64)
+    sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+    torch.distributed.all_gather(sizes, size, group=group)
+    lengths = [int(item.numpy()[0]) for item in sizes]
+    padded = np.zeros(max(lengths), dtype=np.int32)
+    padded[:payload.size] = payload
+    parts = [torch.zeros(max(lengths), dtype=torch.int32) for _ in range(world)]
+    torch.distributed.all_gather(parts, torch.tensor(padded), group=group)
+    for index, (part, length) in enumerate(zip(parts, lengths)):
+        object_list[index] = pickle.loads(part.numpy()[:length].astype(np.uint8).tobytes())
+
+
+def _group_rank(group: Any, global_rank: int) -> int:
+    import torch
+
+    if group is None:
+        return global_rank
+    return int(torch.distributed.get_group_rank(group, global_rank))
+
+
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int = 0, group: Any = None) -> None:
+    """Gather a picklable object from every rank onto ``dst`` (``gather_object``, same CPU gap as above)."""
+    import torch
+
+    gathered: list[Any] = [None] * torch.distributed.get_world_size(group)
+    all_gather_object(gathered, obj, group=group)
+    if torch.distributed.get_rank() == dst:
+        if object_gather_list is None:
+            raise ValueError("gather_object: the destination rank must pass object_gather_list")
+        object_gather_list[:len(gathered)] = gathered
+
+
+def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None, device: Any = None) -> None:
+    """Give every rank ``src``'s ``object_list`` (``broadcast_object_list``, same CPU gap as above)."""
+    del device
+    import torch
+
+    gathered: list[Any] = [None] * torch.distributed.get_world_size(group)
+    mine = list(object_list) if torch.distributed.get_rank() == src else None
+    all_gather_object(gathered, mine, group=group)
+    object_list[:] = gathered[_group_rank(group, src)]

@@ -88,6 +88,11 @@ def _register_parallel(registry: Any) -> None:
             f"msadapter.distributed.distributed_c10d.{name}", replacement, requires=_MSADAPTER,
             purpose=f"torch.distributed.{name} has no CPU kernel (megatron's sequence parallel, distributed optimizer "
                     f"and MoE alltoall dispatcher call it); built from all_gather/all_reduce with the same result")
+    for name in ("all_gather_object", "gather_object", "broadcast_object_list"):
+        registry.register(
+            f"msadapter.distributed.distributed_c10d.{name}", getattr(cpu_collectives, name), requires=_MSADAPTER,
+            purpose=f"{name} gathers sizes into views of one tensor, which a collective does not write through on "
+                    f"CPU ('Memcpy failed'); megatron's dist_checkpointing exchanges its metadata with it")
     registry.register(
         "mindspore.common.tensor.Tensor.scatter", parallel.scatter_value_wrapper, kind="wrap", requires=_MINDSPORE,
         purpose="Tensor.scatter with a scalar value has no CPU kernel for any dtype (ScatterValue); megatron's MoE "

@@ -46,6 +46,17 @@ handle = torch.distributed.all_to_all_single(out, rows, output_split_sizes=recei
 handle.wait()
 results["all_to_all_single"] = out.numpy().tolist()
 
+# object collectives (megatron's dist_checkpointing metadata): payloads of different sizes
+objects: list[object] = [None] * world
+torch.distributed.all_gather_object(objects, {"rank": rank, "names": ["w"] * (rank * 50 + 1)})
+results["all_gather_object"] = [(item["rank"], len(item["names"])) for item in objects]
+collected: list[object] | None = [None] * world if rank == 0 else None
+torch.distributed.gather_object(("from", rank), collected, dst=0)
+results["gather_object"] = collected
+announced: list[object] = [f"plan of rank {rank}", rank * 10]
+torch.distributed.broadcast_object_list(announced, src=1)
+results["broadcast_object_list"] = announced
+
 # megatron's bucket group: scaled all-reduce of a bucket view of the flat grad buffer, param all-gather
 grad_buffer = torch.zeros(8)
 main_grad = grad_buffer[0:4].view(2, 2)
