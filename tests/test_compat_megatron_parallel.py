@@ -63,3 +63,9 @@ def test_fp8_quantize_is_a_no_op_without_fp8_params_and_refuses_them(results: di
 
 def test_cuda_on_the_cpu_backend_returns_the_tensor_itself(results: dict) -> None:
     assert results["cuda"]["same"]
+
+
+def test_bucket_sync_in_a_state_megatron_asserts_against_raises_a_typed_error(results: dict) -> None:
+    (grad_op, grad_is_runtime, grad_message), (param_op, _, param_message) = results["bucket_state"]["errors"]
+    assert (grad_op, grad_is_runtime) == ("start_grad_sync", True) and "already outstanding" in grad_message
+    assert param_op == "start_param_sync" and "distributed optimizer" in param_message

@@ -13,9 +13,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.errors import AdaptationError
+
 __all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "new_empty",
            "quantize_param_shard", "scatter_value_wrapper", "start_grad_sync", "start_param_sync",
-           "unpermute", "wrapped_torch_norm_new"]
+           "unpermute", "wrapped_torch_norm_new", "BucketSyncError"]
+
+
+class BucketSyncError(AdaptationError, RuntimeError):
+    """A DDP bucket group was asked to communicate in a state megatron itself asserts against.
+
+    Attributes:
+        operation: ``"start_grad_sync"`` or ``"start_param_sync"``.
+    """
+
+    def __init__(self, operation: str, problem: str) -> None:
+        self.operation = operation
+        super().__init__(f"{operation} on the CPU backend: {problem}")
 
 
 def clone(self: Any, *, memory_format: Any = None) -> Any:
@@ -71,13 +85,12 @@ def start_grad_sync(self: Any) -> None:
     optimizer reads only its shard).
     """
     if self.grad_reduce_handle is not None:
-        raise RuntimeError("start_grad_sync: a gradient reduction is already outstanding for this bucket group")
+        raise BucketSyncError("start_grad_sync", "a gradient reduction is already outstanding for this bucket group")
     if self.ddp_config.check_for_nan_in_grad or self.ddp_config.check_for_large_grads:
         self.check_grads(check_for_nan_or_inf=self.ddp_config.check_for_nan_in_grad,
                          check_for_large=self.ddp_config.check_for_large_grads)
     if self.ddp_config.num_distributed_optimizer_instances > 1:
-        raise NotImplementedError("start_grad_sync on the CPU backend: num_distributed_optimizer_instances > 1 "
-                                  "is not supported")
+        raise BucketSyncError("start_grad_sync", "num_distributed_optimizer_instances > 1 is not supported")
     if self.ddp_config.use_distributed_optimizer:
         group = self.intra_distributed_optimizer_instance_group
     else:
@@ -97,12 +110,12 @@ def start_param_sync(self: Any, force_sync: bool = False) -> None:
     back through the view.
     """
     if not self.ddp_config.use_distributed_optimizer:
-        raise RuntimeError("start_param_sync is only used with the distributed optimizer")
+        raise BucketSyncError("start_param_sync", "it is only used with the distributed optimizer")
     if force_sync and self.param_gather_handle is not None:
         self.param_gather_handle = None
         return
     if not force_sync and self.param_gather_handle is not None:
-        raise RuntimeError("start_param_sync: a parameter all-gather is already outstanding for this bucket group")
+        raise BucketSyncError("start_param_sync", "a parameter all-gather is already outstanding for this bucket group")
     for bucket in self.buckets:
         _owned_all_gather(bucket.param_data, self.intra_distributed_optimizer_instance_group,
                           self.intra_distributed_optimizer_instance_rank,

@@ -94,7 +94,20 @@ def cuda_cases() -> None:
     emit("cuda", same=parallel.cuda(tensor) is tensor)
 
 
+def bucket_state_cases() -> None:
+    group = types.SimpleNamespace(grad_reduce_handle=object(), param_gather_handle=None,
+                                  ddp_config=types.SimpleNamespace(use_distributed_optimizer=False))
+    errors = []
+    for call in (parallel.start_grad_sync, parallel.start_param_sync):
+        try:
+            call(group)
+        except parallel.BucketSyncError as error:
+            errors.append([error.operation, isinstance(error, RuntimeError), str(error)])
+    emit("bucket_state", errors=errors)
+
+
 if __name__ == "__main__":
-    for run in (clone_cases, scatter_cases, unpermute_cases, new_empty_cases, norm_cases, fp8_cases, cuda_cases):
+    for run in (clone_cases, scatter_cases, unpermute_cases, new_empty_cases, norm_cases, fp8_cases, cuda_cases,
+                bucket_state_cases):
         run()
     sys.exit(0)
