@@ -129,6 +129,8 @@ def build_model(args):
         tensor_model_parallel_size=args.tensor_model_parallel_size,
         pipeline_model_parallel_size=args.pipeline_model_parallel_size,
         pipeline_dtype=torch.float32,
+        # as Megatron-LM's training does: free the data of activations sent to the next stage
+        deallocate_pipeline_outputs=args.pipeline_model_parallel_size > 1,
         sequence_parallel=args.sequence_parallel,
         expert_model_parallel_size=args.expert_model_parallel_size,
         num_moe_experts=args.num_experts,
