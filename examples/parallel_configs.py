@@ -32,6 +32,8 @@ CONFIGS = {
     "baseline": (1, [], "baseline"),
     "dp2_ddp": (2, [], "baseline"),
     "dp2_distributed_optimizer": (2, ["--use-distributed-optimizer"], "baseline"),
+    "dp2_distopt_overlap": (2, ["--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather"],
+                            "baseline"),
     "pp2_1f1b": (2, ["--pipeline-model-parallel-size", "2"], "baseline"),
     "tp2_sequence_parallel": (2, ["--tensor-model-parallel-size", "2", "--sequence-parallel"], "baseline"),
     "tp2_pp2": (4, ["--tensor-model-parallel-size", "2", "--pipeline-model-parallel-size", "2"], "baseline"),

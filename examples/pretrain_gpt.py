@@ -16,6 +16,7 @@ MindSpore (msrun; CPU or Ascend), the same file plus one flag:
 Layouts (2 workers unless said; add ``--micro-batch-size 2 --global-batch-size 8`` for 4 micro-batches):
     data parallel 2 with DDP:         (no parallel flag)
     + the distributed optimizer:      --use-distributed-optimizer
+    + overlapped grad/param sync:     --overlap-grad-reduce --overlap-param-gather
     pipeline 2 (1F1B):                --pipeline-model-parallel-size 2
     tensor 2 + sequence parallel:     --tensor-model-parallel-size 2 --sequence-parallel
     tensor 2 x pipeline 2 (4 workers) --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2
@@ -80,6 +81,8 @@ def parse_args(argv=None):
     parser.add_argument("--clip-grad", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--use-distributed-optimizer", action="store_true")
+    parser.add_argument("--overlap-grad-reduce", action="store_true")
+    parser.add_argument("--overlap-param-gather", action="store_true")
     parser.add_argument("--sequence-parallel", action="store_true")
     parser.add_argument("--num-experts", type=int, default=None, help="MoE layers with this many experts")
     parser.add_argument("--expert-model-parallel-size", type=int, default=1)
@@ -327,7 +330,9 @@ def main(argv=None):
     set_random_seed(args.seed)
     config, model = build_model(args)
 
-    ddp_config = DistributedDataParallelConfig(use_distributed_optimizer=args.use_distributed_optimizer)
+    ddp_config = DistributedDataParallelConfig(use_distributed_optimizer=args.use_distributed_optimizer,
+                                               overlap_grad_reduce=args.overlap_grad_reduce,
+                                               overlap_param_gather=args.overlap_param_gather)
     model = DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
     optimizer = get_megatron_optimizer(
         OptimizerConfig(optimizer="adam", lr=args.lr, weight_decay=args.weight_decay, clip_grad=args.clip_grad,

@@ -128,6 +128,8 @@ def test_one_worker_baseline_accumulates_4_micro_batches_and_learns(runs) -> Non
 @pytest.mark.parametrize(("name", "workers", "args"), [
     ("dp2_ddp", 2, ()),
     ("dp2_distributed_optimizer", 2, ("--use-distributed-optimizer",)),
+    ("dp2_distributed_optimizer_overlap", 2, ("--use-distributed-optimizer", "--overlap-grad-reduce",
+                                               "--overlap-param-gather")),
     ("pp2_1f1b", 2, ("--pipeline-model-parallel-size", "2")),
     ("tp2_sequence_parallel", 2, ("--tensor-model-parallel-size", "2", "--sequence-parallel")),
     ("tp2_pp2", 4, ("--tensor-model-parallel-size", "2", "--pipeline-model-parallel-size", "2")),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.compat.cpu_collectives import CompletedWork
 from mindspeed_ms.errors import AdaptationError
 
 __all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "new_empty",
@@ -82,7 +83,8 @@ def start_grad_sync(self: Any) -> None:
     reduce-scatter has no kernel. Here each bucket is scaled and all-reduced on a tensor that owns its
     memory and written back through the view; with the distributed optimizer the whole bucket is
     all-reduced, so this rank's shard holds exactly what the reduce-scatter would have put there (the
-    optimizer reads only its shard).
+    optimizer reads only its shard). Synchronous; with ``overlap_grad_reduce`` it runs when the
+    bucket's last gradient is ready, as in megatron, and returns an already finished handle.
     """
     if self.grad_reduce_handle is not None:
         raise BucketSyncError("start_grad_sync", "a gradient reduction is already outstanding for this bucket group")
@@ -98,7 +100,8 @@ def start_grad_sync(self: Any) -> None:
     for bucket in self.buckets:
         _owned_all_reduce(bucket.grad_data, group, float(bucket.gradient_scaling_factor),
                           average=bool(self.ddp_config.average_in_collective))
-    self.grad_reduce_handle = None
+    # with overlap_grad_reduce megatron waits on the handle in finish_grad_sync: hand it a finished one
+    self.grad_reduce_handle = CompletedWork() if self.ddp_config.overlap_grad_reduce else None
 
 
 def start_param_sync(self: Any, force_sync: bool = False) -> None:
@@ -107,7 +110,8 @@ def start_param_sync(self: Any, force_sync: bool = False) -> None:
     Replaces ``_ParamAndGradBucketGroup.start_param_sync``, which calls ``all_gather_into_tensor``
     (no CPU kernel) inside ``_coalescing_manager`` (absent under MSAdapter) into a view of the
     parameter buffer. Here the shards are gathered with the list form of ``all_gather`` and written
-    back through the view.
+    back through the view. Synchronous; with ``overlap_param_gather`` the handle megatron waits on in
+    ``finish_param_sync`` has already finished.
     """
     if not self.ddp_config.use_distributed_optimizer:
         raise BucketSyncError("start_param_sync", "it is only used with the distributed optimizer")
@@ -120,7 +124,8 @@ def start_param_sync(self: Any, force_sync: bool = False) -> None:
         _owned_all_gather(bucket.param_data, self.intra_distributed_optimizer_instance_group,
                           self.intra_distributed_optimizer_instance_rank,
                           self.intra_distributed_optimizer_instance_size)
-    self.param_gather_handle = None
+    is_async = self.ddp_config.overlap_param_gather and not force_sync
+    self.param_gather_handle = CompletedWork() if is_async else None
     self.param_gather_dispatched = True
 
 
