@@ -86,6 +86,12 @@ def test_bucket_grad_sync_scales_sums_and_writes_back_into_main_grad_views(ranks
         assert rank["bucket_grad_sync"] == [[1.5, 1.5], [1.5, 1.5]]  # 0.5 * (1 + 2)
 
 
+def test_bucket_sync_with_overlap_returns_finished_handles_megatron_waits_on(ranks: dict) -> None:
+    for rank in ranks.values():
+        assert rank["bucket_handles"] == ["NoneType", "NoneType", "CompletedWork", "CompletedWork"]
+        assert rank["bucket_grad_sync_again"] == [[1.5, 1.5], [1.5, 1.5]]  # 0.5 * (1.5 + 1.5)
+
+
 def test_bucket_param_sync_gathers_every_shard_into_the_parameter_buffer(ranks: dict) -> None:
     for rank in ranks.values():
         assert rank["bucket_param_sync"] == [5.0] * 4 + [6.0] * 4

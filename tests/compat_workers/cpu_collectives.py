@@ -65,7 +65,8 @@ param_buffer = torch.zeros(8)
 param_buffer[rank * 4:(rank + 1) * 4] = float(rank + 5)
 ddp_config = types.SimpleNamespace(check_for_nan_in_grad=False, check_for_large_grads=False,
                                    num_distributed_optimizer_instances=1, use_distributed_optimizer=True,
-                                   average_in_collective=False)
+                                   average_in_collective=False, overlap_grad_reduce=False,
+                                   overlap_param_gather=False)
 group = types.SimpleNamespace(
     grad_reduce_handle=None, param_gather_handle=None, param_gather_dispatched=False, ddp_config=ddp_config,
     intra_distributed_optimizer_instance_group=None, intra_distributed_optimizer_instance_rank=rank,
@@ -76,6 +77,14 @@ parallel.start_grad_sync(group)
 parallel.start_param_sync(group)
 results["bucket_grad_sync"] = main_grad.numpy().tolist()
 results["bucket_param_sync"] = param_buffer.numpy().tolist()
+handles = [type(group.grad_reduce_handle).__name__, type(group.param_gather_handle).__name__]
+ddp_config.overlap_grad_reduce = ddp_config.overlap_param_gather = True  # megatron then waits on the handles
+group.param_gather_handle = None
+parallel.start_grad_sync(group)
+parallel.start_param_sync(group)
+handles += [type(group.grad_reduce_handle).__name__, type(group.param_gather_handle).__name__]
+results["bucket_handles"] = handles
+results["bucket_grad_sync_again"] = main_grad.numpy().tolist()
 
 # the pipeline's p2p exchange: stage 0 sends forward and receives backward, stage 1 the other way round
 parallel_state.initialize_model_parallel(1, 2)
