@@ -40,6 +40,8 @@ CONFIGS = {
     "recompute": (1, RECOMPUTE, "baseline"),
     "moe_ep1": (1, MOE, "moe_ep1"),
     "moe_ep2_alltoall": (2, [*MOE, "--expert-model-parallel-size", "2"], "moe_ep1"),
+    "moe_ep2_allgather": (2, [*MOE, "--expert-model-parallel-size", "2", "--moe-token-dispatcher-type", "allgather"],
+                          "moe_ep1"),
 }
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)
 SPEED = re.compile(r"training done: \d+ iterations, ([0-9.]+) iterations/s")

@@ -56,6 +56,12 @@ def test_all_gather_into_tensor_fills_a_view_of_a_buffer_in_rank_order(ranks: di
         assert rank["all_gather_into_tensor"] == expected
 
 
+def test_all_gather_into_tensor_of_booleans_keeps_the_dtype(ranks: dict) -> None:
+    expected = [True, False, False, False, False, True, False, False]
+    for rank in ranks.values():
+        assert rank["all_gather_bool"][1] == expected and rank["all_gather_bool"][0].lower() == "bool"
+
+
 def test_reduce_scatter_tensor_gives_each_rank_its_block_of_the_sum(ranks: dict) -> None:
     total = np.arange(6) * 1 + np.arange(6) * 2
     assert ranks[0]["reduce_scatter_tensor"] == total[:3].tolist()

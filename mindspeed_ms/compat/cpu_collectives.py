@@ -35,8 +35,12 @@ def _done(async_op: bool) -> CompletedWork | None:
 
 
 def _owned(tensor: Any) -> Any:
+    """A copy that owns its memory; booleans travel as int32 (the CPU AllGather fails on bool)."""
+    import torch
     from mindspore import ops
 
+    if tensor.dtype == torch.bool:
+        return tensor.to(torch.int32)
     return ops.deepcopy(tensor)
 
 
@@ -52,7 +56,7 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = N
     local = _owned(input_tensor.contiguous())
     parts = [torch.zeros_like(local) for _ in range(size)]
     torch.distributed.all_gather(parts, local, group=group)
-    output_tensor.copy_(torch.cat(parts, dim=0).reshape(tuple(output_tensor.shape)))
+    output_tensor.copy_(torch.cat(parts, dim=0).reshape(tuple(output_tensor.shape)).to(output_tensor.dtype))
     return _done(async_op)
 
 
@@ -112,7 +116,7 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  
     expected = _split_sizes(output_split_sizes, int(output.shape[0]), world)
     if int(received.shape[0]) != sum(expected):
         raise ValueError(f"all_to_all_single: received {int(received.shape[0])} rows, output expects {sum(expected)}")
-    output.copy_(received.reshape(tuple(output.shape)))
+    output.copy_(received.reshape(tuple(output.shape)).to(output.dtype))
     return _done(async_op)
 
 

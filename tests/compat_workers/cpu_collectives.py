@@ -30,6 +30,13 @@ local = torch.arange(4, dtype=torch.float32) + 10 * rank
 torch.distributed.all_gather_into_tensor(buffer[1:9].view(8), local)
 results["all_gather_into_tensor"] = buffer.numpy().tolist()
 
+# booleans (the MoE allgather dispatcher gathers its routing map): the CPU AllGather kernel rejects bool
+flags = torch.zeros(4, dtype=torch.bool)
+flags[rank] = True
+all_flags = torch.zeros(8, dtype=torch.bool)
+torch.distributed.all_gather_into_tensor(all_flags, flags)
+results["all_gather_bool"] = [str(all_flags.dtype), all_flags.numpy().tolist()]
+
 # reduce_scatter_tensor: each rank gets its block of the sum
 source = torch.arange(6, dtype=torch.float32) * (rank + 1)
 output = torch.zeros(3)
