@@ -40,6 +40,8 @@ CONFIGS = {
     "recompute": (1, RECOMPUTE, "baseline"),
     "moe_ep1": (1, MOE, "moe_ep1"),
     "moe_ep2_alltoall": (2, [*MOE, "--expert-model-parallel-size", "2"], "moe_ep1"),
+    "moe_tp2_sp_ep2": (4, [*MOE, "--expert-model-parallel-size", "2", "--tensor-model-parallel-size", "2",
+                           "--sequence-parallel"], "moe_ep1"),
     "moe_ep2_allgather": (2, [*MOE, "--expert-model-parallel-size", "2", "--moe-token-dispatcher-type", "allgather"],
                           "moe_ep1"),
 }

@@ -62,6 +62,16 @@ def test_all_gather_into_tensor_of_booleans_keeps_the_dtype(ranks: dict) -> None
         assert rank["all_gather_bool"][1] == expected and rank["all_gather_bool"][0].lower() == "bool"
 
 
+def test_list_all_gather_of_unequal_sizes_fills_views_of_one_tensor(ranks: dict) -> None:
+    for rank in ranks.values():
+        assert rank["all_gather_unequal_views"] == [[1.0, 1.0]] * 2 + [[2.0, 2.0]] * 3
+
+
+def test_list_reduce_scatter_of_unequal_blocks_gives_each_rank_its_sum(ranks: dict) -> None:
+    assert ranks[0]["reduce_scatter_list"] == [3.0, 3.0]
+    assert ranks[1]["reduce_scatter_list"] == [30.0, 30.0, 30.0]
+
+
 def test_reduce_scatter_tensor_gives_each_rank_its_block_of_the_sum(ranks: dict) -> None:
     total = np.arange(6) * 1 + np.arange(6) * 2
     assert ranks[0]["reduce_scatter_tensor"] == total[:3].tolist()

@@ -69,3 +69,7 @@ def test_bucket_sync_in_a_state_megatron_asserts_against_raises_a_typed_error(re
     (grad_op, grad_is_runtime, grad_message), (param_op, _, param_message) = results["bucket_state"]["errors"]
     assert (grad_op, grad_is_runtime) == ("start_grad_sync", True) and "already outstanding" in grad_message
     assert param_op == "start_param_sync" and "distributed optimizer" in param_message
+
+
+def test_empty_like_allocates_on_the_cpu_with_the_inputs_shape_and_dtype(results: dict) -> None:
+    assert results["empty_like"]["shape"] == [3, 2] and results["empty_like"]["dtype"] == "Float16"

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["CompletedWork", "all_gather_into_tensor", "all_gather_object", "gather_object",
-           "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single"]
+           "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_gather_wrapper",
+           "reduce_scatter"]
 
 
 class CompletedWork:
@@ -37,10 +38,13 @@ def _done(async_op: bool) -> CompletedWork | None:
 def _owned(tensor: Any) -> Any:
     """A copy that owns its memory; booleans travel as int32 (the CPU AllGather fails on bool)."""
     import torch
-    from mindspore import ops
 
     if tensor.dtype == torch.bool:
         return tensor.to(torch.int32)
+    if not hasattr(tensor, "asnumpy"):  # real PyTorch (the reference's gloo lacks the same collectives)
+        return tensor.clone()
+    from mindspore import ops
+
     return ops.deepcopy(tensor)
 
 
@@ -68,7 +72,7 @@ def reduce_scatter_tensor(output: Any, input: Any, op: Any = None, group: Any = 
     size = torch.distributed.get_world_size(group)
     rank = torch.distributed.get_rank(group)
     reduced = _owned(input.contiguous())
-    torch.distributed.all_reduce(reduced, op=torch.distributed.ReduceOp.SUM if op is None else op, group=group)
+    torch.distributed.all_reduce(reduced, op=_reduce_op(op), group=group)
     output.copy_(reduced.reshape(size, -1)[rank].reshape(tuple(output.shape)))
     return _done(async_op)
 
@@ -154,24 +158,96 @@ def _group_rank(group: Any, global_rank: int) -> int:
     return int(torch.distributed.get_group_rank(group, global_rank))
 
 
-def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int = 0, group: Any = None) -> None:
-    """Gather a picklable object from every rank onto ``dst`` (``gather_object``, same CPU gap as above)."""
+def _peer_group_rank(group: Any, global_rank: int | None, group_rank: int | None) -> int:
+    if group_rank is not None:
+        return group_rank
+    return _group_rank(group, 0 if global_rank is None else global_rank)
+
+
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int | None = None, group: Any = None,
+                  group_dst: int | None = None) -> None:
+    """Gather a picklable object from every rank onto ``dst`` (``gather_object``, same CPU gap as above).
+
+    ``dst`` is a global rank, ``group_dst`` a rank within ``group`` (one of them, as in PyTorch; 0 if neither).
+    """
     import torch
 
     gathered: list[Any] = [None] * torch.distributed.get_world_size(group)
     all_gather_object(gathered, obj, group=group)
-    if torch.distributed.get_rank() == dst:
+    if torch.distributed.get_rank(group) == _peer_group_rank(group, dst, group_dst):
         if object_gather_list is None:
             raise ValueError("gather_object: the destination rank must pass object_gather_list")
         object_gather_list[:len(gathered)] = gathered
 
 
-def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None, device: Any = None) -> None:
-    """Give every rank ``src``'s ``object_list`` (``broadcast_object_list``, same CPU gap as above)."""
+def broadcast_object_list(object_list: list[Any], src: int | None = None, group: Any = None, device: Any = None,
+                          group_src: int | None = None) -> None:
+    """Give every rank ``src``'s ``object_list`` (``broadcast_object_list``, same CPU gap as above).
+
+    ``src`` is a global rank, ``group_src`` a rank within ``group`` (one of them, as in PyTorch; 0 if neither).
+    """
     del device
     import torch
 
+    source = _peer_group_rank(group, src, group_src)
     gathered: list[Any] = [None] * torch.distributed.get_world_size(group)
-    mine = list(object_list) if torch.distributed.get_rank() == src else None
+    mine = list(object_list) if torch.distributed.get_rank(group) == source else None
     all_gather_object(gathered, mine, group=group)
-    object_list[:] = gathered[_group_rank(group, src)]
+    object_list[:] = gathered[source]
+
+
+def all_gather_wrapper(all_gather: Any) -> Any:
+    """Let the list ``all_gather`` fill views and tensors of different sizes (wrap of MSAdapter's).
+
+    On the CPU the gathered data does not reach output tensors that are views (megatron splits one
+    output tensor into a list of views), and tensors of unequal sizes fail in the ring all-gather
+    ("Memcpy error ... dest size ... src size"; megatron's unequal-split gather of the MoE dispatcher
+    with tensor and expert parallelism). Every rank's tensor travels flattened and padded to the
+    largest in owned buffers, and is copied into the caller's tensors.
+    """
+    import functools
+
+    @functools.wraps(all_gather)
+    def all_gather_(tensor_list: list[Any], tensor: Any, group: Any = None, async_op: bool = False) -> Any:
+        import torch
+
+        sizes = [int(item.numel()) for item in tensor_list]
+        longest = max(sizes + [int(tensor.numel()), 1])
+        flat = torch.zeros(longest, dtype=tensor.dtype)
+        if tensor.numel():
+            flat[:int(tensor.numel())] = tensor.reshape(-1)
+        flat = _owned(flat)
+        parts = [torch.zeros_like(flat) for _ in tensor_list]
+        all_gather(parts, flat, group, False)
+        for target, part, size in zip(tensor_list, parts, sizes):
+            target.copy_(part[:size].reshape(tuple(target.shape)).to(target.dtype))
+        return _done(async_op)
+
+    return all_gather_
+
+
+def _reduce_op(op: Any) -> Any:
+    import torch
+
+    if op is None or (isinstance(op, str) and op.lower() == "sum"):
+        return torch.distributed.ReduceOp.SUM
+    return op
+
+
+def reduce_scatter(output: Any, input_list: list[Any], op: Any = None, group: Any = None,
+                   async_op: bool = False) -> CompletedWork | None:
+    """Reduce ``input_list[i]`` over ``group`` into rank ``i``'s ``output`` (the list ``reduce_scatter``).
+
+    No CPU kernel; megatron's unequal-split reduce-scatter (the MoE dispatcher with tensor and expert
+    parallelism) calls it. Every rank holds blocks of the same shapes, so the blocks travel
+    concatenated through one all-reduce and each rank keeps its own.
+    """
+    import torch
+
+    rank = torch.distributed.get_rank(group)
+    sizes = [int(item.numel()) for item in input_list]
+    flat = _owned(torch.cat([item.reshape(-1) for item in input_list]))
+    torch.distributed.all_reduce(flat, op=_reduce_op(op), group=group)
+    start = sum(sizes[:rank])
+    output.copy_(flat[start:start + sizes[rank]].reshape(tuple(output.shape)).to(output.dtype))
+    return _done(async_op)

@@ -16,7 +16,7 @@ from typing import Any
 from mindspeed_ms.compat.cpu_collectives import CompletedWork
 from mindspeed_ms.errors import AdaptationError
 
-__all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "new_empty",
+__all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "empty_like_wrapper", "new_empty",
            "quantize_param_shard", "scatter_value_wrapper", "start_grad_sync", "start_param_sync",
            "unpermute", "wrapped_torch_norm_new", "BucketSyncError"]
 
@@ -330,3 +330,20 @@ def new_empty(self: Any, *size: Any, dtype: Any = None, device: Any = None, requ
         size = tuple(size[0])
     shape = tuple(int(n) for n in size)
     return torch.empty(shape, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+def empty_like_wrapper(empty_like: Any) -> Any:
+    """Allocate ``torch.empty_like`` on the CPU (wrap of MSAdapter's ``empty_like``).
+
+    MSAdapter's tensors on the CPU backend report the Ascend device, and ``empty_like`` allocates on the
+    input's device unless told otherwise: "Create device context failed" (megatron's unequal-split
+    reduce-scatter allocates its output with ``torch.empty_like``).
+    """
+    import functools
+
+    @functools.wraps(empty_like)
+    def empty_like_(input: Any, *args: Any, device: Any = None, **kwargs: Any) -> Any:  # noqa: A002  (torch's name)
+        del device  # on the CPU backend every tensor is on the CPU
+        return empty_like(input, *args, device="cpu", **kwargs)
+
+    return empty_like_

@@ -83,11 +83,18 @@ def _register_parallel(registry: Any) -> None:
                               ("_all_gather_base", cpu_collectives.all_gather_into_tensor),
                               ("reduce_scatter_tensor", cpu_collectives.reduce_scatter_tensor),
                               ("_reduce_scatter_base", cpu_collectives.reduce_scatter_tensor),
-                              ("all_to_all_single", cpu_collectives.all_to_all_single)):
+                              ("all_to_all_single", cpu_collectives.all_to_all_single),
+                              ("reduce_scatter", cpu_collectives.reduce_scatter)):
         registry.register(
             f"msadapter.distributed.distributed_c10d.{name}", replacement, requires=_MSADAPTER,
             purpose=f"torch.distributed.{name} has no CPU kernel (megatron's sequence parallel, distributed optimizer "
                     f"and MoE alltoall dispatcher call it); built from all_gather/all_reduce with the same result")
+    registry.register(
+        "msadapter.distributed.distributed_c10d.all_gather", cpu_collectives.all_gather_wrapper, kind="wrap",
+        requires=_MSADAPTER,
+        purpose="the list all_gather writes nothing into output views and fails on unequal sizes on CPU (megatron "
+                "gathers into views of one tensor; the MoE dispatcher's unequal split with tp x ep); gather padded "
+                "owned buffers, copy into the caller's tensors")
     for name in ("all_gather_object", "gather_object", "broadcast_object_list"):
         registry.register(
             f"msadapter.distributed.distributed_c10d.{name}", getattr(cpu_collectives, name), requires=_MSADAPTER,
@@ -106,6 +113,10 @@ def _register_parallel(registry: Any) -> None:
         parallel.dtoh_without_streams, requires=_MEGATRON,
         purpose="the alltoall dispatcher compares torch.cuda.current_stream() with a torch.cuda.Stream() that is "
                 "None on CPU (TypeError) and copies split sizes on that side stream; copy them synchronously")
+    registry.register(
+        "msadapter.ops.creation.empty_like", parallel.empty_like_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.empty_like allocates on the input's device, which MSAdapter reports as Ascend on CPU "
+                "('Create device context failed'; megatron's unequal-split reduce-scatter)")
     registry.register(
         "mindspore.common.tensor.Tensor.new_empty", parallel.new_empty, requires=_MINDSPORE,
         purpose="Tensor.new_empty rejects a list size and allocates on an accelerator on CPU (megatron's unequal "

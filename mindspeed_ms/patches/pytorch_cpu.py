@@ -76,6 +76,16 @@ def register(registry: Any, args: Any) -> None:
                       purpose="activation recompute restores torch.cuda's RNG state, which raises without CUDA")
     registry.register("megatron.core.transformer.moe.router.Router.gating", compat.router_gating, requires=_MEGATRON,
                       purpose="the MoE router moves its weight to torch.cuda.current_device() on every forward")
+    from mindspeed_ms.compat import cpu_collectives
+
+    registry.register("torch.distributed.distributed_c10d.all_gather", cpu_collectives.all_gather_wrapper,
+                      kind="wrap", requires=_TORCH,
+                      purpose="gloo's all_gather rejects tensors of unequal sizes (megatron's unequal-split gather: "
+                              "MoE dispatcher with tensor x expert parallel); gather padded buffers")
+    registry.register("torch.distributed.distributed_c10d.reduce_scatter", cpu_collectives.reduce_scatter,
+                      requires=_TORCH,
+                      purpose="gloo has no reduce_scatter (megatron's unequal-split reduce-scatter); one all-reduce "
+                              "of the concatenated blocks")
     from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",

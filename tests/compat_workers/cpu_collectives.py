@@ -37,6 +37,20 @@ all_flags = torch.zeros(8, dtype=torch.bool)
 torch.distributed.all_gather_into_tensor(all_flags, flags)
 results["all_gather_bool"] = [str(all_flags.dtype), all_flags.numpy().tolist()]
 
+# list all_gather of unequal sizes into views of one tensor (megatron's unequal-split gather)
+rows_of = [2, 3]
+gathered_rows = torch.zeros(sum(rows_of), 2)
+views = list(torch.split(gathered_rows, rows_of, dim=0))
+torch.distributed.all_gather(views, torch.full((rows_of[rank], 2), float(rank + 1), dtype=torch.float32))
+results["all_gather_unequal_views"] = gathered_rows.numpy().tolist()
+
+# list reduce_scatter of unequal blocks (no CPU kernel)
+blocks = [torch.full((2,), float(rank + 1), dtype=torch.float32), torch.full((3,), 10.0 * (rank + 1),
+                                                                              dtype=torch.float32)]
+mine = torch.zeros(rows_of[rank])
+torch.distributed.reduce_scatter(mine, blocks)
+results["reduce_scatter_list"] = mine.numpy().tolist()
+
 # reduce_scatter_tensor: each rank gets its block of the sum
 source = torch.arange(6, dtype=torch.float32) * (rank + 1)
 output = torch.zeros(3)

@@ -89,6 +89,12 @@ def fp8_cases() -> None:
         emit("quantize", raised=None)
 
 
+def empty_like_cases() -> None:
+    empty_like = parallel.empty_like_wrapper(torch.empty_like)
+    made = empty_like(torch.ones(3, 2, dtype=torch.float16), device=0)
+    emit("empty_like", shape=list(made.shape), dtype=str(made.dtype))
+
+
 def cuda_cases() -> None:
     tensor = torch.ones(2)
     emit("cuda", same=parallel.cuda(tensor) is tensor)
@@ -108,6 +114,6 @@ def bucket_state_cases() -> None:
 
 if __name__ == "__main__":
     for run in (clone_cases, scatter_cases, unpermute_cases, new_empty_cases, norm_cases, fp8_cases, cuda_cases,
-                bucket_state_cases):
+                bucket_state_cases, empty_like_cases):
         run()
     sys.exit(0)
