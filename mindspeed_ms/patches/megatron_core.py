@@ -1,4 +1,11 @@
-"""Built-in provider: megatron-core code that relies on PyTorch semantics MindSpore lacks."""
+"""Built-in provider: megatron-core code that relies on PyTorch semantics MindSpore lacks.
+
+On MindSpore's CPU backend it also carries what Megatron's training machinery (DDP and its grad
+buffers, the distributed optimizer, the pipeline schedules, sequence and expert parallelism) needs
+from MSAdapter and finds missing there: collectives without a CPU kernel, tensor methods that
+leave autograd or allocate on the Ascend device (see :mod:`mindspeed_ms.compat.megatron_parallel`
+and :mod:`mindspeed_ms.compat.cpu_collectives`).
+"""
 
 from __future__ import annotations
 
