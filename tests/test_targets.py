@@ -76,3 +76,32 @@ def test_resolve_target_reports_missing_submodule(modules):
         resolve_target("res_pkg.reel.x")
     assert info.value.missing == "reel" and info.value.resolved == "res_pkg"
     assert "real" in info.value.suggestions
+
+
+def test_a_module_subclass_forwarding_through_a_class_getattr_is_resolved_and_reverted() -> None:
+    # MSAdapter's `torch`, `torch.distributed`, ... are such proxies: their names live behind the class's __getattr__
+    import types
+
+    from mindspeed_ms import PatchRegistry
+
+    def original() -> str:
+        return "original"
+
+    class Proxy(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            if name == "compile":
+                return original
+            raise AttributeError(name)
+
+    proxy = Proxy("proxy_module_for_targets_test")
+    sys.modules[proxy.__name__] = proxy
+    registry = PatchRegistry(name="proxy")
+    try:
+        registry.register(f"{proxy.__name__}.compile", lambda: "patched")
+        registry.apply()
+        assert proxy.compile() == "patched" and registry.status()[0].state == "applied"
+        registry.revert()
+        assert proxy.compile is original and "compile" not in vars(proxy)
+    finally:
+        registry.revert()
+        del sys.modules[proxy.__name__]

@@ -90,6 +90,10 @@ class Applier:
             if not isinstance(error, Exception):
                 raise
             target = current.target if current is not None else None
+            if current is not None and current not in prior:
+                # the culprit says so in status(); the rest of the batch stays registered, a re-installed
+                # patch keeps its previous installation (and state)
+                current.state, current.reason = "failed", f"{type(error).__name__}: {error}"
             raise PatchApplyError(f"applying {target!r} failed ({type(error).__name__}: {error}); every "
                                   f"change of this apply() was undone", target=target) from error
         with self._lock:

@@ -125,6 +125,11 @@ def _class_lookup(klass: type, name: str) -> tuple[Any, Any]:
     return _MISSING, None
 
 
+def _has_class_getattr(kind: type) -> bool:
+    return kind is not ModuleType and (getattr(kind, "__getattr__", None) is not None
+                                       or kind.__getattribute__ is not ModuleType.__getattribute__)
+
+
 def _child(owner: Any, name: str) -> tuple[Any, Any]:
     """Read ``owner.name`` without triggering descriptors; return (raw value, defining object)."""
     if isinstance(owner, type):
@@ -133,8 +138,9 @@ def _child(owner: Any, name: str) -> tuple[Any, Any]:
         namespace = owner.__dict__
         if name in namespace:
             return namespace[name], owner
-        # A module-level __getattr__ (PEP 562) may still provide it: that is a real attribute.
-        if "__getattr__" in namespace:
+        # A module-level __getattr__ (PEP 562), or one of a module subclass (MSAdapter's torch modules
+        # are such proxies, forwarding to msadapter), may still provide it: that is a real attribute.
+        if "__getattr__" in namespace or _has_class_getattr(type(owner)):
             try:
                 return getattr(owner, name), None
             except AttributeError:
