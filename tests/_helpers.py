@@ -18,3 +18,20 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
+
+
+def reference_python() -> str:
+    """Return the PyTorch reference interpreter (``$MINDSPEED_MS_REFERENCE_PYTHON``, else ``.venv-ref``).
+
+    Fails the calling test (it is not skipped: CI builds it) when there is none.
+    """
+    import os
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    path = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(root / ".venv-ref" / "bin" / "python")
+    if not os.path.exists(path):
+        pytest.fail(f"no PyTorch reference interpreter at {path}: build it with scripts/make_reference_venv.sh "
+                    f"(as .ci/run does) or set MINDSPEED_MS_REFERENCE_PYTHON")
+    return path

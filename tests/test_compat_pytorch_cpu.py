@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _helpers import reference_python
 
 from mindspeed_ms.compat import pytorch_cpu
 
@@ -73,9 +74,7 @@ print(json.dumps({"errors": errors, "first": first, "second": second, "expected"
 
 
 def test_tracker_and_clipping_on_cpu_pytorch() -> None:
-    python = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
-    if not os.path.exists(python):
-        pytest.fail(f"no PyTorch reference interpreter at {python}: run scripts/make_reference_venv.sh")
+    python = reference_python()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([python, "-c", textwrap.dedent(SCRIPT)], capture_output=True, text=True, timeout=300,
                           env=env)
@@ -98,9 +97,7 @@ print(engine_after_adaptor, random.CudaRNGStatesTracker.add.__module__)
 
 
 def test_pytorch_mode_without_cuda_arms_the_provider_only_when_megatron_is_imported() -> None:
-    python = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
-    if not os.path.exists(python):
-        pytest.fail(f"no PyTorch reference interpreter at {python}: run scripts/make_reference_venv.sh")
+    python = reference_python()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([python, "-c", textwrap.dedent(ARMING)], capture_output=True, text=True, timeout=300,

@@ -10,11 +10,10 @@ gradient norm, first-step gradients and module outputs on every rank) must pass 
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-import pytest
+from _helpers import reference_python
 
 from mindspeed_ms.parity.runner import run_parity
 
@@ -22,14 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 ITERATIONS = 10
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)
-
-
-def _reference_python() -> str:
-    path = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
-    if not os.path.exists(path):
-        pytest.fail(f"no PyTorch reference interpreter at {path}: build it as .ci/run does (README, 'Does it "
-                    f"compute the same?') or set MINDSPEED_MS_REFERENCE_PYTHON")
-    return path
 
 
 def _iterations(log: Path) -> dict[int, tuple[float, float]]:
@@ -40,7 +31,7 @@ def _iterations(log: Path) -> dict[int, tuple[float, float]]:
 def _parity(tmp_path: Path, workers: int, *args: str):
     report = run_parity(EXAMPLE, ["--train-iters", str(ITERATIONS), "--micro-batch-size", "2",
                                   "--global-batch-size", "8", *args],
-                        reference_python=_reference_python(), nproc=workers, work_dir=tmp_path)
+                        reference_python=reference_python(), nproc=workers, work_dir=tmp_path)
     reference = _iterations(tmp_path / "reference.log")
     candidate = _iterations(tmp_path / "candidate_logs" / "worker_0.log")
     assert sorted(reference) == list(range(1, ITERATIONS + 1)), reference

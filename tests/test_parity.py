@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import reference_python
 
 from mindspeed_ms.parity.compare import Tolerances, compare_dumps, relative_difference
 from mindspeed_ms.parity.runner import ParitySetupError, find_reference_python, run_parity
@@ -23,14 +24,6 @@ from mindspeed_ms.parity.runner import ParitySetupError, find_reference_python, 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 SOFTMAX = "decoder.layers.0.self_attention.core_attention.scale_mask_softmax"
-
-
-def _reference_python() -> str:
-    path = os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON") or str(ROOT / ".venv-ref" / "bin" / "python")
-    if not os.path.exists(path):
-        pytest.fail(f"no PyTorch reference interpreter at {path}: build it as .ci/run does (README, 'Does it "
-                    f"compute the same?') or set MINDSPEED_MS_REFERENCE_PYTHON")
-    return path
 
 
 # -- comparison of dumps (no runs) -------------------------------------------------------------------
@@ -95,7 +88,7 @@ def test_missing_reference_interpreter_is_a_setup_error_saying_what_to_install(m
 
 def test_a_relative_reference_interpreter_is_made_absolute_without_leaving_its_venv(tmp_path: Path,
                                                                                       monkeypatch) -> None:
-    python = Path(_reference_python())
+    python = Path(reference_python())
     monkeypatch.chdir(python.parent)
     found = find_reference_python(f"./{python.name}")
     assert os.path.isabs(found) and Path(found).name == python.name  # not resolved to the base interpreter
@@ -115,7 +108,7 @@ def test_cli_exits_2_with_the_reason_when_the_reference_is_missing(tmp_path: Pat
 @pytest.mark.parametrize("tp", [1, 2])
 def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: int) -> None:
     report = run_parity(EXAMPLE, ["--train-iters", "20", "--tensor-model-parallel-size", str(tp)],
-                        reference_python=_reference_python(), nproc=tp, work_dir=tmp_path)
+                        reference_python=reference_python(), nproc=tp, work_dir=tmp_path)
     assert len(report.ranks) == tp
     for rank in report.ranks:
         assert not rank.problems, rank.problems
@@ -156,7 +149,7 @@ def test_the_old_masked_fill_fails_parity_and_names_the_attention_softmax(tmp_pa
     script = tmp_path / "broken_gpt.py"
     script.write_text(textwrap.dedent(BROKEN_SCRIPT.format(examples=str(EXAMPLE.parent))))
     done = subprocess.run([sys.executable, "-m", "mindspeed_ms.cli", "parity", "--json", "--reference-python",
-                           _reference_python(), "--work-dir", str(tmp_path / "work"), "--", str(script),
+                           reference_python(), "--work-dir", str(tmp_path / "work"), "--", str(script),
                            "--train-iters", "3"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
     report = json.loads(done.stdout)
