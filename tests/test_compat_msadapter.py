@@ -33,3 +33,40 @@ def test_seeded_manual_seed_accepts_64_bit_seeds() -> None:
     seeded = seed_mindspore_wrapper(lambda seed: None)
     seeded((1 << 40) + 7)
     assert mindspore.get_seed() == ((1 << 40) + 7) % (1 << 32)
+
+
+FULL_SCRIPT = """
+import json, types
+import msadapter, torch
+from mindspeed_ms import PatchRegistry
+from mindspeed_ms.patches import msadapter as provider
+
+def dtypes():
+    return [str(torch.full((2,), value).dtype) for value in (7.0, 7, True)]
+
+before = dtypes()  # read through MSAdapter's caching torch proxy before the patch
+registry = PatchRegistry("full")
+provider.register(registry, types.SimpleNamespace())
+registry.apply()
+after = dtypes()
+explicit = str(torch.full((2,), 7.0, dtype=torch.float16).dtype)
+values = torch.full((2,), 7.5).numpy().tolist()
+registry.revert()
+print(json.dumps({"before": before, "after": after, "explicit": explicit, "values": values, "reverted": dtypes()}))
+"""
+
+
+def test_full_takes_pytorch_dtype_from_the_fill_value_through_the_torch_proxy() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FULL_SCRIPT], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, GLOG_v="3"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["before"] == ["Int64", "Int64", "Int64"]  # MSAdapter's own, the divergence patched
+    assert result["after"] == ["Float32", "Int64", "Bool"]  # PyTorch's
+    assert result["explicit"] == "Float16" and result["values"] == [7.5, 7.5]
+    assert result["reverted"] == result["before"]

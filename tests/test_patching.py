@@ -401,3 +401,29 @@ def test_the_alias_pass_is_linear_in_bindings_whatever_the_name_sharing(modules)
     few = executed_lines(10, 300)
     many = executed_lines(1000, 300)
     assert many - few < 10 * (1000 - 10) + 500  # the index costs per entry; the bindings do not multiply
+
+
+def test_a_forwarding_module_with_a_cached_getattr_sees_apply_and_revert(reg, modules):
+    # MSAdapter's `torch` forwards to `msadapter` through an lru_cache'd class __getattr__: a name read
+    # before apply() must not keep answering the original afterwards
+    import functools
+    import types
+
+    target = modules.load("fwd_target", "def full():\n    return 'original'\n")
+
+    class Forwarding(types.ModuleType):
+        @functools.cache  # noqa: B019 - the shape under test (MSAdapter's proxy caches the same way)
+        def __getattr__(self, name):
+            return getattr(target, name)
+
+    proxy = Forwarding("fwd_proxy")
+    sys.modules["fwd_proxy"] = proxy
+    try:
+        assert proxy.full() == "original"  # now cached
+        reg.register("fwd_target.full", lambda: "patched")
+        reg.apply()
+        assert proxy.full() == "patched"
+        reg.revert()
+        assert proxy.full() == "original"
+    finally:
+        del sys.modules["fwd_proxy"]

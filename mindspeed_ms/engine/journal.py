@@ -308,6 +308,7 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], 
     ``__init__`` in hundreds of modules), so the pass is linear in the bindings.
     """
     if not entries:
+        clear_forwarding_caches()
         return
     # name -> id(original) -> entry; the first registered wins when two targets share an original
     index: dict[str, dict[int, AliasEntry]] = {}
@@ -358,6 +359,7 @@ def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], 
         if journaled:
             journal.append(Record("alias", module, name, original, replacement, True, patch))
             patch.aliases.append(module_name)
+    clear_forwarding_caches()
 
 
 def _under(module_name: str, skip: frozenset[str]) -> bool:
@@ -370,6 +372,24 @@ def undo_all(records: Iterable[Record]) -> None:
     """Undo ``records`` in reverse order."""
     for record in reversed(list(records)):
         undo(record)
+    clear_forwarding_caches()
+
+
+def clear_forwarding_caches() -> None:
+    """Forget what forwarding modules cached about other modules' attributes (after an install or an undo).
+
+    MSAdapter's ``torch`` (and ``torch.distributed``, ...) are module subclasses whose class-level
+    ``__getattr__`` forwards to ``msadapter`` through an ``lru_cache``: once ``torch.full`` was read, a
+    patch of ``msadapter.ops.creation.full`` would never be seen through ``torch.full``. Any module
+    whose class ``__getattr__`` has ``cache_clear`` gets it called.
+    """
+    for module in list(sys.modules.values()):
+        kind = type(module)
+        if kind is ModuleType or not isinstance(module, ModuleType):
+            continue
+        cache_clear = getattr(vars(kind).get("__getattr__"), "cache_clear", None)
+        if callable(cache_clear):
+            cache_clear()
 
 
 def restore_aliases(records: Sequence[Record]) -> None:

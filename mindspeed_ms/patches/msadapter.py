@@ -27,6 +27,10 @@ def register(registry: Any, args: Any) -> None:
         "msadapter.random.manual_seed", compat.seed_mindspore_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.manual_seed leaves nn.init (NumPy) and CPU random ops (MindSpore seed) unseeded, "
                 "so ranks and runs build different models")
+    registry.register(
+        "msadapter.ops.creation.full", compat.full_dtype_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.full((2,), 7.0) is int64 under MSAdapter (PyTorch: float32; True gives bool): values are "
+                "truncated and a float32 receive of it fails")
     for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
                                     ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
         target = f"msadapter.optim.{module}.{cls}"
