@@ -30,6 +30,7 @@ __all__ = ["patch_registry", "mindspore_adaptation", "VerifyItem"]
 
 _VERIFY = "--mindspeed-ms-verify"
 _STATIC = "--mindspeed-ms-static"
+_TRAINING_ARGS = "--mindspeed-ms-training-args"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +40,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "entry points): it resolves the target and checks the replacement's signature")
     group.addoption(_STATIC, action="store_true", default=False,
                     help=f"with {_VERIFY}: resolve targets by reading sources, importing nothing")
+    group.addoption(_TRAINING_ARGS, default="", metavar="ARGS",
+                    help=f"with {_VERIFY}: the training script's flags the providers see, as one shell-quoted "
+                         f"string (e.g. \"--use-ascend-coc --seq1f1b-splits 4\"), parsed as the CLI parses "
+                         f"those after --")
 
 
 @pytest.fixture()
@@ -169,7 +174,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         if os.environ.get(FRAMEWORK_ENV):
             framework = get_ai_framework(argv=[])
-        registry, _ = collect_patches(framework)
+        import shlex
+
+        registry, _ = collect_patches(framework, shlex.split(config.getoption(_TRAINING_ARGS) or ""))
     except AdaptationError as exc:
         error = f"{type(exc).__name__}: {exc}"
     parent = _VerifySession.from_parent(session, name="mindspeed-ms-verify", registry=registry,

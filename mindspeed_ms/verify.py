@@ -80,7 +80,7 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
 
     Args:
         patch: a :class:`~mindspeed_ms.Patch` record.
-        static: resolve by reading sources (nothing is imported, signatures are not checked).
+        static: resolve by reading sources; signatures are compared from source too (nothing is imported).
         resolver: a :class:`~mindspeed_ms.static.StaticResolver` to reuse across calls (static only).
 
     Returns:
@@ -111,6 +111,11 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
             if reference.state == "missing":
                 return TargetCheck(patch.target, "missing", f"the replacement {patch.replacement!r} does not resolve: "
                                    f"{reference.reason}", suggestions=reference.suggestions, **base)
+        if result.state == "ok" and result.kind == "function":
+            problems = _static_signature_problems(patch, resolver or static_resolver())
+            if problems:
+                name = status.replacement or patch.replacement
+                return TargetCheck(patch.target, "incompatible", f"replacement {name} " + "; ".join(problems), **base)
         return TargetCheck(patch.target, result.state, result.reason, suggestions=result.suggestions, **base)
     from mindspeed_ms.engine.signatures import signature_problems
     from mindspeed_ms.engine.targets import resolve_target
@@ -139,6 +144,26 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
             name = status.replacement or repr(replacement)
             return TargetCheck(patch.target, "incompatible", f"replacement {name} " + "; ".join(problems), **base)
     return TargetCheck(patch.target, "ok", **base)
+
+
+def _static_signature_problems(patch: Any, resolver: Any) -> list[str]:
+    """Compare the target's signature, read from source, with the replacement's, importing neither.
+
+    A lazy ``"pkg.mod:attr"`` replacement is read from source too; an object replacement gives its own.
+    Wraps (``kind="wrap"``) take the original, not its arguments: nothing to compare.
+    """
+    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
+    from mindspeed_ms.engine.signatures import ast_shape, object_shape, shape_problems
+
+    replacement = patch.replacement
+    if replacement is NO_REPLACEMENT or replacement is None:
+        return []
+    old = ast_shape(resolver.definition(patch.target))
+    if is_reference(replacement):
+        new = ast_shape(resolver.definition(replacement.replace(":", ".")))
+    else:
+        new = object_shape(replacement)
+    return shape_problems(old, new)
 
 
 def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[TargetCheck]:

@@ -28,9 +28,14 @@ name = "downstream"
 def register(registry, args):
     registry.register("plugin_target.compute", compute)
     registry.register("plugin_target.Model.forward", forward)
+    if args.plugin_splits is not None and args.plugin_splits > 1:  # a typed flag gates a registration
+        registry.register("plugin_target.narrow", narrow)
     if os.environ.get("PLUGIN_BROKEN_PATCHES"):
         registry.register("plugin_target.Model.fowrard", forward)  # the typo an upstream rename causes
         registry.register("plugin_target.narrow", narrow)
+
+def register_args(parser):
+    parser.add_argument("--plugin-splits", type=int, default=None)
 
 def compute(x, y=1):
     return ("patched", x, y)
@@ -82,7 +87,7 @@ def test_verify_adds_one_item_per_target_and_fails_the_typo_by_name(
     ])
     result.stdout.fnmatch_lines([
         "*plugin_target.Model.fowrard: missing: *did you mean 'forward'*",
-        "*registered at *plugin_provider.py:10 by provider 'downstream'*",
+        "*registered at *plugin_provider.py:12 by provider 'downstream'*",
         "*plugin_target.narrow: incompatible: replacement plugin_provider.narrow *",
     ])
 
@@ -99,9 +104,24 @@ def test_static_verify_fails_the_typo_without_importing(
     """)
     result = pytester.runpytest_subprocess("--mindspeed-ms-verify", "--mindspeed-ms-static", "-p",
                                            "no:cacheprovider")
-    # Static resolution does not judge signatures: only the typo fails.
-    result.assert_outcomes(passed=4, failed=1)
+    # Static verification reads signatures from source too: the typo and the incompatible replacement fail,
+    # and the target module was never imported (the placeholder test passes).
+    result.assert_outcomes(passed=3, failed=2)
     result.stdout.fnmatch_lines(["*plugin_target.Model.fowrard: missing*did you mean 'forward'*"])
+    result.stdout.fnmatch_lines(["*plugin_target.narrow: incompatible: replacement plugin_provider.narrow *"])
+
+
+def test_training_flags_reach_the_providers_typed(
+    pytester: pytest.Pytester, plugin_env: Path
+) -> None:
+    pytester.makepyfile(test_nothing="def test_placeholder():\n    pass\n")
+    gated = pytester.runpytest_subprocess("--mindspeed-ms-verify", "--mindspeed-ms-training-args",
+                                          "--plugin-splits 4", "-v", "-p", "no:cacheprovider")
+    gated.assert_outcomes(passed=3, failed=1)  # --plugin-splits 4 (an int > 1) adds the incompatible narrow
+    gated.stdout.fnmatch_lines(["*plugin_target.narrow: incompatible*"])
+    plain = pytester.runpytest_subprocess("--mindspeed-ms-verify", "--mindspeed-ms-training-args",
+                                          "--plugin-splits 1", "-p", "no:cacheprovider")
+    plain.assert_outcomes(passed=3)
 
 
 def test_without_the_option_no_items_are_added(pytester: pytest.Pytester, plugin_env: Path) -> None:

@@ -83,7 +83,51 @@ def test_static_verify_imports_nothing(verified: tuple[PatchRegistry, str]) -> N
     assert checks[f"{mod}.Layer.forwrad"].suggestions == ("forward",)
     assert checks[f"{mod}.compute_fast"].state == "stub"
     assert checks[f"{mod}_broken.anything"].state == "missing"
+    assert checks[f"{mod}.Layer.forward"].state == "ok"
+    combine = checks[f"{mod}.combine"]  # the target's signature read from source, the replacement's from the lambda
+    assert combine.state == "incompatible" and "'b'" in (combine.reason or "")
     assert mod not in sys.modules and f"{mod}_broken" not in sys.modules
+
+
+def test_static_verify_compares_a_lazy_reference_signature_from_source_importing_neither(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target, impl = unique("static_sig_target"), unique("static_sig_impl")
+    write_files(tmp_path, {
+        f"{target}.py": """
+            raise RuntimeError("must not be imported")
+
+            def forward(self, hidden, mask=None, *, scale=1.0):
+                return hidden
+        """,
+        f"{impl}.py": """
+            raise RuntimeError("must not be imported either")
+
+            def forward_ok(self, hidden, mask=None, *, scale=1.0, extra=0):
+                return hidden
+
+            def forward_drops_mask(self, hidden, *, scale=1.0):
+                return hidden
+
+            def forward_needs_scale(self, hidden, mask=None, *, scale):
+                return hidden
+
+            @some_decorator
+            def forward_decorated(self):
+                return None
+        """,
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = PatchRegistry("static-signatures")
+    for name in ("forward_ok", "forward_drops_mask", "forward_needs_scale", "forward_decorated"):
+        registry.register(f"{target}.forward", f"{impl}:{name}", force_patch=True)
+        [check] = verify_registry(registry, static=True)
+        if name in ("forward_ok", "forward_decorated"):  # a decorator hides the signature: not judged
+            assert check.state == "ok", (name, check)
+        elif name == "forward_drops_mask":
+            assert check.state == "incompatible" and "'mask'" in (check.reason or ""), check
+        else:
+            assert check.state == "incompatible" and "'scale'" in (check.reason or ""), check
+    assert target not in sys.modules and impl not in sys.modules
 
 
 def test_check_target_of_a_wrap_only_checks_resolution() -> None:

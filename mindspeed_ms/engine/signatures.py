@@ -95,8 +95,41 @@ def signature_problems(original: Any, replacement: Any) -> list[str]:
     """
     if original is replacement:
         return []
-    old = _shape(original)
-    new = _shape(replacement)
+    return shape_problems(_shape(original), _shape(replacement))
+
+
+def ast_shape(node: Any) -> _Shape | None:
+    """Return the call shape of an ``ast.FunctionDef`` as read from source, or None when it can't be known.
+
+    A decorator other than ``staticmethod``/``classmethod`` may change the signature: None then.
+    """
+    import ast
+
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for decorator in node.decorator_list:
+        if not (isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")):
+            return None
+    arguments = node.args
+    positional = tuple(arg.arg for arg in arguments.posonlyargs + arguments.args)
+    keyword_only = tuple(arg.arg for arg in arguments.kwonlyargs)
+    required_kw = tuple(arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                        if default is None)
+    return (positional, len(arguments.posonlyargs), len(positional) - len(arguments.defaults), keyword_only,
+            required_kw, arguments.vararg is not None, arguments.kwarg is not None)
+
+
+def object_shape(obj: Any) -> _Shape | None:
+    """Return the call shape of a live object (descriptors unwrapped), or None when it can't be known."""
+    return _shape(obj)
+
+
+def shape_problems(old: _Shape | None, new: _Shape | None) -> list[str]:
+    """List the ways a callable of shape ``new`` cannot accept a call that one of shape ``old`` accepts.
+
+    Returns:
+        One sentence per problem; empty when compatible or when either shape is unknown (None).
+    """
     if old is None or new is None:
         return []
     old_pos, old_posonly, old_required, old_kwonly, old_required_kw, old_args, old_kwargs = old

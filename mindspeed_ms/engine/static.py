@@ -374,6 +374,33 @@ class StaticResolver:
         first = nodes[0]
         return StaticResult(target, OK, kind=first.kind, location=first.location, resolved=target)
 
+    def definition(self, target: str) -> Any:
+        """Return the ``ast`` node that defines ``target`` (a function or class), or None when there is none.
+
+        Like :meth:`resolve`, nothing is imported.
+        """
+        parts = target.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        module: SourceModule | None = None
+        index = 0
+        while index < len(parts):
+            candidate = self._module(".".join(parts[: index + 1]))
+            if candidate is None:
+                break
+            module, index = candidate, index + 1
+        if module is None:
+            return None
+        nodes = [_Node("module", module)]
+        for position in range(index, len(parts)):
+            outcome = _Outcome()
+            for node in nodes:
+                outcome.merge(self._children(node, parts[position]))
+            if not outcome.found:
+                return None
+            nodes = outcome.found
+        return nodes[0].node
+
     @staticmethod
     def _missing(target: str, resolved: str, missing: str, names: set[str], message: str) -> StaticResult:
         suggestions = tuple(difflib.get_close_matches(missing, sorted(names), n=3, cutoff=0.6))
