@@ -427,3 +427,27 @@ def test_a_forwarding_module_with_a_cached_getattr_sees_apply_and_revert(reg, mo
         assert proxy.full() == "original"
     finally:
         del sys.modules["fwd_proxy"]
+
+
+def test_create_dummy_under_a_blocked_module_creates_stubs_instead_of_waiting(reg, tmp_path, monkeypatch):
+    # MSAdapter installs a transformer_engine shim that we block; MindSpeed registers transformer_engine.pytorch.*
+    # with create_dummy=True when TE is not installed: blocked means not installed, so the stubs go in
+    shim = tmp_path / "blocked_te_shim"
+    shim.mkdir()
+    (shim / "__init__.py").write_text("raise RuntimeError('the shim must stay hidden')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg.block("blocked_te_shim")
+    reg.register("blocked_te_shim.pytorch.LayerNorm", lambda: "replacement")  # no create_dummy: it waits
+    reg.apply()
+    assert [(s.state, s.stub) for s in reg.status() if not s.target == "blocked_te_shim"] == [("pending-import", False)]
+    reg.revert()
+    reg.unregister("blocked_te_shim.pytorch.LayerNorm")
+    reg.register("blocked_te_shim.pytorch.Linear", None, create_dummy=True)
+    reg.apply()
+    states = {s.target: (s.state, s.stub) for s in reg.status()}
+    assert states["blocked_te_shim.pytorch.Linear"] == ("applied", True)
+    import blocked_te_shim.pytorch as stub
+
+    assert callable(stub.Linear)
+    reg.revert()
+    assert "blocked_te_shim" not in sys.modules and "blocked_te_shim.pytorch" not in sys.modules

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .errors import PatchApplyError, TargetNotFoundError
 from .journal import AliasEntry, Record, discard, evict_module, rebind_aliases, restore_aliases, undo_all
 from .patch_record import Patch, install, stub_chain
-from .targets import locate
+from .targets import locate, not_found
 from .watcher import ImportWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,11 +107,36 @@ class Applier:
             if patch.warnings:
                 logger.warning("mindspeed_ms[%s]: %s: %s", self.registry.name, patch.target, "; ".join(patch.warnings))
 
+    def _blocked_prefix(self, patch: Patch) -> TargetNotFoundError | None:
+        """For a target under a blocked module that is not imported: the not-found error stubs start from.
+
+        A block hides a module (MSAdapter's ``transformer_engine`` shim): to a ``create_dummy=True``
+        registration under it (MindSpeed registers ``transformer_engine.pytorch.*`` that way when TE is
+        not installed) it is not installed, so the stub chain is created instead of waiting for an
+        import the block refuses.
+        """
+        parts = patch.parts
+        for position in range(len(parts)):
+            name = ".".join(parts[: position + 1])
+            if name in sys.modules:
+                continue
+            if not self.watcher.is_blocked(name):
+                return None
+            owner = sys.modules.get(".".join(parts[:position])) if position else None
+            if position and owner is None:
+                return None
+            return not_found(patch.target, parts, position, owner)
+        return None
+
     def place(self, patch: Patch, journal: list[Record], armed: list[Patch]) -> AliasEntry | None:
         """Install ``patch`` now if its module is imported, else arm the hook for the module it waits for."""
         while True:
             try:
                 located = locate(patch.target, patch.parts)
+                if patch.create_dummy and located.waiting_for is not None:
+                    hidden = self._blocked_prefix(patch)
+                    if hidden is not None:  # blocked = not installed: create the stubs, as MindSpeed does
+                        raise hidden
             except TargetNotFoundError as error:
                 if not patch.create_dummy:
                     raise
