@@ -19,7 +19,7 @@ import os
 import pkgutil
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from mindspeed_ms.errors import AdaptationError, ProviderError
@@ -60,6 +60,9 @@ class Provider:
     origin: str = ""
     blocks: tuple[tuple[str, str | None], ...] = ()
     register_args: Callable[[Any], object] | None = None
+    #: one of mindspeed_ms's own (:mod:`mindspeed_ms.patches`): its replacements are fallbacks that
+    #: give way to anyone else's registration of the same target (MindSpeed, MindSpeed-LLM, the user)
+    builtin: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,7 @@ def discover_providers(
     providers: list[Provider] = []
     left_out: list[SkippedProvider] = []
 
-    def consider(key: str, origin: str, load: Callable[[], Any]) -> None:
+    def consider(key: str, origin: str, load: Callable[[], Any], builtin: bool = False) -> None:
         seen.add(key)
         if key in disabled:
             left_out.append(SkippedProvider(key, origin, f"disabled by {DISABLE_ENV}"))
@@ -223,6 +226,8 @@ def discover_providers(
             raise ProviderError(f"provider {key!r} ({origin}) failed to load: {type(exc).__name__}: {exc}",
                                 provider=key) from exc
         provider = as_provider(obj, key, origin)
+        if builtin:
+            provider = replace(provider, builtin=True)
         seen.add(provider.name)
         if provider.name in disabled:
             left_out.append(SkippedProvider(provider.name, origin, f"disabled by {DISABLE_ENV}"))
@@ -233,7 +238,8 @@ def discover_providers(
         for module_name in _builtin_names(builtin_package):
             qualified = f"{builtin_package}.{module_name}"
             consider(module_name, f"built-in module {qualified}",
-                     lambda qualified=qualified: importlib.import_module(qualified))  # type: ignore[misc]  # the default binds the loop value
+                     lambda qualified=qualified: importlib.import_module(qualified),  # type: ignore[misc]  # the default binds the loop value
+                     builtin=True)
     if entry_points:
         for entry_point in _entry_points():
             consider(entry_point.name, _entry_point_origin(entry_point), entry_point.load)
@@ -315,7 +321,7 @@ def register_providers(registry: PatchRegistry, providers: Iterable[Provider], a
 def _register_one(registry: PatchRegistry, provider: Provider, args: Any) -> None:
     before = set(sys.modules)
     try:
-        with registry.provider(provider.name):
+        with registry.provider(provider.name, fallback=provider.builtin):
             provider.register(registry, args)
     except Exception as exc:
         raise ProviderError(

@@ -116,3 +116,20 @@ def test_bucket_param_sync_gathers_every_shard_into_the_parameter_buffer(ranks: 
 def test_pipeline_p2p_exchange_with_blocking_send_recv(ranks: dict) -> None:
     assert ranks[0]["p2p"] == [[-1.0] * 3] * 2  # stage 0 received the gradient from stage 1
     assert ranks[1]["p2p"] == [[7.0] * 3] * 2  # stage 1 received the activation from stage 0
+
+
+def test_all_reduce_into_any_kind_of_view_reaches_the_base(ranks: dict) -> None:
+    summed = (np.arange(6) * 3.0).tolist()
+    for rank, result in ranks.items():
+        views = result["into_views"]
+        own = (np.arange(6) * (rank + 1.0)).tolist()
+        assert views["slice"] == own[:2] + summed[2:4] + own[4:]
+        for kind in ("full_slice", "reshape", "transpose", "owner"):
+            assert views[kind] == summed, kind
+        assert views["async"] == [rank + 1.0, 3.0, 3.0, rank + 1.0]
+
+
+def test_broadcast_and_recv_into_a_view_reach_the_base(ranks: dict) -> None:
+    assert ranks[0]["into_views"]["broadcast"] == [1.0] * 4
+    assert ranks[1]["into_views"]["broadcast"] == [2.0, 1.0, 1.0, 2.0]
+    assert ranks[1]["into_views"]["recv"] == [0.0, 0.0, 7.0, 8.0]

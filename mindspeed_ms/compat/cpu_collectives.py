@@ -15,7 +15,10 @@ from typing import Any
 
 __all__ = ["CompletedWork", "all_gather_into_tensor", "all_gather_object", "gather_object",
            "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_gather_wrapper",
-           "reduce_scatter"]
+           "reduce_scatter", "into_caller_wrapper", "IN_PLACE_COLLECTIVES"]
+
+#: Collectives that write their result into their first argument (``tensor``).
+IN_PLACE_COLLECTIVES = ("all_reduce", "broadcast", "recv")
 
 
 class CompletedWork:
@@ -251,3 +254,36 @@ def reduce_scatter(output: Any, input_list: list[Any], op: Any = None, group: An
     start = sum(sizes[:rank])
     output.copy_(flat[start:start + sizes[rank]].reshape(tuple(output.shape)).to(output.dtype))
     return _done(async_op)
+
+
+def into_caller_wrapper(collective: Any) -> Any:
+    """Make a collective that writes into its ``tensor`` argument reach it when that tensor is a view.
+
+    On MindSpore's CPU backend ``all_reduce``, ``broadcast`` and ``recv`` into a view
+    (any slice, ``view``, even ``t[:]``) return normally and leave the view and its base unchanged,
+    so gradients reduced bucket by bucket (megatron's and MindSpeed's ``start_grad_sync`` reduce
+    views of one grad buffer) silently stay each rank's own. The collective runs on a copy that owns
+    its memory, and the result is copied into the caller's tensor, which writes through a view
+    (:mod:`mindspeed_ms.compat.inplace`). Collectives are not recorded by autograd (as in PyTorch),
+    so the copy back is too. An async call is waited for here and returns a finished handle.
+    """
+    import functools
+
+    @functools.wraps(collective)
+    def collective_(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        if not hasattr(tensor, "asnumpy"):  # not a MindSpore tensor: nothing to fix
+            return collective(tensor, *args, **kwargs)
+        import torch
+        from mindspore import ops
+
+        with torch.no_grad():
+            owned = ops.deepcopy(tensor)
+        result = collective(owned, *args, **kwargs)
+        waited = hasattr(result, "wait")
+        if waited:
+            result.wait()
+        with torch.no_grad():
+            tensor.copy_(owned)
+        return CompletedWork() if waited else result
+
+    return collective_

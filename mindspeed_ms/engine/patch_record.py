@@ -96,6 +96,10 @@ class Patch:
         #: the replacement was registered with force_patch outside any provider: it outranks providers
         self.replacement_forced = False
         self.replacement_requires: tuple[str, ...] = ()
+        #: the replacement is a fallback (a built-in provider's): another registration takes its place
+        self.replacement_fallback = False
+        #: fallback replacements waiting behind the replacement, ``(func, site, provider, requires)``
+        self.yielded: list[tuple[Any, str, str | None, tuple[str, ...]]] = []
         self.wraps: list[tuple[Any, str, str | None, tuple[str, ...]]] = []
         self.sites: list[tuple[str, str | None]] = []
         #: what the last apply() chose to install: the replacement (NO_REPLACEMENT: the original) and wraps
@@ -123,14 +127,24 @@ class Patch:
     def registration(self) -> tuple[Any, ...]:
         """Return the registration fields (for withdrawing a provider's registrations)."""
         return (self.replacement, self.replacement_site, self.replacement_provider, self.replacement_forced,
-                self.replacement_requires, list(self.wraps), list(self.sites), self.purpose, self.provider,
-                self.create_dummy, self.log_calls)
+                self.replacement_requires, self.replacement_fallback, list(self.yielded), list(self.wraps),
+                list(self.sites), self.purpose, self.provider, self.create_dummy, self.log_calls)
 
     def restore_registration(self, saved: tuple[Any, ...]) -> None:
         (self.replacement, self.replacement_site, self.replacement_provider, self.replacement_forced,
-         self.replacement_requires, self.wraps, self.sites, self.purpose, self.provider, self.create_dummy,
-         self.log_calls) = saved
-        self.wraps, self.sites = list(self.wraps), list(self.sites)
+         self.replacement_requires, self.replacement_fallback, self.yielded, self.wraps, self.sites, self.purpose,
+         self.provider, self.create_dummy, self.log_calls) = saved
+        self.yielded, self.wraps, self.sites = list(self.yielded), list(self.wraps), list(self.sites)
+
+    def clear_replacement(self) -> None:
+        """Remove the replacement; the latest fallback waiting behind it (if any) takes its place."""
+        if self.yielded:
+            func, site, provider, requires = self.yielded.pop()
+            self.replacement, self.replacement_site, self.replacement_provider = func, site, provider
+            self.replacement_requires, self.replacement_forced, self.replacement_fallback = requires, False, True
+            return
+        self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
+        self.replacement_requires, self.replacement_forced, self.replacement_fallback = (), False, False
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -182,9 +196,9 @@ class Patch:
 
     def drop_provider(self, provider: str) -> bool:
         """Remove what ``provider`` registered here; return whether anything is left."""
+        self.yielded = [entry for entry in self.yielded if entry[2] != provider]
         if self.replacement_provider == provider and self.replacement is not NO_REPLACEMENT:
-            self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
-            self.replacement_requires, self.replacement_forced = (), False
+            self.clear_replacement()
         self.wraps = [wrap for wrap in self.wraps if wrap[2] != provider]
         self.sites = [entry for entry in self.sites if entry[1] != provider]
         if self.provider == provider:
@@ -251,8 +265,12 @@ class Patch:
             target=self.target, kinds=self.kinds, state=state, replacement=replacement,
             registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
             warnings=tuple(self.notes) + tuple(self.warnings), reason=reason, purpose=self.purpose,
-            provider=self.provider,
-            calls=self.calls if (traced or self.log_calls) else None, requires=self.requires)
+            provider=self.replacement_provider if self.replacement_provider is not None and self.yielded
+            else self.provider,
+            calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
+            superseded=tuple(f"{describe(func)} (registered at {site}" + (f" by provider {provider!r})" if provider
+                                                                          else ")")
+                             for func, site, provider, _ in self.yielded))
 
     def __repr__(self) -> str:
         return f"<Patch {self.target} {'+'.join(self.kinds)} {self.state}>"

@@ -24,7 +24,7 @@ from .errors import (
     PatchValidationError,
     TargetNotFoundError,
 )
-from .patch_record import NO_REPLACEMENT, Patch, is_reference
+from .patch_record import NO_REPLACEMENT, Patch, describe, is_reference
 from .requirements import normalize_requires
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import locate, parse_target, suggest
@@ -82,6 +82,8 @@ class PatchRegistry:
         self._lock = threading.RLock()
         self._op_lock = threading.RLock()
         self._provider: str | None = None
+        #: registrations in the current provider() block are fallbacks (a built-in provider's)
+        self._fallback = False
         self._scopes: list[dict[str, Any]] = []
         self.watcher = watcher if watcher is not None else default_watcher
         self._applier = Applier(self, self._lock, self.watcher)
@@ -90,7 +92,7 @@ class PatchRegistry:
     def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
                  create_dummy: bool = False, kind: str = "auto",
                  requires: None | str | Sequence[str] = None, purpose: str | None = None,
-                 log_calls: bool = False, site: str | None = None) -> Patch:
+                 log_calls: bool = False, site: str | None = None, fallback: bool | None = None) -> Patch:
         """Register a replacement or a wrap for ``target``; nothing is imported or patched yet.
 
         Args:
@@ -106,6 +108,11 @@ class PatchRegistry:
             log_calls: log every call of the installed object.
             site: ``file:line`` to record as the registration site (a facade such as the MindSpeed
                 patch-manager API names its caller's line); the caller's line when None.
+            fallback: the replacement is a fallback (mindspeed_ms's built-in providers register
+                theirs so): a replacement registered for the same target by anyone else takes the
+                target without ``force_patch``, and the fallback waits, visible in ``status()``
+                (``superseded``), until that replacement is withdrawn. ``None``: the enclosing
+                :meth:`provider` block's setting.
 
         Returns:
             The target's :class:`Patch` record (one per target).
@@ -144,7 +151,8 @@ class PatchRegistry:
                                          sites=(patch.sources[0], site))
             self._remember(patch, created)
             if kind == "replace":
-                self._set_replacement(patch, new_func, site, force_patch, self._provider, reqs)
+                self._set_replacement(patch, new_func, site, force_patch, self._provider, reqs,
+                                      self._fallback if fallback is None else fallback)
             else:
                 index = next((i for i, wrap in enumerate(patch.wraps) if wrap[0] is new_func), None)
                 if index is None:
@@ -185,24 +193,39 @@ class PatchRegistry:
 
     @staticmethod
     def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None,
-                         requires: tuple[str, ...]) -> None:
+                         requires: tuple[str, ...], fallback: bool) -> None:
         current = patch.replacement
         if current is new_func:
             if provider is None and patch.replacement_provider is not None:
                 # the user registers a provider's replacement too: it is the user's now
                 patch.replacement_site, patch.replacement_provider = site, None
                 patch.replacement_forced, patch.replacement_requires = force, requires
+                patch.replacement_fallback = False
             return
         if new_func is None and current is not NO_REPLACEMENT:
             return  # a placeholder never displaces a real replacement
-        if current not in (NO_REPLACEMENT, None) and not force and provider is not None \
+        occupied = current not in (NO_REPLACEMENT, None)
+        if occupied and not force and provider is not None \
                 and patch.replacement_provider is None and patch.replacement_forced:
             # The user forced this replacement over the provider's; providers registering again
             # (repatch()) do not take it back.
             logger.debug("%s: provider %r's replacement registered at %s yields to the user's forced one at %s",
                          patch.target, provider, site, patch.replacement_site)
             return
-        if current not in (NO_REPLACEMENT, None) and not force:
+        if occupied and fallback and not patch.replacement_fallback and provider != patch.replacement_provider:
+            # a fallback registered after someone else's replacement waits behind it
+            patch.yielded.append((new_func, site, provider, requires))
+            logger.info("%s: fallback %s registered at %s by %r waits behind %s registered at %s", patch.target,
+                        describe(new_func), site, provider, describe(current), patch.replacement_site)
+            return
+        if occupied and patch.replacement_fallback and not fallback and provider != patch.replacement_provider:
+            # someone else's replacement takes the target from a fallback, which waits behind it
+            patch.yielded.append((current, patch.replacement_site or "?", patch.replacement_provider,
+                                  patch.replacement_requires))
+            logger.info("%s: %s registered at %s takes the target from fallback %s registered at %s by %r",
+                        patch.target, describe(new_func), site, describe(current), patch.replacement_site,
+                        patch.replacement_provider)
+        elif occupied and not force:
             raise PatchConflictError(
                 f"{patch.target!r} already has replacement {current!r} registered at {patch.replacement_site}; "
                 f"the registration at {site} wants {new_func!r}. Pass force_patch=True to replace it, or "
@@ -212,6 +235,7 @@ class PatchRegistry:
         patch.replacement_provider = provider
         patch.replacement_forced = force and provider is None
         patch.replacement_requires = requires
+        patch.replacement_fallback = fallback
 
     def block(self, module_name: str, *, purpose: str | None = None) -> Patch:
         """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
@@ -253,7 +277,8 @@ class PatchRegistry:
                     raise TargetNotFoundError(f"nothing is registered for {target!r}{hint}", target=target,
                                               missing=target, suggestions=close)
                 if new_func is not None and patch.replacement is not new_func and \
-                        not any(wrap[0] is new_func for wrap in patch.wraps):
+                        not any(wrap[0] is new_func for wrap in patch.wraps) and \
+                        not any(entry[0] is new_func for entry in patch.yielded):
                     raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
                 self._remember(patch, False)  # a failing provider scope puts it back
             self._applier.withdraw(patch)
@@ -261,23 +286,25 @@ class PatchRegistry:
                 if new_func is None:
                     del self._patches[target]
                     return
+                patch.yielded = [entry for entry in patch.yielded if entry[0] is not new_func]
                 if patch.replacement is new_func:
-                    patch.replacement, patch.replacement_site = NO_REPLACEMENT, None
-                    patch.replacement_provider, patch.replacement_forced, patch.replacement_requires = None, False, ()
+                    patch.clear_replacement()
                 patch.wraps = [wrap for wrap in patch.wraps if wrap[0] is not new_func]
                 if not patch.kinds:
                     del self._patches[target]
 
     @contextmanager
-    def provider(self, name: str) -> Iterator[PatchRegistry]:
+    def provider(self, name: str, *, fallback: bool = False) -> Iterator[PatchRegistry]:
         """Attribute registrations inside the block to provider ``name``; all or nothing.
+
+        With ``fallback``, the block's replacements are fallbacks (see :meth:`register`).
 
         If the block raises, every registration made inside it is withdrawn (and what it
         unregistered is registered again) and the exception propagates. While the block runs,
         :func:`registry_being_filled` returns this registry (so ``MindSporeAdaptation.register``
         called by a provider registers here).
         """
-        with self._scope(name):
+        with self._scope(name, fallback=fallback):
             yield self
 
     @contextmanager
@@ -287,13 +314,14 @@ class PatchRegistry:
             yield self
 
     @contextmanager
-    def _scope(self, name: str | None, *, keep_provider: bool = False) -> Iterator[None]:
+    def _scope(self, name: str | None, *, keep_provider: bool = False, fallback: bool = False
+               ) -> Iterator[None]:
         with self._lock:
             scope: dict[str, Any] = {}
             self._scopes.append(scope)
-            outer = self._provider
+            outer, outer_fallback = self._provider, self._fallback
             if not keep_provider:
-                self._provider = name
+                self._provider, self._fallback = name, fallback
         _filling.append(self)
         try:
             yield
@@ -311,7 +339,7 @@ class PatchRegistry:
             _filling.remove(self)
             with self._lock:
                 self._scopes[:] = [item for item in self._scopes if item is not scope]
-                self._provider = outer
+                self._provider, self._fallback = outer, outer_fallback
 
     def withdraw_provider(self, name: str) -> list[str]:
         """Remove exactly what provider ``name`` registered (reverting it at once where applied).

@@ -31,6 +31,9 @@ class PatchStatus:
         provider: the provider that registered it, if any.
         calls: calls counted since apply when call tracing is on, else ``None``.
         requires: the PEP 508 requirements it was registered with.
+        superseded: fallback replacements (mindspeed_ms's built-in fixes) that gave the target to the
+            registered replacement and wait behind it, each as ``"name (registered at file:line by
+            provider 'x')"``; they take the target again if that replacement is withdrawn.
     """
 
     target: str
@@ -47,6 +50,7 @@ class PatchStatus:
     provider: str | None = None
     calls: int | None = None
     requires: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-serialisable data."""
@@ -103,6 +107,10 @@ class ApplyReport:
         overwritten = self.counts.get("overwritten", 0)
         if overwritten:
             parts.append(f"{overwritten} overwritten by someone else")
+        superseded = sum(1 for status in self.statuses if status.superseded)
+        if superseded:
+            parts.append(f"{superseded} built-in {'fix' if superseded == 1 else 'fixes'} superseded by other "
+                         f"registrations")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -73,6 +73,15 @@ def register(registry: Any, args: Any) -> None:
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
+    from mindspeed_ms.compat.cpu_collectives import IN_PLACE_COLLECTIVES, into_caller_wrapper
+
+    for collective in IN_PLACE_COLLECTIVES:
+        registry.register(
+            f"msadapter.distributed.distributed_c10d.{collective}", into_caller_wrapper, kind="wrap",
+            requires=_MSADAPTER,
+            purpose=f"torch.distributed.{collective} into a view returns normally and changes neither the view nor "
+                    f"its base on CPU (silent: DDP buckets are views of one grad buffer, so gradients stayed each "
+                    f"rank's own); run it on an owned copy and write the result back")
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:

@@ -122,6 +122,28 @@ else:
                              prev_pipeline_rank=0, next_pipeline_rank=0)
 results["p2p"] = received.numpy().tolist()
 
+# collectives that write into their tensor argument, given views (DDP buckets are views of one buffer)
+views = {}
+for kind, make in (("slice", lambda b: b[2:4]), ("full_slice", lambda b: b[0:6]), ("reshape", lambda b: b.view(2, 3)),
+                   ("transpose", lambda b: b.view(2, 3).t()), ("owner", lambda b: b)):
+    base = torch.arange(6, dtype=torch.float32) * (rank + 1)
+    torch.distributed.all_reduce(make(base))
+    views[kind] = base.numpy().tolist()
+base = torch.ones(4) * (rank + 1)
+handle = torch.distributed.all_reduce(base[1:3], async_op=True)
+handle.wait()
+views["async"] = base.numpy().tolist()
+base = torch.ones(4) * (rank + 1)
+torch.distributed.broadcast(base[1:3], src=0)
+views["broadcast"] = base.numpy().tolist()
+base = torch.zeros(4)
+if rank == 0:
+    torch.distributed.send(torch.tensor([7.0, 8.0]), 1)
+else:
+    torch.distributed.recv(base[2:4], 0)
+views["recv"] = base.numpy().tolist()
+results["into_views"] = views
+
 torch.distributed.barrier()
 print("RESULT " + json.dumps({"rank": rank, **results}, default=lambda value: np.asarray(value).tolist()),
       flush=True)
