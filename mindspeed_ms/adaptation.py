@@ -38,6 +38,8 @@ __all__ = ["MindSporeAdaptation", "default_registry", "pytorch_registry", "execu
 
 LOG_LEVEL_ENV = "MINDSPEED_MS_LOG_LEVEL"
 TRACE_ENV = "MINDSPEED_MS_TRACE"
+#: "skip": a registered target that does not exist is skipped (with a warning) instead of failing apply()
+MISSING_TARGETS_ENV = "MINDSPEED_MS_MISSING_TARGETS"
 TRACE_FILE_ENV = "MINDSPEED_MS_TRACE_FILE"
 PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"  # parity.capture's switch, named here to avoid importing it
 #: Files an NVIDIA driver provides; without them PyTorch has no CUDA device (checked without importing torch).
@@ -76,13 +78,25 @@ def _is_truthy(value: str | None) -> bool:
 def default_registry() -> PatchRegistry:
     """Return the process-wide registry behind :class:`MindSporeAdaptation`, creating it on first use.
 
-    Call tracing is on when ``MINDSPEED_MS_TRACE`` is ``1``/``true``/``yes``/``on`` at creation.
+    Call tracing is on when ``MINDSPEED_MS_TRACE`` is ``1``/``true``/``yes``/``on`` at creation;
+    ``MINDSPEED_MS_MISSING_TARGETS=skip`` skips (and warns about) registered targets that do not exist
+    instead of failing ``apply()``.
+
+    Raises:
+        PatchValidationError: ``MINDSPEED_MS_MISSING_TARGETS`` is neither ``error`` nor ``skip``.
     """
     with _state.lock:
         if _state.registry is None:
+            from mindspeed_ms.engine.errors import PatchValidationError
             from mindspeed_ms.registry import PatchRegistry
 
-            _state.registry = PatchRegistry(name="mindspeed_ms", trace=_is_truthy(os.environ.get(TRACE_ENV)))
+            policy = os.environ.get(MISSING_TARGETS_ENV, "").strip().lower() or "error"
+            try:
+                _state.registry = PatchRegistry(name="mindspeed_ms", trace=_is_truthy(os.environ.get(TRACE_ENV)),
+                                                missing_targets=policy)
+            except PatchValidationError as error:
+                raise PatchValidationError(f"{MISSING_TARGETS_ENV}={os.environ[MISSING_TARGETS_ENV]!r} is "
+                                           f"unknown: set it to 'error' (the default) or 'skip'") from error
         return _state.registry
 
 

@@ -163,6 +163,24 @@ def test_create_dummy_creates_stub_modules_and_removes_them(reg):
     assert not any(name.startswith("stub_root_zz") for name in sys.modules)
 
 
+def test_stub_modules_answer_find_spec_like_imported_packages(reg):
+    # transformers probes optional packages with importlib.util.find_spec; MindSpeed registers
+    # flash_attn.flash_attn_interface.flash_attn_unpadded_func with create_dummy=True
+    import importlib.util
+
+    reg.register("stub_spec_zz.iface.func", create_dummy=True)
+    reg.apply()
+    try:
+        spec = importlib.util.find_spec("stub_spec_zz")
+        assert spec is not None and spec.name == "stub_spec_zz" and spec.origin is None
+        assert importlib.util.find_spec("stub_spec_zz.iface").name == "stub_spec_zz.iface"
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("stub_spec_zz.not_there")
+    finally:
+        reg.revert()
+    assert importlib.util.find_spec("stub_spec_zz") is None
+
+
 def test_create_dummy_placeholder_attribute_on_real_module(reg, modules):
     mod = modules.load("dummy_real", "x = 1\n")
     reg.register("dummy_real.missing_func", create_dummy=True)

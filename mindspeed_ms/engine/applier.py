@@ -73,7 +73,16 @@ class Applier:
                     states[current] = "applied"
                 else:
                     current.notes = list(notes)
-                    entry = self.place(current, journal, armed)
+                    try:
+                        entry = self.place(current, journal, armed)
+                    except TargetNotFoundError as missing:
+                        if self.registry.missing_targets != "skip":
+                            raise
+                        # nothing of this patch was installed: locating fails before any change
+                        states[current] = "skipped"
+                        current.reason = (f"target missing, skipped (missing_targets='skip'): {missing}")
+                        logger.warning("mindspeed_ms[%s]: %s", self.registry.name, current.reason)
+                        continue
                     states[current] = "pending-import" if current.watching and not current.records else "applied"
                     if entry is not None:
                         aliases.setdefault(current.target.rpartition(".")[2], []).append(entry)

@@ -12,6 +12,7 @@ it restored), so registries can be reverted in any order and the original still 
 
 from __future__ import annotations
 
+import importlib.machinery
 import logging
 import sys
 import threading
@@ -197,6 +198,10 @@ def make_stub(journal: list[Record], fullname: str, patch: Any) -> ModuleType:
     """Create an empty stub module ``fullname`` in ``sys.modules`` and on its parent."""
     module = ModuleType(fullname, f"Stub created by mindspeed_ms (create_dummy=True) for {patch.target}")
     module.__mindspeed_ms_stub__ = True  # type: ignore[attr-defined]  # a marker on a plain module
+    # a spec (and an empty package path), as an imported module has: importlib.util.find_spec(name)
+    # raises ValueError for a module in sys.modules without one (transformers probes flash_attn so)
+    module.__spec__ = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+    module.__path__ = []
     sys.modules[fullname] = module
     journal.append(Record("stub", None, fullname, _MISSING, module, False, patch))
     parent_name, _, leaf = fullname.rpartition(".")

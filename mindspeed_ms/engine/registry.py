@@ -31,11 +31,13 @@ from .targets import locate, parse_target, suggest
 from .watcher import ImportWatcher
 from .watcher import watcher as default_watcher
 
-__all__ = ["PatchRegistry", "registry_being_filled"]
+__all__ = ["PatchRegistry", "registry_being_filled", "MISSING_TARGET_POLICIES"]
 
 logger = logging.getLogger("mindspeed_ms")
 
 _KINDS = ("auto", "replace", "wrap")
+#: What apply() may do with a missing target (see PatchRegistry).
+MISSING_TARGET_POLICIES = ("error", "skip")
 #: Modules whose frames are machinery, not registration sites.
 INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation", "mindspeed_ms.providers"}
 
@@ -71,10 +73,21 @@ class PatchRegistry:
         trace: wrap every installed callable in a counting shim (``PatchStatus.calls``).
         watcher: the import watcher deferred patches and blocks subscribe to (the process-wide
             one by default; tests and isolated registries may pass their own).
+        missing_targets: what ``apply()`` does with a target that does not exist (and is not
+            ``create_dummy``): ``"error"`` (default) fails the batch atomically, as MindSpeed's
+            manager raises; ``"skip"`` marks that patch ``skipped`` with the reason, warns, and
+            applies the others (for registrations written against another version of their target).
+
+    Raises:
+        PatchValidationError: ``missing_targets`` is neither ``"error"`` nor ``"skip"``.
     """
 
     def __init__(self, name: str = "default", *, strict: bool = False, trace: bool = False,
-                 watcher: ImportWatcher | None = None) -> None:
+                 watcher: ImportWatcher | None = None, missing_targets: str = "error") -> None:
+        if missing_targets not in MISSING_TARGET_POLICIES:
+            raise PatchValidationError(f"missing_targets={missing_targets!r} is unknown: use one of "
+                                       f"{', '.join(map(repr, MISSING_TARGET_POLICIES))}")
+        self.missing_targets = missing_targets
         self.name = name
         self.strict = strict
         self.trace = trace

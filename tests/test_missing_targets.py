@@ -1,0 +1,77 @@
+"""A registered target that does not exist: apply() fails atomically by default, or skips it on request.
+
+Registrations written against another version of their target meet this in the field: MindSpeed-LLM
+2.2.0 patches ``transformers...PretrainedConfig.dict_torch_dtype_to_str``, which transformers 4.57.1
+(its own pin) renamed ``dict_dtype_to_str``; MindSpeed's manager raises there. ``missing_targets=
+"skip"`` (``MINDSPEED_MS_MISSING_TARGETS=skip`` for the process-wide registry) keeps the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mindspeed_ms import PatchRegistry
+from mindspeed_ms.errors import PatchApplyError, PatchValidationError
+
+SOURCE = """
+class Config:
+    def dict_dtype_to_str(self, d):
+        return "orig"
+
+def func():
+    return "orig"
+"""
+
+
+def test_by_default_a_missing_target_fails_the_whole_apply(reg, modules):
+    mod = modules.load("mt_default", SOURCE)
+    reg.register("mt_default.func", lambda: "new")
+    reg.register("mt_default.Config.dict_torch_dtype_to_str", lambda self, d: "new")
+    with pytest.raises(PatchApplyError, match="dict_dtype_to_str"):  # the suggestion names the new spelling
+        reg.apply()
+    assert mod.func() == "orig"
+    states = {s.target: s.state for s in reg.status()}
+    assert states["mt_default.Config.dict_torch_dtype_to_str"] == "failed"
+
+
+def test_skip_leaves_the_missing_target_out_with_its_reason_and_applies_the_rest(modules, caplog):
+    mod = modules.load("mt_skip", SOURCE)
+    reg = PatchRegistry("skipping", missing_targets="skip")
+    reg.register("mt_skip.func", lambda: "new")
+    reg.register("mt_skip.Config.dict_torch_dtype_to_str", lambda self, d: "new")
+    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+        report = reg.apply()
+    try:
+        assert mod.func() == "new"
+        assert not hasattr(mod.Config, "dict_torch_dtype_to_str")
+        assert report.applied == 1 and report.skipped == 1
+        (skipped,) = [s for s in report.statuses if s.state == "skipped"]
+        assert "target missing" in skipped.reason and "dict_dtype_to_str" in skipped.reason
+        assert any("dict_torch_dtype_to_str" in record.getMessage() for record in caplog.records)
+    finally:
+        reg.revert()
+    assert mod.func() == "orig"
+
+
+def test_an_unknown_policy_is_a_typed_error():
+    with pytest.raises(PatchValidationError, match="'error', 'skip'"):
+        PatchRegistry("bad", missing_targets="ignore")
+
+
+@pytest.mark.parametrize(("value", "expected"), [("skip", "skip"), ("", "error"), ("bogus", None)])
+def test_the_environment_sets_the_process_wide_registrys_policy(value, expected):
+    env = dict(os.environ, MINDSPEED_MS_MISSING_TARGETS=value)
+    done = subprocess.run([sys.executable, "-c", "from mindspeed_ms.adaptation import default_registry\n"
+                           "print(default_registry().missing_targets)"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    if expected is None:
+        assert done.returncode != 0
+        assert "MINDSPEED_MS_MISSING_TARGETS='bogus'" in done.stderr and "PatchValidationError" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected
