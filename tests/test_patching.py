@@ -469,3 +469,31 @@ def test_create_dummy_under_a_blocked_module_creates_stubs_instead_of_waiting(re
     assert callable(stub.Linear)
     reg.revert()
     assert "blocked_te_shim" not in sys.modules and "blocked_te_shim.pytorch" not in sys.modules
+
+
+def test_an_inherited_method_patched_on_a_subclass_can_be_installed_again(reg, modules):
+    # MindSpeed-LLM patches mindspeed.op_builder.gmm_builder.GMMOpBuilder.load, inherited from
+    # MindSpeedOpBuilder; a registration after apply() installs it again on top of itself
+    mod = modules.load("inherit_again", """
+class Base:
+    def load(self):
+        return "base"
+
+class Child(Base):
+    pass
+""")
+
+    def load_wrapper(fn):
+        def load(self):
+            return ("wrapped", fn(self))
+        return load
+
+    reg.register("inherit_again.Child.load", lambda self: "patched")
+    reg.apply()
+    assert mod.Child().load() == "patched"
+    reg.register("inherit_again.Child.load", load_wrapper)
+    reg.apply()
+    assert mod.Child().load() == ("wrapped", "patched")
+    assert reg.status()[0].state == "applied"
+    reg.revert()
+    assert "load" not in vars(mod.Child) and mod.Child().load() == "base"

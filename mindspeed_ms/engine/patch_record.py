@@ -305,6 +305,11 @@ def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
             continue
         if (record.kind in ("attr", "getattr") and record.owner is located.owner and record.name == located.name) or \
                 (record.kind == "module" and located.is_module and record.name == located.module_name):
+            if record.old is MISSING and isinstance(record.owner, type):
+                # patched on a subclass that inherited it: the original is what the bases provide
+                for base in record.owner.__mro__[1:]:
+                    if record.name in vars(base):
+                        return vars(base)[record.name], True
             return record.old, record.old is not MISSING
     return located.raw, located.exists
 
