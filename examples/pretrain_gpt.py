@@ -62,8 +62,6 @@ from megatron.core.pipeline_parallel import get_forward_backward_func
 from megatron.core.tensor_parallel.random import get_cuda_rng_tracker, model_parallel_cuda_manual_seed
 from megatron.core.transformer.transformer_config import TransformerConfig
 
-from mindspeed_ms.framework import get_ai_framework
-
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Pretrain a small megatron-core GPT on synthetic data")
@@ -372,7 +370,7 @@ def main(argv=None):
         timed = step_times[1:] or step_times  # the first iteration includes one-time setup
         print(f"training done: {len(step_times)} iterations, {len(timed) / sum(timed):.2f} iterations/s",
               flush=True)
-    if get_ai_framework() == "pytorch":
+    if args.ai_framework == "pytorch":
         # Leave the process group before the interpreter exits: gloo's threads torn down at exit abort a
         # worker now and then ("terminate called without an active exception"), failing a finished run.
         # Not on MindSpore: its CPU barrier is a ring all-reduce, and a rank that passes it and tears the
