@@ -106,7 +106,8 @@ def _patches(options: argparse.Namespace) -> int:
                           "patches": [status.to_dict() for status in statuses]}, indent=2))
         return 0
     rows = [(s.target, "+".join(s.kinds), s.state, s.replacement or "", s.provider or "", _short(s.registered_at),
-             s.reason or s.purpose or "") for s in statuses]
+             s.reason or ("supersedes built-in " + "; ".join(s.superseded) if s.superseded else s.purpose) or "")
+            for s in statuses]
     print(_table(rows, _COLUMNS))
     print(f"\n{len(statuses)} patches, {framework} mode; {_providers_line(run)}")
     return 0

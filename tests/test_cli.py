@@ -229,3 +229,27 @@ def test_patches_and_static_verify_run_without_mindspore(tmp_path):
                              capture_output=True, text=True, env=env, timeout=120)
     assert checked.returncode in (0, 1), checked.stderr
     assert "Traceback" not in checked.stderr and json.loads(checked.stdout)["targets"]
+
+
+def test_patches_shows_a_downstream_replacement_superseding_a_built_in_fix(tmp_path, monkeypatch, capsys):
+    provider = f"cli_sync_{uuid.uuid4().hex[:8]}"
+    target = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup.start_grad_sync"
+    write_distribution(tmp_path / "site", "cli-sync", entry_points={"sync": provider}, modules={
+        f"{provider}.py": textwrap.dedent(f"""
+            def start_grad_sync(self):
+                return None
+
+            def register(registry, args):
+                registry.register("{target}", start_grad_sync)  # no force_patch: ours is a fallback
+        """),
+    })
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("MINDSPEED_MS_DEVICE", "CPU")
+    monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
+    assert main(["patches", "--ai-framework", "mindspore"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(target)]
+    assert f"{provider}.start_grad_sync" in row and " sync " in row
+    assert "supersedes built-in mindspeed_ms.compat.megatron_parallel.start_grad_sync" in row
+    assert main(["patches", "--ai-framework", "mindspore", "--json"]) == 0
+    (entry,) = [p for p in json.loads(capsys.readouterr().out)["patches"] if p["target"] == target]
+    assert entry["provider"] == "sync" and "'megatron_core'" in entry["superseded"][0]
