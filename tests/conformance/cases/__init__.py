@@ -1,0 +1,1 @@
+"""Conformance case modules (see conformance.harness): one module per family of ops."""
