@@ -71,8 +71,21 @@ def _logger() -> logging.Logger:
     return logging.getLogger(__name__)
 
 
-def _is_truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def _switch(variable: str) -> bool:
+    """Read an on/off environment variable: unset or empty is off; anything but 1/0 words is an error.
+
+    Raises:
+        SettingError: the value is neither ``1``/``true``/``yes``/``on`` nor ``0``/``false``/``no``/``off``.
+    """
+    raw = os.environ.get(variable) or ""
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    from mindspeed_ms.engine.errors import SettingError
+
+    raise SettingError(variable, raw, "1/true/yes/on or 0/false/no/off")
 
 
 def default_registry() -> PatchRegistry:
@@ -83,20 +96,20 @@ def default_registry() -> PatchRegistry:
     instead of failing ``apply()``.
 
     Raises:
-        PatchValidationError: ``MINDSPEED_MS_MISSING_TARGETS`` is neither ``error`` nor ``skip``.
+        SettingError: ``MINDSPEED_MS_MISSING_TARGETS`` is neither ``error`` nor ``skip``, or
+            ``MINDSPEED_MS_TRACE`` is not an on/off value (a ``ValueError``).
     """
     with _state.lock:
         if _state.registry is None:
-            from mindspeed_ms.engine.errors import PatchValidationError
+            from mindspeed_ms.engine.errors import SettingError
+            from mindspeed_ms.engine.registry import MISSING_TARGET_POLICIES
             from mindspeed_ms.registry import PatchRegistry
 
-            policy = os.environ.get(MISSING_TARGETS_ENV, "").strip().lower() or "error"
-            try:
-                _state.registry = PatchRegistry(name="mindspeed_ms", trace=_is_truthy(os.environ.get(TRACE_ENV)),
-                                                missing_targets=policy)
-            except PatchValidationError as error:
-                raise PatchValidationError(f"{MISSING_TARGETS_ENV}={os.environ[MISSING_TARGETS_ENV]!r} is "
-                                           f"unknown: set it to 'error' (the default) or 'skip'") from error
+            raw = os.environ.get(MISSING_TARGETS_ENV, "")
+            policy = raw.strip().lower() or "error"
+            if policy not in MISSING_TARGET_POLICIES:
+                raise SettingError(MISSING_TARGETS_ENV, raw, "'error' (the default) or 'skip'")
+            _state.registry = PatchRegistry(name="mindspeed_ms", trace=_switch(TRACE_ENV), missing_targets=policy)
         return _state.registry
 
 
@@ -123,7 +136,8 @@ def configure_logging(environ: Mapping[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
     package = logging.getLogger("mindspeed_ms")
     text = (env.get(LOG_LEVEL_ENV) or "INFO").strip()
-    level = int(text) if text.isdigit() else logging.getLevelName(text.upper())
+    # str.isdigit() also accepts '²', which int() rejects: only ASCII digits are a numeric level
+    level = int(text) if text.isascii() and text.isdigit() else logging.getLevelName(text.upper())
     if not package.handlers and not logging.getLogger().handlers:
         handler = _StderrHandler(sys.stderr)
         handler.setFormatter(_Formatter("%(message)s"))
@@ -270,7 +284,7 @@ def _execute_mindspore(args: Any) -> ApplyReport:
     prepare_backend()
     runtime = _apply_runtime_settings()
     registry = default_registry()
-    if _is_truthy(os.environ.get(TRACE_ENV)):
+    if _switch(TRACE_ENV):
         registry.trace = True
     if not getattr(args, "ai_framework", None):
         args.ai_framework = "mindspore"
@@ -351,7 +365,11 @@ def _execute_pytorch(args: Any) -> None:
     disabled = {item.strip() for item in os.environ.get("MINDSPEED_MS_DISABLE", "").split(",")}
     cpu = not _has_cuda_device() and "pytorch_cpu" not in disabled
     # MINDSPEED_MS_ADOPT_MINDSPEED=1: MindSpeed's patch manager on our engine in PyTorch mode too (opt-in)
-    adopt = _is_truthy(os.environ.get("MINDSPEED_MS_ADOPT_MINDSPEED")) and "mindspeed_patch_manager" not in disabled
+    adopt = False
+    if (os.environ.get("MINDSPEED_MS_ADOPT_MINDSPEED") or "").strip() and "mindspeed_patch_manager" not in disabled:
+        from mindspeed_ms.patch_manager.adoption import adoption_wanted  # a malformed value raises SettingError
+
+        adopt = adoption_wanted("pytorch")
     _state.pytorch_done = True
     if cpu:
         if "megatron" in sys.modules:

@@ -20,6 +20,7 @@ from mindspeed_ms.engine.errors import (
     PatchApplyError,
     PatchConflictError,
     PatchValidationError,
+    SettingError,
     SignatureMismatchError,
     TargetNotFoundError,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "SignatureMismatchError",
     "PatchApplyError",
     "BlockedModuleError",
+    "SettingError",
     "ProviderError",
     "FrameworkError",
     "BackendImportError",

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.engine.errors import SettingError
 
 __all__ = [
     "RuntimeSetting",
@@ -52,18 +52,13 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-class RuntimeSettingError(AdaptationError, ValueError):
-    """A runtime-setting environment variable holds a value that cannot be used.
+class RuntimeSettingError(SettingError):
+    """A runtime-setting environment variable holds a value that cannot be used (a ``ValueError``).
 
     Attributes:
         variable: the environment variable.
         value: its value.
     """
-
-    def __init__(self, variable: str, value: str, expected: str) -> None:
-        self.variable = variable
-        self.value = value
-        super().__init__(f"{variable}={value!r} is not {expected}; set it to {expected} or unset it")
 
 
 @dataclass(frozen=True)
@@ -94,7 +89,8 @@ def _parse(name: str, variable: str, text: str) -> Any:
         if lowered in _FALSE:
             return False
         raise RuntimeSettingError(variable, text, "1 or 0")
-    if lowered.isdigit() and int(lowered) > 0:
+    # str.isdigit() also accepts '²', '٣', '１' (int() rejects the first): only ASCII digits are a count
+    if lowered.isascii() and lowered.isdigit() and int(lowered) > 0:
         return int(lowered)
     raise RuntimeSettingError(variable, text, "a positive integer")
 

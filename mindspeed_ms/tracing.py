@@ -23,10 +23,9 @@ def current_rank(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
     for name in ("RANK_ID", "RANK"):
         value = (env.get(name) or "").strip()
-        if value.isdigit():
+        if value.isascii() and value.isdigit():  # isdigit() alone accepts '²', which int() rejects
             return int(value)
     return 0
-
 
 
 def trace_path(template: str, rank: int) -> str:

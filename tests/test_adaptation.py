@@ -20,7 +20,7 @@ import pytest
 
 from mindspeed_ms import adaptation
 from mindspeed_ms.adaptation import MindSporeAdaptation, configure_logging, current_rank, write_trace_report
-from mindspeed_ms.errors import FrameworkError, PatchValidationError
+from mindspeed_ms.errors import FrameworkError, PatchValidationError, SettingError
 from mindspeed_ms.registry import PatchRegistry
 
 
@@ -173,7 +173,8 @@ def test_repatch_rejects_an_unknown_framework() -> None:
 
 @pytest.mark.parametrize(
     ("environ", "rank"),
-    [({}, 0), ({"RANK": "3"}, 3), ({"RANK_ID": "1", "RANK": "0"}, 1), ({"RANK_ID": "", "RANK": "2"}, 2)],
+    [({}, 0), ({"RANK": "3"}, 3), ({"RANK_ID": "1", "RANK": "0"}, 1), ({"RANK_ID": "", "RANK": "2"}, 2),
+     ({"RANK_ID": "\u00b2", "RANK": "2"}, 2)],  # '²'.isdigit() is True, int('²') raises
 )
 def test_rank_prefers_msrun_rank_id(environ: dict[str, str], rank: int) -> None:
     assert current_rank(environ) == rank
@@ -203,6 +204,28 @@ def test_invalid_log_level_falls_back_to_info_with_a_warning(
         configure_logging({"MINDSPEED_MS_LOG_LEVEL": "chatty"})
         assert package_logger.level == logging.INFO
     assert "MINDSPEED_MS_LOG_LEVEL='chatty' is not a logging level" in caplog.text
+    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+        configure_logging({"MINDSPEED_MS_LOG_LEVEL": "\u00b2"})  # '²'.isdigit() is True, int('²') raises
+        assert package_logger.level == logging.INFO
+
+
+@pytest.mark.parametrize(("variable", "value"), [("MINDSPEED_MS_TRACE", "flase"), ("MINDSPEED_MS_TRACE", "2"),
+                                                  ("MINDSPEED_MS_MISSING_TARGETS", "bogus")])
+def test_a_malformed_switch_of_the_default_registry_is_a_typed_error(monkeypatch: pytest.MonkeyPatch,
+                                                                     variable: str, value: str) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingError, match=variable) as caught:
+        MindSporeAdaptation.registry()
+    assert isinstance(caught.value, ValueError) and (caught.value.variable, caught.value.value) == (variable, value)
+
+
+@pytest.mark.parametrize("value", ["flase", "2", "nope"])
+def test_a_malformed_adoption_switch_stops_pytorch_mode_too(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("MINDSPEED_MS_ADOPT_MINDSPEED", value)
+    metapath = list(sys.meta_path)
+    with pytest.raises(SettingError, match="MINDSPEED_MS_ADOPT_MINDSPEED"):
+        MindSporeAdaptation.execute()
+    assert sys.meta_path == metapath  # nothing was armed
 
 
 def test_trace_report_counts_calls_per_target(target_module: ModuleType, tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_the_environment_sets_the_process_wide_registrys_policy(value, expected)
                           timeout=120)
     if expected is None:
         assert done.returncode != 0
-        assert "MINDSPEED_MS_MISSING_TARGETS='bogus'" in done.stderr and "PatchValidationError" in done.stderr
+        assert "MINDSPEED_MS_MISSING_TARGETS='bogus'" in done.stderr and "SettingError" in done.stderr
     else:
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == expected

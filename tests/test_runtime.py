@@ -99,3 +99,11 @@ def test_settings_reach_mindspore_in_mindspore_mode_and_not_in_pytorch_mode(tmp_
                              env=dict(env, MINDSPEED_MS_DISABLE="pytorch_cpu"))
     assert pytorch.returncode == 0, pytorch.stderr[-3000:]
     assert "settings None blocking False" in pytorch.stdout
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "１"])  # str.isdigit() accepts each; int() rejects the first
+def test_a_non_ascii_digit_is_a_typed_error_not_a_bare_value_error(value: str) -> None:
+    for variable in ("MINDSPEED_MS_DISPATCH_THREADS", "MINDSPEED_MS_CPU_OP_THREADS"):
+        with pytest.raises(RuntimeSettingError, match=variable) as caught:
+            choose_runtime_settings("CPU", {variable: value})
+        assert caught.value.variable == variable and caught.value.value == value

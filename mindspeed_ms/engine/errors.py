@@ -20,6 +20,7 @@ __all__ = [
     "SignatureMismatchError",
     "PatchApplyError",
     "BlockedModuleError",
+    "SettingError",
 ]
 
 
@@ -97,3 +98,22 @@ class BlockedModuleError(AdaptationError, ModuleNotFoundError):
         super().__init__(message, target=name)
         self.name = name
         self.owners = tuple(owners)
+
+
+class SettingError(AdaptationError, ValueError):
+    """An environment variable of mindspeed_ms holds a value that cannot be used (a ``ValueError``).
+
+    Every ``MINDSPEED_MS_*`` switch rejects a malformed value with this error (or a subclass) instead
+    of silently reading it as its default.
+
+    Attributes:
+        variable: the environment variable.
+        value: its value, as found.
+        expected: what it may be set to.
+    """
+
+    def __init__(self, variable: str, value: str, expected: str) -> None:
+        self.variable = variable
+        self.value = value
+        self.expected = expected
+        super().__init__(f"{variable}={value!r} is not {expected}; set it to {expected} or unset it")

@@ -26,6 +26,8 @@ TARGETS = {
     "mindspeed.patch_utils.MindSpeedPatchesManager": "mindspeed_ms.patch_manager.manager:MindSpeedPatchesManager",
     "mindspeed.patch_utils.Patch": "mindspeed_ms.patch_manager.patch:MindSpeedPatch",
 }
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
 _PURPOSE = ("MindSpeed's and MindSpeed-LLM's register_patch calls land in mindspeed_ms's registry: one status, "
             f"conflicts visible, exact revert ({ADOPT_ENV} opts out)")
 
@@ -36,14 +38,23 @@ def adoption_wanted(framework: str, environ: Mapping[str, str] | None = None) ->
     Args:
         framework: ``"mindspore"`` or ``"pytorch"``.
         environ: the environment (``MINDSPEED_MS_ADOPT_MINDSPEED``); ``os.environ`` when None.
+
+    Raises:
+        SettingError: ``MINDSPEED_MS_ADOPT_MINDSPEED`` is set to anything but ``1``/``true``/``yes``/``on``
+            or ``0``/``false``/``no``/``off`` (a ``ValueError``; a typo never silently means the default).
     """
     env = os.environ if environ is None else environ
-    value = (env.get(ADOPT_ENV) or "").strip().lower()
-    if value in ("0", "false", "no", "off"):
+    raw = env.get(ADOPT_ENV) or ""
+    value = raw.strip().lower()
+    if not value:
+        return str(framework).lower() == "mindspore"
+    if value in _OFF:
         return False
-    if value in ("1", "true", "yes", "on"):
+    if value in _ON:
         return True
-    return str(framework).lower() == "mindspore"
+    from mindspeed_ms.engine.errors import SettingError
+
+    raise SettingError(ADOPT_ENV, raw, f"one of {', '.join(_ON)} (adopt) or {', '.join(_OFF)} (do not adopt)")
 
 
 def register_adoption(registry: Any) -> None:
