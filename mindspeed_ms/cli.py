@@ -1,7 +1,8 @@
-"""The ``mindspeed-ms`` command: list and verify patches, convert launch scripts, check the environment.
+"""The ``mindspeed-ms`` command: list and verify patches, convert launch scripts, check the environment, run.
 
-``patches`` and ``verify`` live here; ``convert-launch`` and ``doctor`` live in their own modules
-(:mod:`mindspeed_ms.migrate.launch_cli`, :mod:`mindspeed_ms.migrate.doctor_cli`), each exposing
+``patches`` and ``verify`` live here; ``convert-launch``, ``doctor``, ``run`` and ``parity`` live in their own
+modules (:mod:`mindspeed_ms.migrate.launch_cli`, :mod:`mindspeed_ms.migrate.doctor_cli`,
+:mod:`mindspeed_ms.bootstrap.cli`, :mod:`mindspeed_ms.parity.cli`), each exposing
 ``add_arguments(parser)`` and ``run(options) -> int``, imported only when that command runs (the
 tree-sitter parser is not loaded for ``patches``).
 
@@ -31,6 +32,9 @@ _MIGRATION_COMMANDS = {
                        "turn a torchrun launch script into an msrun one and flag features MindSpore lacks"),
     "doctor": ("mindspeed_ms.migrate.doctor_cli",
                "check Python, MindSpore, MSAdapter, CANN, NPU, megatron-core and msrun against the version table"),
+    "run": ("mindspeed_ms.bootstrap.cli",
+            "run a command with mindspeed_ms.adaptor imported first in every Python process it starts "
+            "(msrun's and torchrun's workers, a plain python), scripts unchanged"),
     "parity": ("mindspeed_ms.parity.cli",
                "run a training script on PyTorch (torchrun) and on MindSpore (msrun) from the same weights and "
                "batches, and compare losses, gradients and module outputs"),
