@@ -12,12 +12,21 @@ import logging
 import sys
 import threading
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import PatchApplyError, TargetNotFoundError
-from .journal import AliasEntry, Record, discard, evict_module, rebind_aliases, restore_aliases, undo_all
-from .patch_record import Patch, install, stub_chain
-from .targets import locate, not_found
+from .journal import (
+    AliasEntry,
+    Record,
+    discard,
+    evict_module,
+    make_stub,
+    rebind_aliases,
+    restore_aliases,
+    undo_all,
+)
+from .patch_record import NO_REPLACEMENT, Patch, install, stub_chain
+from .targets import locate, not_found, top_level_exists
 from .watcher import ImportWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,8 +146,37 @@ class Applier:
             return not_found(patch.target, parts, position, owner)
         return None
 
+    def _registered_after(self, patch: Patch) -> Callable[[Any], bool]:
+        """Return a test: is ``other`` a patch of this registry registered after ``patch``?"""
+        patches = self.registry._patches  # the registry's data, shared with its applying half
+
+        def later(other: Any) -> bool:
+            return isinstance(other, Patch) and other.seq > patch.seq and patches.get(other.target) is other
+
+        return later
+
+    def _dummy_module(self, patch: Patch, journal: list[Record]) -> None:
+        """MindSpeed's ``register_patch('fused_layer_norm_cuda', create_dummy=True)``: an importable stub module.
+
+        A top-level name with nothing to install: the module is created empty when it is neither
+        imported nor installed (a blocked one counts as not installed); an existing one is left as it is.
+        """
+        name = patch.target
+        if name in sys.modules or (not self.watcher.is_blocked(name) and top_level_exists(name)):
+            return
+        records: list[Record] = []
+        make_stub(records, name, patch)
+        patch.stub = True
+        patch.records.extend(records)
+        journal.extend(records)
+        self.watcher.mark_seen(name, sys.modules[name])
+
     def place(self, patch: Patch, journal: list[Record], armed: list[Patch]) -> AliasEntry | None:
         """Install ``patch`` now if its module is imported, else arm the hook for the module it waits for."""
+        if len(patch.parts) == 1 and patch.create_dummy and patch.active_replacement in (None, NO_REPLACEMENT) \
+                and not patch.active_wraps:
+            self._dummy_module(patch, journal)
+            return None
         while True:
             try:
                 located = locate(patch.target, patch.parts)
@@ -160,7 +198,8 @@ class Applier:
                 return None
             records: list[Record] = []
             try:
-                entry = install(patch, located, records, strict=self.registry.strict, traced=self.registry.trace)
+                entry = install(patch, located, records, strict=self.registry.strict, traced=self.registry.trace,
+                                later=self._registered_after(patch))
             except BaseException:
                 undo_all(records)
                 raise

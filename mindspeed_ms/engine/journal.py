@@ -23,8 +23,8 @@ from typing import Any, Callable
 from .signatures import unwrap_descriptor
 
 __all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "undo_all", "rebind_aliases", "restore_aliases",
-           "make_stub", "evict_module", "discard", "placeholder", "counting_shim", "is_identity_meaningful",
-           "overwritten_by"]
+           "live_records", "make_stub", "evict_module", "discard", "placeholder", "counting_shim",
+           "is_identity_meaningful", "overwritten_by"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +88,12 @@ def _pop(record: Record) -> Record | None:
         if not stack:
             del _stacks[key]
         return above
+
+
+def live_records(owner: Any, name: str) -> list[Record]:
+    """Return the live records of any registry that changed attribute ``name`` of ``owner``, oldest first."""
+    with _stacks_lock:
+        return [record for record in _stacks.get((id(owner), name), ()) if record.alive]
 
 
 def placeholder(target: str, site: str) -> Callable[..., Any]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import sys
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from .errors import PatchApplyError, SignatureMismatchError, TargetNotFoundError
 from .journal import (
@@ -16,6 +17,7 @@ from .journal import (
     build_value,
     counting_shim,
     is_identity_meaningful,
+    live_records,
     make_stub,
     overwritten_by,
     placeholder,
@@ -29,6 +31,8 @@ __all__ = ["Patch", "NO_REPLACEMENT", "install", "stub_chain", "qualified_name",
            "resolve_reference"]
 
 NO_REPLACEMENT: Any = MISSING
+#: registration order of targets, across registries (a Patch is created at its target's first registration)
+_SEQUENCE = itertools.count()
 
 
 _REFERENCE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -90,6 +94,8 @@ class Patch:
         self.target = target
         self.parts = parts
         self.is_block = is_block
+        #: when the target was first registered (orders the registry's patches as MindSpeed applies them)
+        self.seq = next(_SEQUENCE)
         self.replacement: Any = NO_REPLACEMENT
         self.replacement_site: str | None = None
         self.replacement_provider: str | None = None
@@ -298,7 +304,35 @@ def stub_chain(patch: Patch, error: TargetNotFoundError, journal: list[Record]) 
     return Located(patch.target, module_name=".".join(parts[:-1]), owner=owner, name=parts[-1])
 
 
-def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
+def _inherited(owner: type, defined_on: type, name: str, raw: Any, later: Callable[[Any], bool] | None
+               ) -> tuple[Any, bool]:
+    """Return what ``owner`` inherits as ``name`` from ``defined_on``, seen from before patches registered later.
+
+    MindSpeed applies patches in registration order: ``Parameter.type`` registered before
+    ``Tensor.type`` wraps the original ``Tensor.type``. Applied lazily (the subclass's module imported
+    later), the base may already hold a patch registered *after* this one: what it installed is looked
+    through, so the subclass is not wrapped twice. A base patched by an earlier registration (or by
+    another registry) is what the subclass inherits, as in MindSpeed.
+    """
+    if later is None:
+        return raw, True
+    mro = owner.__mro__
+    while True:
+        record = next((r for r in live_records(defined_on, name) if r.new is raw and r.kind == "attr"), None)
+        if record is None or not later(record.patch):
+            return raw, True
+        if record.old is not MISSING:
+            raw = record.old
+            continue
+        # that patch created the attribute on the base: it was inherited from further up
+        position = mro.index(defined_on) if defined_on in mro else len(mro)
+        base = next((b for b in mro[position + 1:] if name in vars(b)), None)
+        if base is None:
+            return MISSING, False
+        defined_on, raw = base, vars(base)[name]
+
+
+def _original(patch: Patch, located: Located, later: Callable[[Any], bool] | None = None) -> tuple[Any, bool]:
     """Return ``(raw original, whether it exists)``: from the patch's first live record if installed."""
     for record in patch.records:
         if not record.alive:
@@ -309,14 +343,20 @@ def _original(patch: Patch, located: Located) -> tuple[Any, bool]:
                 # patched on a subclass that inherited it: the original is what the bases provide
                 for base in record.owner.__mro__[1:]:
                     if record.name in vars(base):
-                        return vars(base)[record.name], True
+                        return _inherited(record.owner, base, record.name, vars(base)[record.name], later)
             return record.old, record.old is not MISSING
+    if located.exists and isinstance(located.owner, type) and isinstance(located.defined_on, type) \
+            and located.defined_on is not located.owner:
+        return _inherited(located.owner, located.defined_on, located.name, located.raw, later)
     return located.raw, located.exists
 
 
-def install(patch: Patch, located: Located, journal: list[Record], *, strict: bool, traced: bool
-            ) -> AliasEntry | None:
+def install(patch: Patch, located: Located, journal: list[Record], *, strict: bool, traced: bool,
+            later: Callable[[Any], bool] | None = None) -> AliasEntry | None:
     """Install ``patch`` at ``located`` (its module is imported), journaling every change.
+
+    ``later(other)`` tells whether another :class:`Patch` of the same registry was registered after
+    this one (an inherited target then looks through what it installed on a base class).
 
     Returns:
         The alias entry for the one-pass rebinding of ``from``-imported names, or ``None``.
@@ -329,7 +369,7 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
                               f"a module under another name instead", target=patch.target)
     # Re-installing a changed patch builds on the true original, kept in its first record; the
     # new records then chain on top of the old ones, so revert (and rollback) stay exact.
-    raw, exists = _original(patch, located)
+    raw, exists = _original(patch, located, later)
     if not exists:
         if not patch.create_dummy:
             raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
@@ -339,6 +379,9 @@ def install(patch: Patch, located: Located, journal: list[Record], *, strict: bo
         replacement = placeholder(patch.target, patch.replacement_site or "?")
     elif is_reference(replacement):
         replacement = resolve_reference(replacement, target=patch.target)
+    if replacement is NO_REPLACEMENT and not exists and patch.create_dummy:
+        # MindSpeed wraps a dummy function: the wraps go around a placeholder raising NotImplementedError
+        replacement = placeholder(patch.target, (patch.wraps[0][1] if patch.wraps else None) or "?")
     if replacement is NO_REPLACEMENT and not exists:
         raise PatchApplyError(f"cannot wrap {patch.target!r}: it does not exist and no replacement is "
                               f"registered to wrap", target=patch.target)

@@ -306,6 +306,30 @@ class PatchRegistry:
                 if not patch.kinds:
                     del self._patches[target]
 
+    def unregister_replacement(self, target: str) -> None:
+        """Remove the replacement of ``target`` (a placeholder too), keeping its wraps.
+
+        The latest fallback waiting behind it takes its place; with nothing else registered the target
+        goes. An applied patch is reverted at once, as by :meth:`unregister`.
+
+        Raises:
+            TargetNotFoundError: nothing is registered for ``target``.
+        """
+        with self._op_lock:
+            with self._lock:
+                patch = self._patches.get(target)
+                if patch is None or patch.is_block:
+                    raise TargetNotFoundError(f"nothing is registered for {target!r}", target=target,
+                                              missing=target)
+                if patch.replacement is NO_REPLACEMENT:
+                    return
+                self._remember(patch, False)
+            self._applier.withdraw(patch)
+            with self._lock:
+                patch.clear_replacement()
+                if not patch.kinds:
+                    del self._patches[target]
+
     @contextmanager
     def provider(self, name: str, *, fallback: bool = False) -> Iterator[PatchRegistry]:
         """Attribute registrations inside the block to provider ``name``; all or nothing.

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from mindspeed_ms.engine.errors import AdaptationError, TargetNotFoundError
+from mindspeed_ms.engine.errors import AdaptationError, PatchConflictError, TargetNotFoundError
+from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
 from mindspeed_ms.engine.targets import suggest
 
 from .patch import MindSpeedPatch, wrapper_name
@@ -113,6 +114,8 @@ class ManagerBinding:
 
         registry = registry if registry is not None else self.registry()
         site = _caller_site()
+        if kind != "wrap" and self._replaces(registry, target, new_func, force_patch, site):
+            return self.view(registry, target)
         if registry_being_filled() is registry:
             # inside a provider: the registration is that provider's
             record = registry.register(target, new_func, force_patch=force_patch, create_dummy=create_dummy,
@@ -124,6 +127,38 @@ class ManagerBinding:
                                   site=site)
             self._providers.setdefault(id(registry), set()).add(self.name)
         return self.view(registry, target)
+
+    @staticmethod
+    def _replaces(registry: PatchRegistry, target: str, new_func: Any, force_patch: bool, site: str) -> bool:
+        """Apply MindSpeed's ``set_patch_func`` rule where it differs from the engine's; return whether it did all.
+
+        MindSpeed keeps one ``patch_func`` per target, a placeholder (``new_func=None``) included: a second
+        one without ``force_patch`` is a conflict, whichever comes first; forcing ``None`` over it drops it
+        (the original comes back under the wrappers). A built-in fallback of ours is not MindSpeed's
+        ``patch_func``: the engine's rules hold there.
+
+        Raises:
+            PatchConflictError: a replacement or placeholder is registered and ``force_patch`` is False.
+        """
+        if wrapper_name(new_func).endswith(("wrapper", "decorator")) and new_func is not None:
+            return False
+        record = next((p for p in registry.patches() if p.target == target and not p.is_block), None)
+        if record is None or record.replacement is NO_REPLACEMENT or record.replacement_fallback:
+            return False
+        if record.replacement is new_func and not (new_func is None and force_patch):
+            return False  # the same replacement again changes nothing
+        if not force_patch:
+            current = "a placeholder (new_func=None)" if record.replacement is None else repr(record.replacement)
+            wanted = "a placeholder (new_func=None)" if new_func is None else repr(new_func)
+            raise PatchConflictError(
+                f"{target!r} already has {current} registered at {record.replacement_site}; the registration "
+                f"at {site} wants {wanted}. Pass force_patch=True to replace it (MindSpeed raises "
+                f"'the patch of ... exist' here too)", target=target,
+                sites=(record.replacement_site or "?", site))
+        if new_func is None:
+            registry.unregister_replacement(target)
+            return True
+        return False
 
     def reregister(self, registry: PatchRegistry, target: str, wrap: tuple[Any, str, str | None, tuple[str, ...]]
                    ) -> None:
@@ -153,11 +188,15 @@ class ManagerBinding:
                 target=orig_func_name, names=names, registered=tuple(before))
 
     def remove_patches(self) -> None:
-        """Revert and unregister what was registered through this manager (other registrations stay)."""
+        """Revert and unregister what was registered through this manager (other registrations stay).
+
+        As in MindSpeed, ``patches_info`` keeps the targets: their patches are empty (no ``patch_func``,
+        no wrappers, not applied) until something is registered there again.
+        """
         registry = self.registry()
         for name in sorted(self._providers.pop(id(registry), set())):
             registry.withdraw_provider(name)
-        self._views = {key: view for key, view in self._views.items() if key[0] != id(registry)}
+        # MindSpeed keeps the keys of patches_info (each Patch emptied): the views stay, empty
 
     def apply_patches(self) -> None:
         self.registry().apply()

@@ -250,7 +250,7 @@ class MindSpeedPatch:
         if record is None:
             return
         if record.replacement is not NO_REPLACEMENT:
-            self._registry.unregister(self.target, record.replacement)
+            self._registry.unregister_replacement(self.target)  # a placeholder (None) too, not the whole target
         elif record.state not in ("registered", "reverted"):
             self._set_wrappers([wrap[0] for wrap in record.wraps], force=True)
 
