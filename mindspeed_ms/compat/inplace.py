@@ -26,20 +26,18 @@ import os
 import sys
 from typing import Any, Callable
 
+from mindspeed_ms.compat.inplace_checks import (
+    check_leaf,
+    check_no_internal_overlap,
+    check_no_partial_overlap,
+    records_grad,
+)
 from mindspeed_ms.errors import AdaptationError
 
 __all__ = [
     "InPlaceOnViewError",
     "write_back",
     "write_through_copy",
-    "zero_",
-    "fill_",
-    "masked_fill_",
-    "add_",
-    "sub_",
-    "mul_",
-    "div_",
-    "exp_",
 ]
 
 
@@ -83,13 +81,6 @@ def _call_site() -> str:
     return "<unknown>"
 
 
-def _records_grad(tensor: Any) -> bool:
-    if not getattr(tensor, "requires_grad", False):
-        return False
-    msadapter = sys.modules.get("msadapter")
-    return bool(msadapter.is_grad_enabled()) if msadapter is not None else True
-
-
 @functools.lru_cache(maxsize=1)
 def _host_memory_reason() -> str | None:
     """Return why tensor memory is not host memory here, or None when it is (MindSpore on the CPU)."""
@@ -128,7 +119,7 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     if out is tensor or out.data_ptr() == tensor.data_ptr():
         return tensor
     # copy_ did not reach the storage: ``tensor`` is a view of another tensor's memory.
-    if _records_grad(tensor):
+    if records_grad(tensor):
         raise InPlaceOnViewError(
             op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
@@ -186,6 +177,11 @@ def write_through_copy(copy: Callable[..., Any]) -> Callable[..., Any]:
         def bound(tensor: Any, values: Any) -> Any:
             return copy(tensor, values, non_blocking)
 
+        if src is self:
+            return self  # PyTorch returns at once when src is self
+        check_leaf("copy_", self)
+        check_no_internal_overlap("copy_", self)
+        check_no_partial_overlap("copy_", self, src)
         if getattr(src, "dtype", self.dtype) != self.dtype and hasattr(src, "astype"):
             src = src.astype(self.dtype)
         return _copy_into(self, src, bound, "copy_")
@@ -194,66 +190,3 @@ def write_through_copy(copy: Callable[..., Any]) -> Callable[..., Any]:
     return copy_
 
 
-def zero_(self: Any) -> Any:
-    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
-    from mindspore import ops
-
-    return write_back("zero_", self, ops.zeros_like(self))
-
-
-def fill_(self: Any, data: Any = None, *, value: Any = None) -> Any:
-    """Fill ``self`` with a value in place (``Tensor.fill_`` does nothing on a view on CPU).
-
-    The value is taken positionally, as ``data=`` (MSAdapter's name) or ``value=`` (PyTorch's).
-    """
-    from mindspore import ops
-
-    fill = data if value is None else value
-    if fill is None:
-        raise TypeError("fill_() missing the value to fill with")
-    if hasattr(fill, "shape") and tuple(fill.shape) not in ((), (1,)):
-        raise ValueError(f"fill_ only supports a 0-dimension value tensor, got shape {tuple(fill.shape)}")
-    scalar = fill.item() if hasattr(fill, "item") else fill
-    return write_back("fill_", self, ops.fill(self.dtype, tuple(self.shape), scalar))
-
-
-def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
-    """Fill ``self`` with ``value`` where ``mask`` is true, in place (``Tensor.masked_fill_``)."""
-    from mindspore import ops
-
-    return write_back("masked_fill_", self, ops.masked_fill(self, mask, value))
-
-
-def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
-    """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
-    from mindspore import ops
-
-    return write_back("add_", self, ops.add(self, other if alpha == 1 else other * alpha))
-
-
-def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
-    """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return write_back("sub_", self, ops.sub(self, other if alpha == 1 else other * alpha))
-
-
-def mul_(self: Any, other: Any) -> Any:
-    """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return write_back("mul_", self, ops.mul(self, other))
-
-
-def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
-    """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return write_back("div_", self, ops.div(self, other, rounding_mode=rounding_mode))
-
-
-def exp_(self: Any) -> Any:
-    """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
-    from mindspore import ops
-
-    return write_back("exp_", self, ops.exp(self))

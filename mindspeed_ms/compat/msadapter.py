@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper"]
+__all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper"]
 
 
 def seed_mindspore_wrapper(manual_seed: Callable[..., Any]) -> Callable[..., Any]:
@@ -68,3 +68,77 @@ def full_dtype_wrapper(full: Callable[..., Any]) -> Callable[..., Any]:
         return full(size, fill_value, *args, dtype=dtype, **kwargs)
 
     return full_with_pytorch_dtype
+
+
+def _ignores_input(beta: Any) -> bool:
+    return isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta == 0
+
+
+def baddbmm_wrapper(baddbmm: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``baddbmm(input, batch1, batch2, beta=0)`` ignore ``input`` as PyTorch does.
+
+    PyTorch documents that with ``beta=0`` ``input`` is ignored: ``nan`` and ``inf`` in it are not
+    propagated. MSAdapter computes ``beta * input + alpha * batch1 @ batch2``, so ``0 * nan`` makes the whole
+    result NaN. megatron-core's ``DotProductAttention`` passes an uninitialised ``torch.empty`` buffer with
+    ``beta=0.0``: a silent NaN loss whenever that memory holds NaN/Inf.
+
+    Args:
+        baddbmm: MSAdapter's ``torch.baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None)`` or the
+            tensor method ``Tensor.baddbmm(self, batch1, batch2, *, beta=1, alpha=1)``.
+
+    Returns:
+        ``baddbmm`` that computes ``alpha * batch1 @ batch2`` when ``beta == 0`` (``input`` still has to
+        broadcast to the product's shape, as in PyTorch).
+    """
+
+    @functools.wraps(baddbmm)
+    def baddbmm_ignoring_input(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1,
+                               **kwargs: Any) -> Any:
+        if not _ignores_input(beta):
+            return baddbmm(input, batch1, batch2, beta=beta, alpha=alpha, **kwargs)
+        from mindspore import ops
+
+        product = ops.bmm(batch1, batch2)
+        try:
+            ops.broadcast_to(input, tuple(product.shape)) if tuple(input.shape) != tuple(product.shape) else None
+        except (ValueError, RuntimeError) as error:
+            raise ValueError(f"baddbmm: input of shape {tuple(input.shape)} does not broadcast to the product's "
+                             f"shape {tuple(product.shape)}") from error
+        if not (isinstance(alpha, (int, float)) and alpha == 1):
+            product = ops.mul(product, alpha)
+        out = kwargs.get("out")
+        if out is not None:
+            out.copy_(product)
+            return out
+        return product
+
+    return baddbmm_ignoring_input
+
+
+def grad_flag_restoring_wrapper(run_op: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep autograd on after an op fails in MindSpore's PyNative executor.
+
+    MSAdapter switches MindSpore's ``grad_flag`` on once, when it is imported; PyTorch-style autograd
+    records ops only while it is on. When a primitive fails in the executor (``index_add`` with int64
+    indices: "indices type must be Int32"), the executor clears its resources and with them the flag:
+    every later op is unrecorded and every ``backward()`` fails, and ``torch.enable_grad()`` (which sets
+    another flag) does not bring it back. The graph recorded so far survives; only the flag is lost.
+
+    Args:
+        run_op: ``_PyNativeExecutor.run_op_async`` or ``real_run_op`` (every primitive runs through one).
+
+    Returns:
+        ``run_op`` that puts the flag back as it was when the op raises, and re-raises.
+    """
+
+    @functools.wraps(run_op)
+    def run_op_keeping_grad_flag(self: Any, *args: Any) -> Any:
+        flag = self.grad_flag()
+        try:
+            return run_op(self, *args)
+        except BaseException:
+            if flag and not self.grad_flag():
+                self.set_grad_flag(True)
+            raise
+
+    return run_op_keeping_grad_flag

@@ -13,7 +13,26 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from mindspeed_ms.compat.inplace import add_, div_, exp_, fill_, masked_fill_, mul_, sub_, write_through_copy, zero_
+from mindspeed_ms.compat.inplace import write_through_copy
+from mindspeed_ms.compat.inplace_ops import (
+    add_,
+    div_,
+    exp_,
+    fill_,
+    floor_divide_,
+    iadd,
+    ifloordiv,
+    imod,
+    ipow,
+    isub,
+    itruediv,
+    masked_fill_,
+    mul_,
+    pow_,
+    remainder_,
+    sub_,
+    zero_,
+)
 
 __all__ = [
     "zero_",
@@ -24,7 +43,17 @@ __all__ = [
     "div_",
     "exp_",
     "fill_",
+    "pow_",
+    "floor_divide_",
+    "remainder_",
+    "iadd",
+    "isub",
+    "itruediv",
+    "ifloordiv",
+    "ipow",
+    "imod",
     "write_through_copy",
+    "true_divide",
     "cpu_device_wrapper",
     "frobenius_norm_wrapper",
     "cpu_backend_wrapper",
@@ -132,3 +161,36 @@ def no_accelerator() -> bool:
         False.
     """
     return False
+
+
+def true_divide(self: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Any:
+    """Divide as PyTorch's ``Tensor.__truediv__`` does, with MindSpore's division kernel (``tensor / other``).
+
+    MSAdapter's ``__truediv__`` on the CPU backend divides through NumPy: a 0-d result comes back as a NumPy
+    scalar and ``Tensor.from_numpy`` raises ``TypeError: Expected a NumPy array.`` (``tensor(3.) / 2.0``,
+    megatron's training loop), integer tensors give float64 (PyTorch: the default float32), and the
+    result leaves autograd's graph.
+
+    Args:
+        self: the dividend.
+        other: a tensor or Python number.
+        rounding_mode: MSAdapter's extension (``None``, ``"trunc"`` or ``"floor"``).
+        out: MSAdapter's extension: a tensor to copy the quotient into.
+
+    Returns:
+        The quotient (``out`` when given).
+    """
+    from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
+
+    if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
+        from mindspeed_ms.compat.inplace_ops import integer_division
+
+        result = integer_division(self, other, rounding_mode)
+    else:
+        result = ops.div(self, other, rounding_mode=rounding_mode)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result

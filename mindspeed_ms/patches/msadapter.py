@@ -31,6 +31,18 @@ def register(registry: Any, args: Any) -> None:
         "msadapter.ops.creation.full", compat.full_dtype_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.full((2,), 7.0) is int64 under MSAdapter (PyTorch: float32; True gives bool): values are "
                 "truncated and a float32 receive of it fails")
+    for target in ("msadapter.ops.blas.baddbmm", "mindspore.common.tensor.Tensor.baddbmm"):
+        registry.register(
+            target, compat.baddbmm_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="baddbmm(input, a, b, beta=0) propagates NaN/Inf from input (0 * nan), PyTorch ignores input: "
+                    "megatron's DotProductAttention passes an uninitialised torch.empty buffer (silent NaN loss)")
+    for method in ("run_op_async", "real_run_op"):
+        registry.register(
+            f"mindspore.common.api._PyNativeExecutor.{method}", compat.grad_flag_restoring_wrapper, kind="wrap",
+            requires=_MSADAPTER,
+            purpose="a primitive failing in MindSpore's PyNative executor (index_add with int64 indices) clears "
+                    "the grad flag MSAdapter set: autograd stays off for the rest of the process and "
+                    "torch.enable_grad() does not bring it back; restore the flag")
     for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
                                     ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
         target = f"msadapter.optim.{module}.{cls}"

@@ -29,7 +29,33 @@ _INPLACE = {
             "megatron's cross entropy softmax was left unnormalised",
     "exp_": "Tensor.exp_ on CPU returns a new tensor and leaves self unchanged (silent)",
     "fill_": "Tensor.fill_ on a view on CPU changes neither the view nor its base (silent); megatron fills "
-             "views of its grad buffers",
+             "views of its grad buffers; it also accepts a 1-element 1-d value tensor (PyTorch: 0-d only)",
+    "floor_divide_": "Tensor.floor_divide_ (and //=) on CPU returns a new tensor and leaves self unchanged (silent)",
+    "remainder_": "Tensor.remainder_ (and %=) on CPU returns a new tensor and leaves self unchanged (silent)",
+}
+#: Every replacement above also raises where PyTorch refuses the write (mindspeed_ms.compat.inplace_checks):
+#: a result that cannot be cast to self's dtype (MindSpore truncates: tensor([1, 2]).div_(2) gave [0, 1]),
+#: elements sharing memory (expand) or partly overlapping an input (a[1:].copy_(a[:-1]) shifted silently),
+#: a leaf that requires grad.
+
+#: Tensor methods absent under MSAdapter -> their replacement and why they are created.
+_CREATED = {
+    "pow_": ("pow_", "Tensor.pow_ does not exist under MSAdapter (AttributeError); PyTorch raises self to a "
+                     "power in place"),
+    "__ipow__": ("ipow", "**= has no in-place form under MSAdapter: Python falls back to x = x ** y, so aliases and a "
+                "view's base keep the old values (silent)"),
+}
+
+#: In-place operator -> its replacement (mindspeed_ms.compat.inplace_ops) and why.
+_OPERATORS = {
+    "__iadd__": ("iadd", "+= on CPU returns a new tensor (the name is rebound): aliases, a view's base and a "
+                         "Parameter (which becomes a plain Tensor) keep the old values (silent)"),
+    "__isub__": ("isub", "-= on CPU returns a new tensor: aliases and a view's base keep the old values (silent)"),
+    "__itruediv__": ("itruediv", "/= on CPU returns a new tensor: aliases and a view's base keep the old values "
+                                 "(silent), and an integer tensor is truncated where PyTorch refuses"),
+    "__ifloordiv__": ("ifloordiv", "//= on CPU returns a new tensor: aliases and a view's base keep the old "
+                                   "values (silent)"),
+    "__imod__": ("imod", "%= on CPU returns a new tensor: aliases and a view's base keep the old values (silent)"),
 }
 #: Every in-place replacement above writes through views (mindspeed_ms.compat.inplace); a view that
 #: autograd records raises InPlaceOnViewError instead of returning unchanged.
@@ -54,6 +80,15 @@ def register(registry: Any, args: Any) -> None:
 
     for method, purpose in _INPLACE.items():
         registry.register(f"{_TENSOR}.{method}", getattr(compat, method), requires=_MINDSPORE, purpose=purpose)
+    for method, (replacement, purpose) in _CREATED.items():
+        registry.register(f"{_TENSOR}.{method}", getattr(compat, replacement), create_dummy=True,
+                          requires=_MINDSPORE, purpose=purpose)
+    for method, (replacement, purpose) in _OPERATORS.items():
+        registry.register(f"{_TENSOR}.{method}", getattr(compat, replacement), requires=_MINDSPORE, purpose=purpose)
+    registry.register(
+        f"{_TENSOR}.__truediv__", compat.true_divide, requires=_MSADAPTER,
+        purpose="Tensor / on CPU goes through NumPy under MSAdapter: 0-d tensors raise 'Expected a NumPy array' "
+                "(megatron's training loop), and int / int gives float64 (PyTorch: float32)")
     registry.register(
         f"{_TENSOR}.copy_", compat.write_through_copy, kind="wrap", requires=_MINDSPORE,
         purpose="Tensor.copy_ on a view (view, narrow, transpose, slices) on CPU returns a new tensor and changes "

@@ -14,7 +14,7 @@ import msadapter  # noqa: F401  (first: `import torch` is MSAdapter's)
 import numpy as np
 import torch
 
-from mindspeed_ms.compat import inplace
+from mindspeed_ms.compat import inplace, inplace_ops
 
 VIEWS = {
     "view": (lambda t: t.view(2, 12), lambda a: a.reshape(2, 12)),
@@ -35,15 +35,15 @@ def _numpy_ops(shape: tuple) -> dict:
     mask = (np.arange(int(np.prod(shape))).reshape(shape) % 3) == 0
     other = (np.arange(int(np.prod(shape))).reshape(shape) % 5 + 1).astype(np.float32)
     return {
-        "zero_": (lambda t: inplace.zero_(t), lambda a: a.__setitem__(..., 0)),
-        "fill_": (lambda t: inplace.fill_(t, 3.5), lambda a: a.__setitem__(..., 3.5)),
-        "masked_fill_": (lambda t: inplace.masked_fill_(t, torch.tensor(mask), -1.0),
+        "zero_": (lambda t: inplace_ops.zero_(t), lambda a: a.__setitem__(..., 0)),
+        "fill_": (lambda t: inplace_ops.fill_(t, 3.5), lambda a: a.__setitem__(..., 3.5)),
+        "masked_fill_": (lambda t: inplace_ops.masked_fill_(t, torch.tensor(mask), -1.0),
                          lambda a: a.__setitem__(mask, -1.0)),
-        "add_": (lambda t: inplace.add_(t, torch.tensor(other), alpha=2), lambda a: a.__iadd__(2 * other)),
-        "sub_": (lambda t: inplace.sub_(t, 1.5), lambda a: a.__isub__(1.5)),
-        "mul_": (lambda t: inplace.mul_(t, torch.tensor(other)), lambda a: a.__imul__(other)),
-        "div_": (lambda t: inplace.div_(t, torch.tensor(other)), lambda a: a.__itruediv__(other)),
-        "exp_": (lambda t: inplace.exp_(t), lambda a: np.exp(a, out=a)),
+        "add_": (lambda t: inplace_ops.add_(t, torch.tensor(other), alpha=2), lambda a: a.__iadd__(2 * other)),
+        "sub_": (lambda t: inplace_ops.sub_(t, 1.5), lambda a: a.__isub__(1.5)),
+        "mul_": (lambda t: inplace_ops.mul_(t, torch.tensor(other)), lambda a: a.__imul__(other)),
+        "div_": (lambda t: inplace_ops.div_(t, torch.tensor(other)), lambda a: a.__itruediv__(other)),
+        "exp_": (lambda t: inplace_ops.exp_(t), lambda a: np.exp(a, out=a)),
         "copy_": (lambda t: inplace.write_through_copy(torch.Tensor.copy_)(t, torch.tensor(other * 7)),
                   lambda a: a.__setitem__(..., other * 7)),
     }
@@ -75,7 +75,7 @@ def _grad_cases() -> None:
     scores = leaf * 2
     view = scores.view(4, 6)
     try:
-        inplace.masked_fill_(view, mask, -5.0)
+        inplace_ops.masked_fill_(view, mask, -5.0)
     except inplace.InPlaceOnViewError as exc:
         error = {"type": type(exc).__name__, "op": exc.op, "call_site": exc.call_site, "message": str(exc),
                  "is_runtime_error": isinstance(exc, RuntimeError)}
@@ -86,12 +86,12 @@ def _grad_cases() -> None:
 
     with torch.no_grad():
         scores = torch.ones(4, 6) * 2
-        inplace.masked_fill_(scores.view(24), mask.view(24), -5.0)
+        inplace_ops.masked_fill_(scores.view(24), mask.view(24), -5.0)
     print(json.dumps({"case": "no_grad_view_writes", "scores": scores.numpy().tolist()}), flush=True)
 
     leaf = torch.ones(4, 6, requires_grad=True)
     owner = leaf * 2
-    returned = inplace.masked_fill_(owner, mask, -5.0)
+    returned = inplace_ops.masked_fill_(owner, mask, -5.0)
     (owner * owner).sum().backward()
     print(json.dumps({"case": "grad_owner", "returned_self": returned is owner,
                       "values": owner.detach().numpy().tolist(), "grad": leaf.grad.numpy().tolist()}), flush=True)

@@ -1,0 +1,201 @@
+"""PyTorch's refusals of in-place writes, checked in Python before any kernel runs.
+
+PyTorch refuses an in-place op when its result type cannot be cast to ``self``'s dtype
+(``torch.tensor([1, 2]).div_(2)``: "result type Float can't be cast to the desired output type Long"),
+when elements of ``self`` share memory (``t.expand(4, 3).add_(1)``), when ``self`` and an input overlap
+partly (``a[1:].copy_(a[:-1])``), and when ``self`` is a leaf that requires grad while grad mode is on.
+MindSpore's CPU backend checks none of these: it truncates, writes each element in turn, or rebases the
+leaf. :func:`check_inplace` reproduces PyTorch's checks (``at::canCast``, ``assert_no_internal_overlap``,
+``assert_no_partial_overlap``, the leaf check of ``check_inplace``) so the replacements raise exactly
+where PyTorch does. It runs before any kernel: a failing kernel can switch autograd off for the rest of
+the process.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from mindspeed_ms.engine.errors import AdaptationError
+
+__all__ = ["InPlaceWriteError", "check_inplace", "check_no_internal_overlap", "check_no_partial_overlap",
+           "check_leaf", "check_broadcast", "records_grad", "category", "BOOL", "INTEGRAL", "FLOATING", "COMPLEX"]
+
+#: dtype categories, ordered as PyTorch promotes them (a result may be cast down a category, never up)
+BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
+
+_PYTORCH_NAMES = {"Bool": "Bool", "Int8": "Char", "Int16": "Short", "Int32": "Int", "Int64": "Long",
+                  "UInt8": "Byte", "Float16": "Half", "BFloat16": "BFloat16", "Float32": "Float",
+                  "Float64": "Double", "Complex64": "ComplexFloat", "Complex128": "ComplexDouble"}
+_DEFAULT_OF_CATEGORY = {BOOL: "Bool", INTEGRAL: "Long", FLOATING: "Float", COMPLEX: "ComplexFloat"}
+
+
+class InPlaceWriteError(AdaptationError, RuntimeError):
+    """PyTorch refuses this in-place write, and so do we; nothing was written.
+
+    The message is PyTorch's. Compute out of place (``x = x.op(...)``), ``clone()`` the overlapping
+    tensor, or cast first, as PyTorch asks.
+
+    Attributes:
+        op: the in-place method, e.g. ``"div_"``.
+        rule: ``"cast"``, ``"internal_overlap"``, ``"partial_overlap"`` or ``"leaf"``.
+    """
+
+    def __init__(self, op: str, rule: str, message: str) -> None:
+        super().__init__(f"{message} (Tensor.{op})", target=f"Tensor.{op}")
+        self.op = op
+        self.rule = rule
+
+
+def _dtype_key(dtype: Any) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def category(value: Any) -> int:
+    """Return PyTorch's promotion category of a tensor's dtype or of a Python scalar."""
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INTEGRAL
+    if isinstance(value, float):
+        return FLOATING
+    if isinstance(value, complex):
+        return COMPLEX
+    key = _dtype_key(getattr(value, "dtype", value))
+    if key == "Bool":
+        return BOOL
+    if key.startswith(("Int", "UInt")):
+        return INTEGRAL
+    if key.startswith("Complex"):
+        return COMPLEX
+    return FLOATING
+
+
+def _pytorch_name(dtype: Any) -> str:
+    key = _dtype_key(dtype)
+    return _PYTORCH_NAMES.get(key, key)
+
+
+def _result_name(operands: tuple[Any, ...], result_category: int) -> str:
+    # PyTorch names the promoted dtype: a dimensioned tensor of the winning category fixes it, else a
+    # 0-d tensor, else the category's default (Long, the default float dtype Float, ComplexFloat).
+    tensors = [o for o in operands if hasattr(o, "dtype") and category(o) == result_category]
+    for tensor in sorted(tensors, key=lambda t: len(getattr(t, "shape", ())) == 0):
+        return _pytorch_name(tensor.dtype)
+    return _DEFAULT_OF_CATEGORY[result_category]
+
+
+def records_grad(tensor: Any) -> bool:
+    """Return whether autograd records ops on ``tensor`` (it requires grad and grad mode is on)."""
+    if not getattr(tensor, "requires_grad", False):
+        return False
+    msadapter = sys.modules.get("msadapter")
+    return bool(msadapter.is_grad_enabled()) if msadapter is not None else True
+
+
+def check_leaf(op: str, tensor: Any) -> None:
+    """Raise as PyTorch does for an in-place write into a leaf that requires grad (grad mode on)."""
+    if getattr(tensor, "is_leaf", False) and records_grad(tensor):
+        raise InPlaceWriteError(op, "leaf", "a leaf Variable that requires grad is being used in an in-place "
+                                            "operation.")
+
+
+def _is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    # at::TensorImpl::compute_non_overlapping_and_dense: the strides, sorted, form a contiguous layout.
+    dims = sorted((i for i in range(len(shape)) if shape[i] != 1), key=lambda i: (strides[i], shape[i]))
+    expected = 1
+    for i in dims:
+        if strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+
+
+def _layout(tensor: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return tuple(int(n) for n in tensor.shape), tuple(int(s) for s in tensor.stride())
+
+
+def check_no_internal_overlap(op: str, tensor: Any) -> None:
+    """Raise as PyTorch does when elements of ``tensor`` share memory (``expand``: a stride 0)."""
+    shape, strides = _layout(tensor)
+    if any(size > 1 and stride == 0 for size, stride in zip(shape, strides)):
+        raise InPlaceWriteError(op, "internal_overlap", "unsupported operation: more than one element of the "
+                                "written-to tensor refers to a single memory location. Please clone() the "
+                                "tensor before performing the operation.")
+
+
+def check_no_partial_overlap(op: str, tensor: Any, other: Any) -> None:
+    """Raise as PyTorch does when ``other``'s memory overlaps ``tensor``'s without being the same layout.
+
+    PyTorch's ``get_overlap_status``: two non-overlapping, dense tensors whose byte ranges intersect
+    overlap partly unless they start and end at the same address with the same strides. Tensors that are
+    not dense are "too hard" and pass, as in PyTorch.
+    """
+    if other is tensor or not all(hasattr(t, "data_ptr") and hasattr(t, "stride") for t in (tensor, other)):
+        return
+    if int(tensor.numel()) == 0 or int(other.numel()) == 0:
+        return
+    shape, strides = _layout(tensor)
+    other_shape, other_strides = _layout(other)
+    if not (_is_non_overlapping_and_dense(shape, strides)
+            and _is_non_overlapping_and_dense(other_shape, other_strides)):
+        return
+    begin = int(tensor.data_ptr())
+    end = begin + int(tensor.numel()) * int(tensor.itemsize)
+    other_begin = int(other.data_ptr())
+    other_end = other_begin + int(other.numel()) * int(other.itemsize)
+    if begin == other_begin and end == other_end:
+        if strides == other_strides:
+            return
+    elif not (begin < other_end and other_begin < end):
+        return
+    raise InPlaceWriteError(op, "partial_overlap", "unsupported operation: some elements of the input tensor "
+                            "and the written-to tensor refer to a single memory location. Please clone() the "
+                            "tensor before performing the operation.")
+
+
+def check_broadcast(op: str, tensor: Any, operands: tuple[Any, ...]) -> None:
+    """Raise as PyTorch does when the operands broadcast to a shape other than ``tensor``'s."""
+    shape = tuple(int(n) for n in tensor.shape)
+    shapes = [tuple(int(n) for n in o.shape) for o in operands if hasattr(o, "shape") and hasattr(o, "dtype")]
+    if all(other == shape for other in shapes):
+        return
+    import numpy as np
+
+    try:
+        broadcast = tuple(np.broadcast_shapes(shape, *shapes))
+    except ValueError:
+        broadcast = None
+    if broadcast != shape:
+        raise InPlaceWriteError(op, "shape", f"output with shape {list(shape)} doesn't match the broadcast shape "
+                                             f"{list(broadcast) if broadcast is not None else shapes}")
+
+
+def check_inplace(op: str, tensor: Any, *operands: Any, result_category: int | None = None) -> None:
+    """Raise where PyTorch refuses ``tensor.op(*operands)``; return quietly where it accepts it.
+
+    Args:
+        op: the in-place method, for the message.
+        tensor: ``self``, the tensor written.
+        operands: the op's other inputs (tensors or Python scalars); their dtypes promote with ``self``'s.
+        result_category: at least this category for the result (``FLOATING`` for true division and
+            ``exp_``); None: the promotion of ``self`` and ``operands`` alone.
+
+    Raises:
+        InPlaceWriteError: the result cannot be cast to ``self``'s dtype, ``self`` overlaps itself or
+            an operand partly, or ``self`` is a leaf that requires grad with grad mode on.
+    """
+    check_leaf(op, tensor)
+    check_no_internal_overlap(op, tensor)
+    for operand in operands:
+        check_no_partial_overlap(op, tensor, operand)
+    check_broadcast(op, tensor, operands)
+    own = category(tensor)
+    # A 0-d tensor or a scalar of the same or lower category does not change the dtype; of a higher
+    # category it does: both change the category, and the category is all canCast looks at.
+    promoted = max([own, *(category(o) for o in operands if o is not None)])
+    if result_category is not None:
+        promoted = max(promoted, result_category)
+    if promoted > own:
+        raise InPlaceWriteError(op, "cast", f"result type {_result_name(operands, promoted)} can't be cast to "
+                                            f"the desired output type {_pytorch_name(tensor.dtype)}")

@@ -1,0 +1,234 @@
+"""PyTorch's in-place tensor methods and operators for MindSpore's CPU backend.
+
+On the CPU backend ``add_``/``sub_``/``mul_``/``div_``/``exp_`` and the operators ``+=``, ``-=``, ``/=``,
+``//=``, ``%=`` return a new tensor and leave ``self`` (its aliases, a view's base) unchanged; ``**=`` has no
+in-place form at all; ``zero_``/``masked_fill_`` have no CPU kernel; integer results are truncated where
+PyTorch refuses the cast. Each replacement here first runs PyTorch's checks
+(:func:`~mindspeed_ms.compat.inplace_checks.check_inplace`: dtype cast, overlap, leaf), then computes the
+result out of place with MindSpore functions and writes it into ``self`` through views
+(:func:`~mindspeed_ms.compat.inplace.write_back`).
+
+Autograd: where PyTorch's backward of the in-place op needs the *original* ``self`` (``mul_``, ``div_``,
+``pow_``), the result is computed from a copy of ``self`` (PyTorch saves ``original_self`` the same way),
+so the write does not invalidate it. ``zero_``/``fill_``/``masked_fill_`` keep the gradient path to
+``self`` (zero where filled), as PyTorch's ``leaf.grad`` is zeros, not None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.compat.inplace import write_back
+from mindspeed_ms.compat.inplace_checks import (
+    BOOL,
+    FLOATING,
+    INTEGRAL,
+    InPlaceWriteError,
+    category,
+    check_inplace,
+    check_leaf,
+    check_no_internal_overlap,
+    records_grad,
+)
+
+__all__ = ["zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_", "pow_", "floor_divide_",
+           "remainder_", "integer_division", "iadd", "isub", "itruediv", "ifloordiv", "ipow", "imod"]
+
+
+def _records(self: Any, other: Any) -> bool:
+    return records_grad(self) or records_grad(other)
+
+
+def _original(self: Any, other: Any) -> Any:
+    """Return ``self``, or a copy of it when autograd records the op (its backward needs the original)."""
+    return self.clone() if _records(self, other) else self
+
+
+def _scaled(other: Any, alpha: Any) -> Any:
+    return other if alpha == 1 else other * alpha
+
+
+def _fill_value(self: Any, value: Any) -> Any:
+    """Return ``value`` (a Python scalar or 0-d tensor) converted to ``self``'s dtype as PyTorch casts it."""
+    if hasattr(value, "item"):
+        value = value.item()
+    kind = category(self)
+    if kind == BOOL:
+        return bool(value)
+    if kind == INTEGRAL:
+        return int(value)  # C's cast truncates toward zero, as int() does
+    return value
+
+
+def _filled(op: str, self: Any, value: Any, mask: Any = None) -> Any:
+    import mindspore
+    from mindspore import ops
+
+    value = _fill_value(self, value)
+    if mask is None:
+        if not records_grad(self):
+            return ops.fill(self.dtype, tuple(self.shape), value)
+        mask = mindspore.tensor(True)
+    # masked_fill keeps the gradient path to self (zero where filled), as PyTorch's fill_ backward does.
+    return ops.masked_fill(self, mask, mindspore.tensor(value, dtype=self.dtype))
+
+
+def zero_(self: Any) -> Any:
+    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
+    check_leaf("zero_", self)
+    check_no_internal_overlap("zero_", self)
+    return write_back("zero_", self, _filled("zero_", self, 0))
+
+
+def fill_(self: Any, data: Any = None, *, value: Any = None) -> Any:
+    """Fill ``self`` with a value in place (``Tensor.fill_`` does nothing on a view on CPU).
+
+    The value is taken positionally, as ``data=`` (MSAdapter's name) or ``value=`` (PyTorch's); a tensor
+    value must be 0-d, as in PyTorch.
+    """
+    fill = data if value is None else value
+    if fill is None:
+        raise TypeError("fill_() missing the value to fill with")
+    if hasattr(fill, "shape") and len(fill.shape) != 0:
+        raise InPlaceWriteError("fill_", "argument", f"fill_ only supports 0-dimension value tensor but got "
+                                                     f"tensor with {len(fill.shape)} dimensions.")
+    check_leaf("fill_", self)
+    check_no_internal_overlap("fill_", self)
+    return write_back("fill_", self, _filled("fill_", self, fill))
+
+
+def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
+    """Fill ``self`` with ``value`` where ``mask`` is true, in place (``Tensor.masked_fill_``)."""
+    if "Bool" not in str(getattr(mask, "dtype", "")):
+        raise InPlaceWriteError("masked_fill_", "argument", f"masked_fill_ only supports boolean masks, but got "
+                                                            f"mask with dtype {getattr(mask, 'dtype', type(mask))}")
+    if hasattr(value, "shape") and len(value.shape) != 0:
+        raise InPlaceWriteError("masked_fill_", "argument", f"masked_fill_ only supports a 0-dimensional value "
+                                                            f"tensor, but got tensor with {len(value.shape)} "
+                                                            f"dimension(s).")
+    check_inplace("masked_fill_", self, mask)
+    return write_back("masked_fill_", self, _filled("masked_fill_", self, value, mask))
+
+
+def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
+    from mindspore import ops
+
+    check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
+    if category(self) == BOOL and category(other) == BOOL:
+        return write_back("add_", self, ops.logical_or(self, other))
+    return write_back("add_", self, ops.add(self, _scaled(other, alpha)))
+
+
+def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
+    from mindspore import ops
+
+    if category(self) == BOOL and category(other) == BOOL:
+        raise InPlaceWriteError("sub_", "argument", "Subtraction, the `-` operator, with two bool tensors is not "
+                                                    "supported. Use the `^` or `logical_xor()` operator instead.")
+    check_inplace("sub_", self, other, *(() if alpha == 1 else (alpha,)))
+    return write_back("sub_", self, ops.sub(self, _scaled(other, alpha)))
+
+
+def mul_(self: Any, other: Any) -> Any:
+    """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
+    from mindspore import ops
+
+    check_inplace("mul_", self, other)
+    if category(self) == BOOL and category(other) == BOOL:
+        return write_back("mul_", self, ops.logical_and(self, other))
+    return write_back("mul_", self, ops.mul(_original(self, other), other))
+
+
+def integer_division(self: Any, other: Any, rounding_mode: str) -> Any:
+    """Return ``self / other`` rounded by ``rounding_mode`` (``"floor"``/``"trunc"``) for integer operands."""
+    from mindspore import ops
+
+    quotient = ops.floor_divide(self, other)
+    if rounding_mode == "floor":
+        return quotient
+    # trunc: floor rounds a negative, inexact quotient one below the truncated one (MindSpore's Trunc has
+    # no integer kernel).
+    inexact = ops.not_equal(ops.sub(self, ops.mul(quotient, other)), 0)
+    negative = ops.logical_xor(ops.less(self, 0), ops.less(other, 0))
+    return ops.where(ops.logical_and(inexact, negative), ops.add(quotient, 1), quotient)
+
+
+def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
+    from mindspore import ops
+
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise InPlaceWriteError("div_", "argument", f"div expected rounding_mode to be one of None, 'trunc', or "
+                                                    f"'floor' but found '{rounding_mode}'")
+    check_inplace("div_", self, other, result_category=FLOATING if rounding_mode is None else None)
+    if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
+        return write_back("div_", self, integer_division(self, other, rounding_mode))
+    return write_back("div_", self, ops.div(_original(self, other), other, rounding_mode=rounding_mode))
+
+
+def exp_(self: Any) -> Any:
+    """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
+    from mindspore import ops
+
+    check_inplace("exp_", self, result_category=FLOATING)
+    return write_back("exp_", self, ops.exp(self))
+
+
+def pow_(self: Any, exponent: Any) -> Any:
+    """Raise ``self`` to ``exponent`` in place (``Tensor.pow_``, absent under MSAdapter)."""
+    from mindspore import ops
+
+    check_inplace("pow_", self, exponent)
+    return write_back("pow_", self, ops.pow(_original(self, exponent), exponent))
+
+
+def floor_divide_(self: Any, other: Any) -> Any:
+    """Divide ``self`` by ``other`` rounding down, in place (``Tensor.floor_divide_``, ``//=``)."""
+    from mindspore import ops
+
+    check_inplace("floor_divide_", self, other)
+    if max(category(self), category(other)) <= INTEGRAL:
+        return write_back("floor_divide_", self, integer_division(self, other, "floor"))
+    return write_back("floor_divide_", self, ops.floor_divide(_original(self, other), other))
+
+
+def remainder_(self: Any, other: Any) -> Any:
+    """Replace ``self`` by its remainder modulo ``other`` (sign of the divisor), in place (``%=``)."""
+    from mindspore import mint
+
+    check_inplace("remainder_", self, other)
+    return write_back("remainder_", self, mint.remainder(_original(self, other), other))
+
+
+# The in-place operators: Python rebinds the name to what they return, so they return ``self`` itself
+# (its aliases, a view's base and a Parameter's class stay what they were), as PyTorch's do.
+def iadd(self: Any, other: Any) -> Any:
+    """``self += other``: ``self.add_(other)``."""
+    return self.add_(other)
+
+
+def isub(self: Any, other: Any) -> Any:
+    """``self -= other``: ``self.sub_(other)``."""
+    return self.sub_(other)
+
+
+def itruediv(self: Any, other: Any) -> Any:
+    """``self /= other``: ``self.div_(other)``."""
+    return self.div_(other)
+
+
+def ifloordiv(self: Any, other: Any) -> Any:
+    """``self //= other``: ``self.floor_divide_(other)``."""
+    return self.floor_divide_(other)
+
+
+def ipow(self: Any, other: Any) -> Any:
+    """``self **= other``: ``self.pow_(other)``."""
+    return self.pow_(other)
+
+
+def imod(self: Any, other: Any) -> Any:
+    """``self %= other``: ``self.remainder_(other)``."""
+    return self.remainder_(other)
