@@ -37,7 +37,7 @@ import mindspeed.patch_utils as patch_utils  # noqa: E402
 statuses = MindSporeAdaptation.status()
 theirs = [s for s in statuses if s.provider == DEFAULT_MANAGER_NAME or s.target not in ours]
 print(f"mindspeed.patch_utils.MindSpeedPatchesManager is ours: "
-      f"{patch_utils.MindSpeedPatchesManager.__module__.startswith('mindspeed_ms')}")
+      f"{patch_utils.MindSpeedPatchesManager.register_patch.__module__.startswith('mindspeed_ms')}")
 print(f"flow: {outcome}")
 print(f"targets registered through MindSpeed's manager: {len(theirs)}, by state: "
       f"{dict(collections.Counter(s.state for s in theirs))}")

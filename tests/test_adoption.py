@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 
 from mindspeed_ms.errors import SettingError
 from mindspeed_ms.patch_manager.adoption import ADOPT_ENV, adoption_wanted
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(("framework", "value", "expected"), [
@@ -25,3 +34,80 @@ def test_a_malformed_value_is_a_typed_error_naming_the_variable(framework: str, 
         adoption_wanted(framework, {ADOPT_ENV: value})
     assert isinstance(caught.value, ValueError)
     assert (caught.value.variable, caught.value.value) == (ADOPT_ENV, value)
+
+
+# --- registrations made before the adoption, and aliases of the manager under other names (subprocesses) ---
+FAKES = Path(__file__).resolve().parent / "fakes"
+TARGET = """
+def f(x):
+    return ("orig f", x)
+
+def g(x):
+    return ("orig g", x)
+"""
+# MindSpeed's manager used before mindspeed_ms.adaptor is imported, held under another name in __main__
+BEFORE = textwrap.dedent("""
+    import json, sys
+    from mindspeed.patch_utils import MindSpeedPatchesManager as M
+    import pmx_target
+
+    def rep(x):
+        return ("rep", x)
+
+    def rep_g(x):
+        return ("rep g", x)
+
+    def trace_wrapper(fn):
+        def traced(*args):
+            return ("traced", fn(*args))
+        return traced
+
+    M.register_patch("pmx_target.f", rep)
+    M.register_patch("pmx_target.f", trace_wrapper)
+""")
+AFTER = textwrap.dedent("""
+    M.register_patch("pmx_target.g", rep_g)      # through the alias, after the adaptor
+    M.apply_patches()
+    result = {"f": pmx_target.f(1), "g": pmx_target.g(2)}
+    if "mindspeed_ms.adaptation" in sys.modules:
+        from mindspeed_ms.adaptation import default_registry
+        result["status"] = {s.target: [s.state, s.provider] for s in default_registry().status()}
+        result["one_registry"] = type(M.patches_info).__name__
+        result["kept"] = sorted(sys.modules["mindspeed.patch_utils"].MindSpeedPatchesManager.patches_info)
+    print(json.dumps(result))
+""")
+
+
+def _python(script: str, *argv: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED")}
+    environ.update(PYTHONPATH=os.pathsep.join([str(cwd), str(FAKES), str(ROOT)]), GLOG_v="3", **env)
+    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, env=environ,
+                          timeout=300, cwd=str(cwd))
+
+
+@pytest.mark.parametrize(("framework", "env"), [("mindspore", {}), ("pytorch", {ADOPT_ENV: "1"})])
+def test_registrations_made_before_adoption_are_carried_over_and_aliases_share_one_registry(
+        tmp_path: Path, framework: str, env: dict[str, str]) -> None:
+    (tmp_path / "pmx_target.py").write_text(TARGET)
+    plain = _python(BEFORE + AFTER, cwd=tmp_path)  # MindSpeed's manager alone: the reference
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    reference = json.loads(plain.stdout.strip().splitlines()[-1])
+    assert reference == {"f": ["traced", ["rep", 1]], "g": ["rep g", 2]}
+
+    adopted = _python(BEFORE + "import mindspeed_ms.adaptor\n" + AFTER, "--ai-framework", framework, cwd=tmp_path,
+                      **env)
+    assert adopted.returncode == 0, adopted.stderr[-3000:]
+    ours = json.loads(adopted.stdout.strip().splitlines()[-1])
+    assert {"f": ours["f"], "g": ours["g"]} == reference
+    assert ours["status"]["pmx_target.f"] == ["applied", "mindspeed.patch_utils"]
+    assert ours["status"]["pmx_target.g"] == ["applied", "mindspeed.patch_utils"]
+    assert ours["one_registry"] == "PatchesInfo" and {"pmx_target.f", "pmx_target.g"} <= set(ours["kept"])
+
+
+def test_patches_mindspeed_applied_before_adoption_fail_loudly_naming_them(tmp_path: Path) -> None:
+    (tmp_path / "pmx_target.py").write_text(TARGET)
+    script = BEFORE + "M.apply_patches()\nimport mindspeed_ms.adaptor\n"
+    done = _python(script, "--ai-framework", "pytorch", cwd=tmp_path, **{ADOPT_ENV: "1"})
+    assert done.returncode != 0
+    assert "AdoptionError" in done.stderr and "'pmx_target.f'" in done.stderr
+    assert "mindspeed_ms.adaptor before anything applies" in done.stderr  # says what to do

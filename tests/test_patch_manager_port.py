@@ -92,7 +92,7 @@ OURS_REPORT = textwrap.dedent("""
     sites = sorted({s.registered_at.rsplit("/", 1)[-1].split(":")[0] for s in registry.status()
                     if s.target in mine and s.provider in PROVIDERS})
     patch_utils = sys.modules.get("mindspeed.patch_utils")
-    adopted = patch_utils.MindSpeedPatchesManager.__module__ if patch_utils else None
+    adopted = patch_utils.MindSpeedPatchesManager.register_patch.__module__ if patch_utils else None
     snapshot = {t: bound[t] for t in bound}
     registry.revert()
     reverted = bindings(mine)
@@ -243,7 +243,7 @@ def test_adoption_switch(framework: str, adopt: str | None, expected: str) -> No
         import json, sys
         import mindspeed_ms.adaptor
         from mindspeed.patch_utils import MindSpeedPatchesManager
-        print(json.dumps({"manager": MindSpeedPatchesManager.__module__}))
+        print(json.dumps({"manager": MindSpeedPatchesManager.register_patch.__module__}))
     """)
     env = {"MINDSPEED_MS_ADOPT_MINDSPEED": adopt} if adopt is not None else {}
     assert _run(script, "--ai-framework", framework, pythonpath=[FAKES], **env)["manager"] == expected

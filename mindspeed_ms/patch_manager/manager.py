@@ -108,12 +108,13 @@ class ManagerBinding:
         return targets
 
     def register(self, target: str, new_func: Any, *, force_patch: bool, create_dummy: bool,
-                 registry: PatchRegistry | None = None, kind: str = "auto") -> MindSpeedPatch:
+                 registry: PatchRegistry | None = None, kind: str = "auto", site: str | None = None
+                 ) -> MindSpeedPatch:
         """Register through the engine with MindSpeed's rules; return the target's view."""
         from mindspeed_ms.engine.registry import registry_being_filled
 
         registry = registry if registry is not None else self.registry()
-        site = _caller_site()
+        site = site or _caller_site()
         if kind != "wrap" and self._replaces(registry, target, new_func, force_patch, site):
             return self.view(registry, target)
         if registry_being_filled() is registry:
