@@ -163,3 +163,47 @@ def test_built_in_providers_are_fallbacks_and_other_providers_are_not(reg, modul
     reg.revert()
     with pytest.raises(Exception, match="already has replacement"):
         register_providers(reg, [Provider("plain", fix), Provider("feature2", feature)], None)
+
+
+def test_a_superseding_replacement_left_out_for_its_requirements_gives_the_target_back_to_the_fallback(reg, modules):
+    mod = modules.load("fb_unmet", SOURCE)
+    with reg.provider("megatron_core", fallback=True):
+        reg.register("fb_unmet.func", ours)
+    with reg.provider("downstream"):
+        reg.register("fb_unmet.func", theirs, requires="packaging>=999")  # unmet
+    reg.apply()
+    assert mod.func(1) == ("ours", 1)  # the fallback, not the original
+    (status,) = reg.status()
+    assert status.state == "applied" and status.provider == "megatron_core"
+    assert any("theirs" in note and "left out" in note for note in status.warnings)
+    reg.revert()
+    assert mod.func(1) == ("orig", 1)
+
+
+def test_status_names_the_provider_of_the_installed_replacement_not_of_the_waiting_fallback(reg, modules):
+    mod = modules.load("fb_user", SOURCE)
+    with reg.provider("megatron_core", fallback=True):
+        reg.register("fb_user.func", ours)
+    reg.register("fb_user.func", theirs)  # the user's, outside any provider
+    reg.apply()
+    assert mod.func(1) == ("theirs", 1)
+    (status,) = reg.status()
+    assert status.provider is None and status.replacement.endswith("theirs")
+    assert "'megatron_core'" in status.superseded[0]
+
+
+def test_a_users_block_duplicating_a_providers_survives_withdrawing_the_provider(reg, modules):
+    import importlib
+
+    modules.write("fb_blocked", "VALUE = 1\n")
+    with reg.provider("third_party"):
+        reg.block("fb_blocked")
+    reg.block("fb_blocked")  # the user's own, same module
+    reg.apply()
+    reg.withdraw_provider("third_party")
+    assert "fb_blocked" in reg
+    reg.apply()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("fb_blocked")
+    reg.revert()
+    assert importlib.import_module("fb_blocked").VALUE == 1

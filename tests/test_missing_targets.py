@@ -75,3 +75,24 @@ def test_the_environment_sets_the_process_wide_registrys_policy(value, expected)
     else:
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == expected
+
+
+def test_skip_is_the_same_policy_for_a_target_in_a_module_imported_after_apply(modules, caplog):
+    import importlib
+
+    modules.write("mt_late", SOURCE)
+    reg = PatchRegistry("skipping-late", missing_targets="skip")
+    reg.register("mt_late.func", lambda: "new")
+    reg.register("mt_late.Config.dict_torch_dtype_to_str", lambda self, d: "new")
+    try:
+        reg.apply()
+        assert {s.state for s in reg.status()} == {"pending-import"}
+        with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
+            mod = importlib.import_module("mt_late")
+        states = {s.target: (s.state, s.reason) for s in reg.status()}
+        assert states["mt_late.func"][0] == "applied" and mod.func() == "new"
+        state, reason = states["mt_late.Config.dict_torch_dtype_to_str"]
+        assert state == "skipped" and "missing_targets='skip'" in (reason or "") and "dict_dtype_to_str" in reason
+        assert not any(record.levelno >= logging.ERROR for record in caplog.records)
+    finally:
+        reg.revert()

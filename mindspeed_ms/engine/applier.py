@@ -265,6 +265,7 @@ class Applier:
         aliases: dict[str, list[AliasEntry]] = {}
         placed: list[Patch] = []
         failed: dict[Patch, str] = {}
+        skipped: dict[Patch, str] = {}
         current: Patch | None = None
         try:
             for current in patches:
@@ -274,6 +275,18 @@ class Applier:
                 current.records = [r for r in current.records if r.alive]
                 try:
                     entry = self.place(current, journal, [])
+                except TargetNotFoundError as missing:
+                    if self.registry.missing_targets != "skip":
+                        if self.registry.strict:
+                            raise
+                        failed[current] = f"{type(missing).__name__}: {missing}"
+                        logger.error("mindspeed_ms[%s]: patching %s on import of %s failed: %s",
+                                     self.registry.name, current.target, name, failed[current])
+                        continue
+                    # the same policy as apply()'s for a module imported already: left out, with a warning
+                    skipped[current] = f"target missing, skipped (missing_targets='skip'): {missing}"
+                    logger.warning("mindspeed_ms[%s]: %s", self.registry.name, skipped[current])
+                    continue
                 except Exception as error:
                     if self.registry.strict:
                         raise
@@ -309,6 +322,8 @@ class Applier:
                     patch.reason = None
                 for patch, reason in failed.items():
                     patch.state, patch.reason = "failed", reason
+                for patch, reason in skipped.items():
+                    patch.state, patch.reason = "skipped", reason
                 return
         undo_all(journal)  # reverted meanwhile: the revert could not see these records
         with self._lock:

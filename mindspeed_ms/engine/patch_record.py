@@ -110,6 +110,7 @@ class Patch:
         self.sites: list[tuple[str, str | None]] = []
         #: what the last apply() chose to install: the replacement (NO_REPLACEMENT: the original) and wraps
         self.active_replacement: Any = NO_REPLACEMENT
+        self.active_provider: str | None = None
         self.active_wraps: list[Any] = []
         self.purpose: str | None = None
         self.provider: str | None = None
@@ -174,13 +175,21 @@ class Patch:
         def who(site: str | None, provider: str | None) -> str:
             return f"registered at {site}" + (f" by provider {provider!r}" if provider else "")
 
-        self.active_replacement = self.replacement
+        self.active_replacement, self.active_provider = self.replacement, self.replacement_provider
         if self.replacement is not NO_REPLACEMENT and self.replacement_requires:
             unmet = unmet_requirements(self.replacement_requires)
             if unmet:
-                self.active_replacement = NO_REPLACEMENT
+                self.active_replacement, self.active_provider = NO_REPLACEMENT, None
                 owner = who(self.replacement_site, self.replacement_provider)
                 notes.append(f"replacement {describe(self.replacement)} ({owner}) left out: {'; '.join(unmet)}")
+                # the fallback waiting behind it takes the target, as when that replacement is withdrawn
+                for func, site, provider, requires in reversed(self.yielded):
+                    unmet = unmet_requirements(requires) if requires else []
+                    if unmet:
+                        notes.append(f"fallback {describe(func)} ({who(site, provider)}) left out: {'; '.join(unmet)}")
+                        continue
+                    self.active_replacement, self.active_provider = func, provider
+                    break
         self.active_wraps = []
         for wrap, site, provider, requires in self.wraps:
             unmet = unmet_requirements(requires) if requires else []
@@ -242,6 +251,7 @@ class Patch:
         self.records = []
         self.watching = None
         self.dirty = False
+        self.active_replacement, self.active_provider = NO_REPLACEMENT, None
 
     def drift(self) -> str | None:
         """Say what replaced the installed object since it was applied (someone else's ``setattr``), else ``None``."""
@@ -255,12 +265,21 @@ class Patch:
         return None
 
     def status(self, traced: bool) -> PatchStatus:
-        if self.replacement is NO_REPLACEMENT:
+        # a fallback chosen because the replacement ahead of it was left out (requirements) is what is installed
+        fallback_in = self.active_replacement is not NO_REPLACEMENT and self.active_replacement is not self.replacement
+        shown = self.active_replacement if fallback_in else self.replacement
+        if shown is NO_REPLACEMENT:
             replacement = None
-        elif self.replacement is None:
+        elif shown is None:
             replacement = "<placeholder raising NotImplementedError>"
         else:
-            replacement = describe(self.replacement)
+            replacement = describe(shown)
+        if fallback_in:
+            provider = self.active_provider
+        elif self.yielded:  # the replacement that superseded a fallback is installed: its provider (None: the user)
+            provider = self.replacement_provider
+        else:
+            provider = self.provider
         first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
         state, reason = self.state, self.reason
         if state == "applied":
@@ -271,8 +290,7 @@ class Patch:
             target=self.target, kinds=self.kinds, state=state, replacement=replacement,
             registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
             warnings=tuple(self.notes) + tuple(self.warnings), reason=reason, purpose=self.purpose,
-            provider=self.replacement_provider if self.replacement_provider is not None and self.yielded
-            else self.provider,
+            provider=provider,
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
             superseded=tuple(f"{describe(func)} (registered at {site}" + (f" by provider {provider!r})" if provider
                                                                           else ")")

@@ -271,6 +271,11 @@ class PatchRegistry:
                 patch.purpose = purpose
                 patch.provider = self._provider
                 self._patches[module_name] = patch
+            elif all(owner != self._provider for _, owner in patch.sites):
+                # the same block wanted by someone else too: it stays while either still wants it
+                self._remember(patch, False)
+                patch.sites.append((site, self._provider))
+                patch.purpose = patch.purpose or purpose
         return patch
 
     def unregister(self, target: str, new_func: Any = None) -> None:
