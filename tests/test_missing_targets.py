@@ -96,3 +96,10 @@ def test_skip_is_the_same_policy_for_a_target_in_a_module_imported_after_apply(m
         assert not any(record.levelno >= logging.ERROR for record in caplog.records)
     finally:
         reg.revert()
+
+
+def test_the_error_that_stops_a_strict_apply_names_the_skip_setting(reg, modules):
+    modules.load("mt_hint", SOURCE)
+    reg.register("mt_hint.Config.dict_torch_dtype_to_str", lambda self, d: "new")
+    with pytest.raises(PatchApplyError, match="MINDSPEED_MS_MISSING_TARGETS=skip"):
+        reg.apply()

@@ -36,6 +36,12 @@ __all__ = ["Applier"]
 
 logger = logging.getLogger("mindspeed_ms")
 
+#: What a strict apply stopped by a missing target says to do when the target is stale upstream (a
+#: registration written for another version of the code it patches), as MindSpeed-LLM 2.2.0's is.
+_SKIP_HINT = ("; if the target no longer exists in the installed version (a stale upstream registration), skip "
+              "such targets visibly with missing_targets='skip' (MINDSPEED_MS_MISSING_TARGETS=skip for the "
+              "adaptor's registry)")
+
 
 class Applier:
     """What a registry has applied, and the machinery to apply, defer and revert it."""
@@ -112,8 +118,9 @@ class Applier:
                 # the culprit says so in status(); the rest of the batch stays registered, a re-installed
                 # patch keeps its previous installation (and state)
                 current.state, current.reason = "failed", f"{type(error).__name__}: {error}"
+            hint = _SKIP_HINT if isinstance(error, TargetNotFoundError) else ""
             raise PatchApplyError(f"applying {target!r} failed ({type(error).__name__}: {error}); every "
-                                  f"change of this apply() was undone", target=target) from error
+                                  f"change of this apply() was undone{hint}", target=target) from error
         with self._lock:
             self.journal.extend(journal)
             for patch, state in states.items():

@@ -90,3 +90,35 @@ def register(registry: Any, args: Any) -> None:
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",
                       megatron_parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)
+    _register_training(registry)
+
+
+def _register_training(registry: Any) -> None:
+    """Register the fixes of Megatron-LM's training entry (``megatron.training``) on CPU PyTorch."""
+    from mindspeed_ms.compat import megatron_training as training
+    from mindspeed_ms.patches import megatron_training as shared
+
+    initialize = "megatron.training.initialize"
+    registry.register(f"{initialize}.initialize_megatron", training.allow_no_cuda_wrapper, kind="wrap",
+                      requires=_MEGATRON, purpose=shared.ALLOW_NO_CUDA_PURPOSE)
+    registry.register("megatron.training.arguments.validate_args", training.max_connections_wrapper, kind="wrap",
+                      requires=_MEGATRON, purpose=shared.MAX_CONNECTIONS_PURPOSE)
+    registry.register(f"{initialize}._initialize_distributed", training.initialize_distributed_wrapper, kind="wrap",
+                      requires=_MEGATRON,
+                      purpose="megatron initialises model parallelism only if torch.cuda.device_count() > 0 (0 on "
+                              "CPU PyTorch): every rank ran without tensor/pipeline groups")
+    registry.register(f"{initialize}._set_random_seed", training.set_random_seed_wrapper, kind="wrap",
+                      requires=_MEGATRON,
+                      purpose="megatron seeds the model-parallel RNG tracker only if torch.cuda.device_count() > 0 "
+                              "(0 on CPU PyTorch): the tracker stayed empty")
+    registry.register("megatron.core.datasets.__path__", training.with_prebuilt_helpers, kind="wrap",
+                      requires=_MEGATRON, purpose=shared.DATASETS_PATH_PURPOSE)
+    registry.register("megatron.core.datasets.utils.compile_helpers", training.compile_helpers, requires=_MEGATRON,
+                      purpose=shared.COMPILE_HELPERS_PURPOSE)
+    registry.register("megatron.legacy.fused_kernels.load", training.skip_fused_kernels, requires=_MEGATRON,
+                      purpose=shared.FUSED_KERNELS_PURPOSE)
+    registry.register(f"{initialize}._warmup_jit_function", training.skip_jit_warmup, requires=_MEGATRON,
+                      purpose=shared.JIT_WARMUP_PURPOSE)
+    registry.register("torch.nn.modules.module.Module.cuda", training.module_stays_on_cpu, requires=_TORCH,
+                      purpose="Module.cuda() raises without CUDA (megatron's get_model: "
+                              "model_module.cuda(torch.cuda.current_device())); the CPU is where it computes")
