@@ -42,11 +42,9 @@ __all__ = [
     "adamw_step",
     "fused_adamw_",
     "npu_apply_fused_adamw_v2",
+    "optimizer_zero_grad",
+    "module_zero_grad",
 ]
-
-#: Optimizer attribute holding ``{id(param): (step tensor written last, its count)}``: reading the
-#: count back from the tensor (``.item()``) would wait for MindSpore's asynchronous queue per parameter.
-_COUNTS = "_mindspeed_step_counts"
 
 #: Group options of PyTorch's Adam beyond MSAdapter's, with PyTorch's defaults.
 _OPTION_DEFAULTS = {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
@@ -171,8 +169,6 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
     if closure is not None:
         with msadapter.enable_grad():
             loss = closure()
-    counts: dict[int, tuple[Any, int]] = self.__dict__.setdefault(_COUNTS, {})
-    step_tensors: dict[int, Any] = {}  # one step tensor per count, shared by the parameters at it
     with msadapter.no_grad():
         for group in self.param_groups:
             _check_options(name, group)
@@ -196,16 +192,14 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
                             name, f"complex parameter of dtype {param.dtype}",
                             "PyTorch updates complex parameters through view_as_real, which this update "
                             "does not implement")
+                    step = None
                     count = 0
                     exp_avg = ops.zeros_like(param)
                     exp_avg_sq = ops.zeros_like(param)
                 else:
+                    # Read every step, as PyTorch's _get_value does: the tensor may have been edited in place.
                     step = state["step"]
-                    cached = counts.get(id(param))
-                    if cached is not None and cached[0] is step:
-                        count = cached[1]
-                    else:  # first step, or a state that was loaded or replaced: read it once
-                        count = int(step) if isinstance(step, (int, float)) else int(step.item())
+                    count = int(step) if isinstance(step, (int, float)) else int(step.item())
                     exp_avg = state["exp_avg"]
                     exp_avg_sq = state["exp_avg_sq"]
                 count += 1
@@ -231,13 +225,13 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
                 step_size = lr / (1 - beta1 ** count)
                 denom = mint.add(mint.div(mint.sqrt(second), math.sqrt(1 - beta2 ** count)), eps)
                 param.copy_(mint.add(value, mint.div(ops.mul(exp_avg, -step_size), denom)))
-                step_tensor = step_tensors.get(count)
-                if step_tensor is None:
-                    step_tensor = step_tensors[count] = mindspore.tensor(float(count), dtype=mindspore.float32)
-                state["step"] = step_tensor
+                new_step = mindspore.tensor(float(count), dtype=mindspore.float32)
+                if step is not None and hasattr(step, "copy_") and tuple(step.shape) == ():
+                    step.copy_(new_step)  # in place, as PyTorch's step_t += 1: aliases of the state see it
+                else:  # each parameter owns its step tensor, as in PyTorch
+                    state["step"] = new_step
                 state["exp_avg"] = exp_avg
                 state["exp_avg_sq"] = exp_avg_sq
-                counts[id(param)] = (step_tensor, count)
     return loss
 
 
@@ -360,3 +354,43 @@ def npu_apply_fused_adamw_v2(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: An
                  lr=lr, beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps, amsgrad=amsgrad,
                  maximize=maximize)
     return True
+
+
+def _reset_grads(params: Any, set_to_none: bool) -> None:
+    # torch.optim.Optimizer.zero_grad / torch.nn.Module.zero_grad, step for step.
+    for param in params:
+        grad = param.grad
+        if grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+            continue
+        if grad.grad_fn is not None:
+            grad = grad.detach()
+            param.grad = grad
+        else:
+            grad.requires_grad_(False)
+        grad.zero_()
+
+
+def optimizer_zero_grad(self: Any, set_to_none: bool = True) -> None:
+    """Reset the gradients of the optimizer's parameters as ``torch.optim.Optimizer.zero_grad`` does.
+
+    MSAdapter's version does nothing with ``set_to_none=False``, so the next step reuses the stale
+    gradients (added to by the next backward).
+
+    Args:
+        set_to_none: set each ``.grad`` to None (default) instead of filling it with zeros in place.
+    """
+    _reset_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+
+
+def module_zero_grad(self: Any, set_to_none: bool = True) -> None:
+    """Reset the gradients of the module's parameters as ``torch.nn.Module.zero_grad`` does.
+
+    MSAdapter's version sets every ``.grad`` to None whatever ``set_to_none`` says.
+
+    Args:
+        set_to_none: set each ``.grad`` to None (default) instead of filling it with zeros in place.
+    """
+    _reset_grads(self.parameters(), set_to_none)

@@ -43,6 +43,12 @@ def register(registry: Any, args: Any) -> None:
             purpose="a primitive failing in MindSpore's PyNative executor (index_add with int64 indices) clears "
                     "the grad flag MSAdapter set: autograd stays off for the rest of the process and "
                     "torch.enable_grad() does not bring it back; restore the flag")
+    registry.register(
+        "msadapter.optim.optimizer.Optimizer.zero_grad", optim.optimizer_zero_grad, requires=_MSADAPTER,
+        purpose="Optimizer.zero_grad(set_to_none=False) does nothing: the next step reuses stale gradients")
+    registry.register(
+        "msadapter.nn.modules.module.Module.zero_grad", optim.module_zero_grad, requires=_MSADAPTER,
+        purpose="Module.zero_grad(set_to_none=False) sets the gradients to None instead of zeroing them")
     for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
                                     ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
         target = f"msadapter.optim.{module}.{cls}"
@@ -57,4 +63,4 @@ def register(registry: Any, args: Any) -> None:
         registry.register(
             f"{target}.__setstate__", optim.adam_setstate, requires=_MSADAPTER,
             purpose=f"torch.optim.{cls}.load_state_dict raises KeyError 'capturable' on a state dict that "
-                    f"MSAdapter saved; keep PyTorch's state layout (tensor step)")
+                    f"MSAdapter saved; keep PyTorch's state layout (a step tensor per parameter, updated in place)")
