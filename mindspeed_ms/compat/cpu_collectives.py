@@ -13,12 +13,28 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CompletedWork", "all_gather_into_tensor", "all_gather_object", "gather_object",
-           "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_gather_wrapper",
+from mindspeed_ms.errors import AdaptationError
+
+__all__ = ["CompletedWork", "CollectiveError", "all_gather_into_tensor", "all_gather_object", "gather_object",
+           "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "all_gather_wrapper",
            "reduce_scatter", "into_caller_wrapper", "IN_PLACE_COLLECTIVES"]
 
-#: Collectives that write their result into their first argument (``tensor``).
-IN_PLACE_COLLECTIVES = ("all_reduce", "broadcast", "recv")
+#: Collectives that write their result into their first argument (``tensor``) and need nothing else converted.
+IN_PLACE_COLLECTIVES = ("broadcast",)
+
+
+class CollectiveError(AdaptationError, RuntimeError):
+    """A ``torch.distributed`` call that cannot give what PyTorch gives on this backend; nothing was sent.
+
+    Raised on every rank alike, before any communication, so the ranks stay in step.
+
+    Attributes:
+        op: the collective, e.g. ``"all_reduce"``.
+    """
+
+    def __init__(self, op: str, problem: str, remedy: str) -> None:
+        self.op = op
+        super().__init__(f"torch.distributed.{op}: {problem}; {remedy}")
 
 
 class CompletedWork:
@@ -38,17 +54,45 @@ def _done(async_op: bool) -> CompletedWork | None:
     return CompletedWork() if async_op else None
 
 
-def _owned(tensor: Any) -> Any:
-    """A copy that owns its memory; booleans travel as int32 (the CPU AllGather fails on bool)."""
+def wire_dtype(dtype: Any) -> Any:
+    """The dtype a tensor of ``dtype`` travels as: booleans as int32 (every CPU collective fails on bool)."""
     import torch
 
-    if tensor.dtype == torch.bool:
-        return tensor.to(torch.int32)
+    return torch.int32 if dtype == torch.bool else dtype
+
+
+def _owned(tensor: Any) -> Any:
+    """A copy that owns its memory, in its wire dtype (:func:`wire_dtype`)."""
+    import torch
+
+    if wire_dtype(tensor.dtype) != tensor.dtype:
+        return tensor.to(wire_dtype(tensor.dtype))
     if not hasattr(tensor, "asnumpy"):  # real PyTorch (the reference's gloo lacks the same collectives)
         return tensor.clone()
-    from mindspore import ops
+    with torch.no_grad():
+        if tensor.dtype == torch.bfloat16:  # no CPU Identity kernel for bfloat16; the round trip is exact
+            return tensor.to(torch.float32).to(torch.bfloat16)
+        from mindspore import ops
 
-    return ops.deepcopy(tensor)
+        return ops.deepcopy(tensor)
+
+
+def _zeros(shape: Any, dtype: Any) -> Any:
+    """``torch.zeros(shape, dtype=dtype)``; bfloat16 through float32 (no CPU fill kernel for bfloat16)."""
+    import torch
+
+    if dtype == torch.bfloat16:
+        return torch.zeros(shape, dtype=torch.float32).to(dtype)
+    return torch.zeros(shape, dtype=dtype)
+
+
+def _padded(flat: Any, length: int) -> Any:
+    """``flat`` (1-d) followed by zeros up to ``length``; not by slice assignment, which keeps only the low
+    32 bits of int64 values under MSAdapter (``buffer[:n] = tensor``)."""
+    import torch
+
+    missing = length - int(flat.shape[0])
+    return torch.cat([flat, _zeros((missing, *flat.shape[1:]), flat.dtype)]) if missing else flat
 
 
 def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = None,
@@ -61,7 +105,7 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = N
 
     size = torch.distributed.get_world_size(group)
     local = _owned(input_tensor.contiguous())
-    parts = [torch.zeros_like(local) for _ in range(size)]
+    parts = [_zeros(tuple(local.shape), local.dtype) for _ in range(size)]
     torch.distributed.all_gather(parts, local, group=group)
     output_tensor.copy_(torch.cat(parts, dim=0).reshape(tuple(output_tensor.shape)).to(output_tensor.dtype))
     return _done(async_op)
@@ -104,15 +148,12 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  
     send_sizes = _split_sizes(input_split_sizes, rows, world)
     tail = tuple(input.shape[1:])
     sizes = torch.tensor([rows, *send_sizes], dtype=torch.int64)
-    all_sizes = [torch.zeros_like(sizes) for _ in range(world)]
+    all_sizes = [torch.zeros(world + 1, dtype=torch.int64) for _ in range(world)]
     torch.distributed.all_gather(all_sizes, sizes, group=group)
     table = [[int(value) for value in item.tolist()] for item in all_sizes]
     longest = max(max(row[0] for row in table), 1)
-    padded = torch.zeros((longest, *tail), dtype=input.dtype)
-    if rows:
-        padded[:rows] = input.contiguous()
-    padded = _owned(padded)
-    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    padded = _owned(_padded(input.reshape(rows, *tail), longest))
+    gathered = [_zeros(tuple(padded.shape), padded.dtype) for _ in range(world)]
     torch.distributed.all_gather(gathered, padded, group=group)
     blocks = []
     for source in range(world):
@@ -124,6 +165,28 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  
     if int(received.shape[0]) != sum(expected):
         raise ValueError(f"all_to_all_single: received {int(received.shape[0])} rows, output expects {sum(expected)}")
     output.copy_(received.reshape(tuple(output.shape)).to(output.dtype))
+    return _done(async_op)
+
+
+def all_to_all(output_tensor_list: list[Any], input_tensor_list: list[Any], group: Any = None,
+               async_op: bool = False) -> CompletedWork | None:
+    """Send ``input_tensor_list[j]`` to rank ``j`` and receive rank ``j``'s tensor into ``output_tensor_list[j]``.
+
+    MSAdapter's process group has no ``alltoall`` ("'ProcessGroup' object has no attribute 'alltoall'";
+    MindSpeed's unaligned Ulysses context parallel calls it): the tensors travel flattened through
+    :func:`all_to_all_single` with one split per rank.
+    """
+    import torch
+
+    sends = [int(item.numel()) for item in input_tensor_list]
+    receives = [int(item.numel()) for item in output_tensor_list]
+    flat_input = torch.cat([item.reshape(-1) for item in input_tensor_list])
+    flat_output = _zeros(sum(receives), flat_input.dtype)
+    all_to_all_single(flat_output, flat_input, output_split_sizes=receives, input_split_sizes=sends, group=group)
+    start = 0
+    for target, size in zip(output_tensor_list, receives):
+        target.copy_(flat_output[start:start + size].reshape(tuple(target.shape)).to(target.dtype))
+        start += size
     return _done(async_op)
 
 
@@ -212,15 +275,11 @@ def all_gather_wrapper(all_gather: Any) -> Any:
 
     @functools.wraps(all_gather)
     def all_gather_(tensor_list: list[Any], tensor: Any, group: Any = None, async_op: bool = False) -> Any:
-        import torch
 
         sizes = [int(item.numel()) for item in tensor_list]
         longest = max(sizes + [int(tensor.numel()), 1])
-        flat = torch.zeros(longest, dtype=tensor.dtype)
-        if tensor.numel():
-            flat[:int(tensor.numel())] = tensor.reshape(-1)
-        flat = _owned(flat)
-        parts = [torch.zeros_like(flat) for _ in tensor_list]
+        flat = _owned(_padded(tensor.reshape(-1), longest))
+        parts = [_zeros(tuple(flat.shape), flat.dtype) for _ in tensor_list]
         all_gather(parts, flat, group, False)
         for target, part, size in zip(tensor_list, parts, sizes):
             target.copy_(part[:size].reshape(tuple(target.shape)).to(target.dtype))
@@ -259,13 +318,14 @@ def reduce_scatter(output: Any, input_list: list[Any], op: Any = None, group: An
 def into_caller_wrapper(collective: Any) -> Any:
     """Make a collective that writes into its ``tensor`` argument reach it when that tensor is a view.
 
-    On MindSpore's CPU backend ``all_reduce``, ``broadcast`` and ``recv`` into a view
-    (any slice, ``view``, even ``t[:]``) return normally and leave the view and its base unchanged,
-    so gradients reduced bucket by bucket (megatron's and MindSpeed's ``start_grad_sync`` reduce
-    views of one grad buffer) silently stay each rank's own. The collective runs on a copy that owns
-    its memory, and the result is copied into the caller's tensor, which writes through a view
-    (:mod:`mindspeed_ms.compat.inplace`). Collectives are not recorded by autograd (as in PyTorch),
-    so the copy back is too. An async call is waited for here and returns a finished handle.
+    On MindSpore's CPU backend ``broadcast`` (and ``all_reduce``, ``recv``) into a view (any slice,
+    ``view``, even ``t[:]``) return normally and leave the view and its base unchanged, so gradients
+    reduced bucket by bucket (megatron's and MindSpeed's ``start_grad_sync`` reduce views of one grad
+    buffer) silently stay each rank's own; on bool tensors they fail ("Broadcast failed."). The
+    collective runs on a copy that owns its memory, in its wire dtype (:func:`wire_dtype`), and the
+    result is copied into the caller's tensor, which writes through a view
+    (:mod:`mindspeed_ms.compat.inplace`). Collectives are not recorded by autograd (as in PyTorch), so
+    the copy back is not either. An async call is waited for here and returns a finished handle.
     """
     import functools
 
@@ -274,16 +334,14 @@ def into_caller_wrapper(collective: Any) -> Any:
         if not hasattr(tensor, "asnumpy"):  # not a MindSpore tensor: nothing to fix
             return collective(tensor, *args, **kwargs)
         import torch
-        from mindspore import ops
 
-        with torch.no_grad():
-            owned = ops.deepcopy(tensor)
+        owned = _owned(tensor)
         result = collective(owned, *args, **kwargs)
         waited = hasattr(result, "wait")
         if waited:
             result.wait()
         with torch.no_grad():
-            tensor.copy_(owned)
+            tensor.copy_(owned.to(tensor.dtype))
         return CompletedWork() if waited else result
 
     return collective_
