@@ -60,3 +60,4 @@ print(f"verify --static of their targets: {dict(static)}")
 print(f"summary: {default_registry().report().summary()}")
 with open(status_file, "w") as handle:
     json.dump([s.to_dict() for s in statuses], handle, indent=1, default=str)
+sys.exit(0 if outcome == "completed" else 1)

@@ -8,22 +8,28 @@
 #   MEGATRON_LM_DIR    a checkout of NVIDIA/Megatron-LM, tag core_v0.12.1 (its megatron/training, legacy and
 #                      inference are used; megatron.core is the installed megatron-core 0.12.1)
 # Environment: MINDSPEED_MS_MISSING_TARGETS=skip to leave out targets that do not exist in the pinned
-# versions instead of stopping at the first. Prints a summary; writes WORK_DIR/status.json.
+# versions instead of stopping at the first; MINDSPEED_MS_PYTHON the interpreter with mindspore, msadapter,
+# megatron-core and mindspeed_ms (default: python3 on PATH). Prints a summary; writes WORK_DIR/status.json.
+# Exits non-zero when MindSpeed-LLM's flow stops (or the set-up fails). An installed MindSpeed is emulated by
+# its distribution metadata (version 0.12.1, what its setup.py declares); for the canonical set-up without it,
+# and a training run, see scripts/real_mindspeed_llm_pretrain.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="${4:-$ROOT/.realcheck}"
-PY="$ROOT/.venv/bin/python"
-mkdir -p "$WORK/megatron/megatron" "$WORK/stubs" "$WORK/distinfo/mindspeed-0.12.1.dist-info"
+PY="${MINDSPEED_MS_PYTHON:-$(command -v python3)}"
+mkdir -p "$WORK/megatron/megatron" "$WORK/distinfo/mindspeed-0.12.1.dist-info"
 for part in training legacy inference; do ln -sfn "$MEG/megatron/$part" "$WORK/megatron/megatron/$part"; done
 # MindSpeed-LLM's own pins; --no-deps: torch is MSAdapter's in MindSpore mode and must not be installed
-if [ ! -d "$WORK/deps/transformers" ]; then
+if [ ! -f "$WORK/deps/.complete" ]; then
   "$PY" -m pip install -q --no-deps --target "$WORK/deps" transformers==4.57.1 accelerate==1.10.1 peft==0.7.1 \
-    tqdm 'huggingface_hub==0.36.2' 'tokenizers==0.22.2' regex pyyaml filelock fsspec
+    tqdm==4.67.1 huggingface_hub==0.36.2 tokenizers==0.22.2 regex==2024.11.6 pyyaml==6.0.2 filelock==3.16.1 \
+    fsspec==2024.10.0
+  touch "$WORK/deps/.complete"
 fi
-# what an installed MindSpeed reports (its setup.py: the Megatron core it pairs with), and CANN's acl module
+# what an installed MindSpeed reports (its setup.py: the Megatron core it pairs with); CANN's acl, absent off
+# the NPU, is mindspeed_ms's built-in (megatron_training provider)
 printf 'Metadata-Version: 2.1\nName: mindspeed\nVersion: 0.12.1\n' > "$WORK/distinfo/mindspeed-0.12.1.dist-info/METADATA"
-echo "# empty stand-in for CANN's acl (not available off the NPU)" > "$WORK/stubs/acl.py"
-export PYTHONPATH="$MS:$LLM:$WORK/megatron:$WORK/deps:$WORK/distinfo:$WORK/stubs"
+export PYTHONPATH="$MS:$LLM:$WORK/megatron:$WORK/deps:$WORK/distinfo${PYTHONPATH:+:$PYTHONPATH}"
 cd "$WORK"
 exec "$PY" "$ROOT/scripts/real_mindspeed_llm_check.py" "$WORK/status.json"
