@@ -96,8 +96,11 @@ def parse_args(argv=None):
     parser.add_argument("--load", default=None, help="checkpoint directory to resume from")
     parser.add_argument("--distributed-backend", default=None,
                         help="process-group backend (default: nccl with CUDA, else gloo)")
-    parser.add_argument("--ai-framework", choices=("pytorch", "mindspore"), default="pytorch",
-                        help="training framework backend (selected by the first import)")
+    # default: $MINDSPEED_AI_FRAMEWORK, which `mindspeed-ms run --ai-framework` and `mindspeed-ms parity` set
+    parser.add_argument("--ai-framework", choices=("pytorch", "mindspore"),
+                        default=os.environ.get("MINDSPEED_AI_FRAMEWORK", "pytorch").strip().lower() or "pytorch",
+                        help="training framework backend (selected by the first import; default: "
+                             "$MINDSPEED_AI_FRAMEWORK, else pytorch)")
     return parser.parse_args(argv)
 
 

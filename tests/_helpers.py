@@ -35,3 +35,12 @@ def reference_python() -> str:
         pytest.fail(f"no PyTorch reference interpreter at {path}: build it with scripts/make_reference_venv.sh "
                     f"(as .ci/run does) or set MINDSPEED_MS_REFERENCE_PYTHON")
     return path
+
+
+def is_running(pid: int) -> bool:
+    """Tell whether process ``pid`` runs (a zombie, ended but not reaped where nothing reaps orphans, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")

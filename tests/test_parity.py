@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import reference_python
+from _helpers import is_running, reference_python
 
 from mindspeed_ms.parity.compare import Tolerances, compare_dumps, relative_difference
-from mindspeed_ms.parity.runner import ParitySetupError, find_reference_python, run_parity
+from mindspeed_ms.parity.runner import MANIFEST, ParityRunError, ParitySetupError, find_reference_python, run_parity
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
@@ -156,3 +156,122 @@ def test_the_old_masked_fill_fails_parity_and_names_the_attention_softmax(tmp_pa
     assert report["ok"] is False
     assert report["first_divergent_module"].endswith(SOFTMAX)  # under megatron's DDP wrapper: "module." first
     assert report["max_loss_rel"] > 1e-3
+
+
+# -- an unchanged script: no adaptor import, a strict parser, backward without Tensor.backward -------------
+
+STRICT_SCRIPT = '''
+"""A training loop that never imports mindspeed_ms, parses its flags strictly and never calls Tensor.backward."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", required=True, help="a relative path: it must resolve from the caller's directory")
+parser.add_argument("--steps", type=int, default=3)
+parser.add_argument("--no-backward", action="store_true")
+parser.add_argument("--hang-on", choices=("pytorch", "mindspore"), default=None)
+parser.add_argument("--pid-file", default=None)
+args = parser.parse_args()  # an unknown flag (e.g. an appended --ai-framework) exits 2
+
+if args.hang_on and os.environ.get("MINDSPEED_AI_FRAMEWORK") == args.hang_on:
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    with open(args.pid_file, "w") as stream:
+        stream.write(f"{os.getpid()} {sleeper.pid}\\n")
+    time.sleep(600)
+
+import numpy as np
+import torch
+from megatron.core.pipeline_parallel import schedules
+
+data = np.loadtxt(args.data, dtype=np.float32).reshape(-1, 5)
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+for step in range(args.steps):
+    loss = ((model(torch.tensor(data[:, :4])) - torch.tensor(data[:, 4:])) ** 2).mean()
+    if args.no_backward:
+        continue
+    if step % 2 == 0:
+        torch.autograd.backward(loss)
+    else:  # megatron.training's path (deallocate_pipeline_outputs): the autograd engine called directly
+        schedules.custom_backward(loss, None)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.copy_(param - 0.1 * param.grad)
+            param.grad = None
+'''
+
+
+@pytest.fixture
+def strict_script(tmp_path: Path, monkeypatch) -> Path:
+    """The script and its data in ``tmp_path/caller``, which becomes the working directory (``--data data.txt``)."""
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    (caller / "strict.py").write_text(STRICT_SCRIPT)
+    np.savetxt(caller / "data.txt", np.random.default_rng(0).standard_normal((16, 5)))
+    monkeypatch.chdir(caller)
+    return caller / "strict.py"
+
+
+def _parity_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mindspeed_ms.cli", "parity", "--reference-python",
+                           reference_python(), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_an_unchanged_strict_script_with_relative_paths_and_custom_backward_matches(strict_script: Path,
+                                                                                     tmp_path: Path) -> None:
+    # the work folder is elsewhere: the runs start in the caller's directory, where data.txt is (issue 21, item 16)
+    done = _parity_cli("--json", "--work-dir", str(tmp_path / "work"), "--", "strict.py", "--data", "data.txt",
+                       "--ai-framework", "mindspore")  # dropped: the environment sets each side's framework
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    (rank,) = report["ranks"]
+    assert [step["step"] for step in rank["steps"]] == [1, 2, 3]  # step 2 went through custom_backward
+    assert all(step["loss_rel"] <= 1e-5 for step in rank["steps"]), rank["steps"]
+    assert rank["steps"][0]["reference_loss"] != rank["steps"][2]["reference_loss"]  # it trained
+    assert len(rank["gradients"]) == 4 and report["ok"]
+    assert "--ai-framework" not in report["commands"]["candidate"]
+
+
+def test_a_script_that_never_calls_backward_is_a_setup_error_naming_what_is_missing(strict_script: Path,
+                                                                                     tmp_path: Path) -> None:
+    done = _parity_cli("--work-dir", str(tmp_path / "work"), "--", "strict.py", "--data", "data.txt",
+                       "--no-backward")
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert "never ran a backward of a scalar loss" in done.stderr
+    assert "torch.autograd.backward" in done.stderr and "DIFFERENT" not in done.stdout
+
+
+def test_a_timeout_ends_every_process_of_the_run_workers_and_their_children(strict_script: Path,
+                                                                             tmp_path: Path) -> None:
+    # (msrun's side: tests/test_parity_processes.py)
+    pids = tmp_path / "pids"
+    with pytest.raises(ParityRunError, match="ran past the timeout") as caught:
+        run_parity(strict_script, ["--data", "data.txt", "--hang-on", "pytorch", "--pid-file", str(pids)],
+                   reference_python=reference_python(), work_dir=tmp_path / "work", timeout=20)
+    assert caught.value.role == "reference" and caught.value.returncode == 124
+    worker, sleeper = (int(pid) for pid in pids.read_text().split())  # torchrun's worker (own session), its child
+    assert not is_running(worker) and not is_running(sleeper)
+
+
+def test_the_work_dir_keeps_what_the_tool_did_not_create_and_reuses_what_it_did(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "reference").mkdir(parents=True)
+    keep = work / "reference" / "results.txt"
+    keep.write_text("the user's own results\n")
+    (work / "candidate.log").write_text("the user's notes\n")
+    script = tmp_path / "train.py"
+    script.write_text("raise SystemExit('never started')\n")
+    with pytest.raises(ParitySetupError, match="reference, candidate.log, which mindspeed-ms parity did not create"):
+        run_parity(script, reference_python=reference_python(), work_dir=work)
+    assert keep.read_text() == "the user's own results\n"
+    assert (work / "candidate.log").read_text() == "the user's notes\n"
+    # what an earlier run of the tool created is its own to replace, even when the run then fails
+    other = tmp_path / "other"
+    with pytest.raises(ParityRunError):
+        run_parity(script, reference_python=reference_python(), work_dir=other, timeout=120)
+    assert (other / "reference.log").exists() and json.loads((other / MANIFEST).read_text())["created"]
+    with pytest.raises(ParityRunError):
+        run_parity(script, reference_python=reference_python(), work_dir=other, timeout=120)

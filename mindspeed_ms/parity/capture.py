@@ -10,9 +10,15 @@ registry (so they show in ``status()`` and are reverted exactly):
   Every forward of the model hands over the batch: the reference dumps its tensor arguments, the
   candidate compares its own with them and then uses the reference's. During the first forward
   every module's output is recorded, in completion order.
-* ``Tensor.backward`` and ``torch.autograd.backward`` (megatron's schedules): each backward of a
-  scalar is one step (one micro-batch): its loss, and the norm of the model's gradients (``main_grad``
-  under megatron's DDP) once the backward is done; after the first one every parameter's gradient.
+* ``Tensor.backward``, ``torch.autograd.backward`` and megatron's ``schedules.custom_backward`` (which
+  megatron.training's ``deallocate_pipeline_outputs`` uses to call the autograd engine directly): each
+  backward of a scalar is one step (one micro-batch): its loss, and the norm of the model's gradients
+  (``main_grad`` under megatron's DDP) once the backward is done; after the first one every parameter's
+  gradient.
+
+Installing it imports nothing in PyTorch mode: the patches wait for ``torch`` (and megatron) to be
+imported, and a rank's files are written only once its process calls a model, so the other Python
+processes of a run (helpers, launchers) neither pay for torch nor touch the dump.
 
 Files, per rank, under ``$MINDSPEED_MS_PARITY_DIR/rank<r>/``: ``params.npz``, ``batches.npz``,
 ``forward.npz`` + ``forward_order.json``, ``grads.npz``, ``steps.jsonl``.
@@ -23,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -45,6 +52,7 @@ PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"
 PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
+_CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
 
 
 class ParityMismatchError(AdaptationError, ValueError):
@@ -102,13 +110,9 @@ class ParityCapture:
                  load_from: str | os.PathLike[str] | None = None) -> None:
         if role not in _ROLES:
             raise ValueError(f"{PARITY_ROLE_ENV}={role!r}: use one of {', '.join(_ROLES)}")
-        import torch
-
-        self.torch = torch
         self.role = role
         self.rank = rank
         self.out = Path(directory) / f"rank{rank}"
-        self.out.mkdir(parents=True, exist_ok=True)
         self.reference = Path(load_from) / f"rank{rank}" if load_from else None
         if role == "candidate" and self.reference is None:
             raise ValueError(f"a parity candidate needs {PARITY_LOAD_ENV} (the reference's dump directory)")
@@ -123,7 +127,13 @@ class ParityCapture:
         self.reference_batches: Any = None
         self.batch_diffs: dict[int, float] = {}
         self.in_backward = False
-        (self.out / "steps.jsonl").write_text("")
+
+    @property
+    def torch(self) -> Any:
+        """The ``torch`` module (imported by the time anything is captured; never imported by the capture first)."""
+        import torch
+
+        return torch
 
     # -- Module.__call__ ---------------------------------------------------------------------------
     def wrap_call(self, call: Callable[..., Any]) -> Callable[..., Any]:
@@ -149,6 +159,8 @@ class ParityCapture:
         return __call__
 
     def _adopt_model(self, model: Any) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "steps.jsonl").write_text("")
         self.model = model
         self.names = {id(module): name or "model" for name, module in model.named_modules()}
         params = {name: param for name, param in model.named_parameters()}
@@ -215,9 +227,10 @@ class ParityCapture:
 
     # -- Tensor.backward ---------------------------------------------------------------------------
     def wrap_backward(self, backward: Callable[..., Any]) -> Callable[..., Any]:
-        """Return ``Tensor.backward`` / ``torch.autograd.backward`` recording the loss and gradients of each step.
+        """Return a backward (``Tensor.backward``, ``torch.autograd.backward``, ``custom_backward``) that records.
 
-        PyTorch's ``Tensor.backward`` calls ``torch.autograd.backward``: the outer call records, the inner does not.
+        All three take the tensor first. PyTorch's ``Tensor.backward`` calls ``torch.autograd.backward``: the
+        outer call records, the inner does not.
         """
         capture = self
 
@@ -262,8 +275,43 @@ class ParityCapture:
             (self.out / "forward_order.json").write_text(json.dumps(self.order))
 
 
+def _module_exists(dotted: str) -> bool:
+    """Tell whether module ``dotted`` can be imported, importing nothing (the import system's finders are asked)."""
+    from mindspeed_ms.engine.finders import find_spec, search_locations
+
+    path: list[str] | None = None
+    parts = dotted.split(".")
+    for index in range(len(parts)):
+        name = ".".join(parts[:index + 1])
+        module = sys.modules.get(name)
+        spec = module.__spec__ if module is not None else find_spec(name, path)
+        if spec is None:
+            return False
+        path = search_locations(spec)
+        if path is None and index < len(parts) - 1:
+            return False
+    return True
+
+
+def _torch_targets() -> tuple[str, str]:
+    """Return the dotted names of ``Module.__call__`` and ``Tensor.backward`` of this process's torch (now or later).
+
+    In MindSpore mode (MSAdapter loaded) and once torch is imported they are read from the classes; in PyTorch mode
+    before the import they are PyTorch's own names, so that nothing is imported to register them.
+    """
+    if "torch" in sys.modules or "msadapter" in sys.modules:
+        import torch
+
+        module, tensor = torch.nn.Module, torch.Tensor
+        return (f"{module.__module__}.{module.__qualname__}.__call__",
+                f"{tensor.__module__}.{tensor.__qualname__}.backward")
+    return "torch.nn.modules.module.Module.__call__", "torch.Tensor.backward"
+
+
 def install_from_environment(registry: Any, environ: Any = None) -> ParityCapture | None:
-    """Install the capture when ``MINDSPEED_MS_PARITY_DIR`` is set; register its two patches and apply them.
+    """Install the capture when ``MINDSPEED_MS_PARITY_DIR`` is set; register its patches and apply them.
+
+    Nothing is imported for it: in PyTorch mode the patches wait for ``torch`` (megatron's for megatron).
 
     Args:
         registry: the patch registry to register into (the adaptation's default one).
@@ -276,17 +324,19 @@ def install_from_environment(registry: Any, environ: Any = None) -> ParityCaptur
     directory = env.get(PARITY_DIR_ENV)
     if not directory:
         return None
-    import torch
-
     capture = ParityCapture(directory, env.get(PARITY_ROLE_ENV, "reference"), int(env.get("RANK", "0")),
                             env.get(PARITY_LOAD_ENV) or None)
-    module, tensor = torch.nn.Module, torch.Tensor
-    registry.register(f"{module.__module__}.{module.__qualname__}.__call__", capture.wrap_call, kind="wrap",
+    call, backward = _torch_targets()
+    registry.register(call, capture.wrap_call, kind="wrap",
                       purpose="parity: find the model, hand over its parameters and batches, record module outputs")
-    registry.register(f"{tensor.__module__}.{tensor.__qualname__}.backward", capture.wrap_backward, kind="wrap",
+    registry.register(backward, capture.wrap_backward, kind="wrap",
                       purpose="parity: record each step's loss, gradient norm and first-step gradients")
-    registry.register(f"{torch.autograd.__name__}.backward", capture.wrap_backward, kind="wrap",
+    registry.register("torch.autograd.backward", capture.wrap_backward, kind="wrap",
                       purpose="parity: the same for torch.autograd.backward (megatron's pipeline schedules call it)")
+    if _module_exists(_CUSTOM_BACKWARD.rpartition(".")[0]):
+        registry.register(_CUSTOM_BACKWARD, capture.wrap_backward, kind="wrap",
+                          purpose="parity: the same for megatron's custom_backward (deallocate_pipeline_outputs: "
+                                  "the autograd engine called directly)")
     registry.apply()
     logger.info("parity capture on (%s, rank %d): %s", capture.role, capture.rank, capture.out)
     return capture

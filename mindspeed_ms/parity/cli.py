@@ -2,8 +2,13 @@
 
     mindspeed-ms parity --reference-python ../ref/bin/python -- examples/pretrain_gpt.py --train-iters 20
 
+The script runs unchanged on both sides (no ``import mindspeed_ms.adaptor``, no ``--ai-framework`` flag:
+``mindspeed-ms run``'s bootstrap gets the adaptor in, the environment sets each side's framework), from the
+caller's directory.
+
 Exit status 0 when every step, gradient and module output is within tolerance, 1 when not, 2 on a
-usage or setup error (missing interpreter, a run that failed).
+usage or setup error (missing interpreter, a run that failed or timed out, a script that never calls
+backward, files in ``--work-dir`` the tool did not create).
 """
 
 from __future__ import annotations
@@ -28,14 +33,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference-python", default=None,
                         help=f"Python with real PyTorch and megatron-core (default: ${REFERENCE_PYTHON_ENV})")
     parser.add_argument("--nproc", type=int, default=1, help="processes per run (torchrun/msrun workers)")
-    parser.add_argument("--work-dir", default=None, help="where dumps and logs go (default: a temporary folder)")
+    parser.add_argument("--work-dir", default=None,
+                        help="where dumps and logs go (default: a temporary folder); the tool removes there only "
+                             "what an earlier run of it created, and stops when anything else is in the way")
     parser.add_argument("--loss-rtol", type=float, default=defaults.loss)
     parser.add_argument("--grad-norm-rtol", type=float, default=defaults.grad_norm)
     parser.add_argument("--grad-rtol", type=float, default=defaults.gradient,
                         help="first-step gradient of each parameter (norm-wise relative)")
     parser.add_argument("--forward-rtol", type=float, default=defaults.forward,
                         help="first-step output of each module (norm-wise relative)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds each run may take")
+    parser.add_argument("--timeout", type=float, default=900.0,
+                        help="seconds each run may take; past it every process of that run (workers too) is ended")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("script", help="the training script (after --)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
@@ -85,7 +93,8 @@ def run(options: argparse.Namespace) -> int:
                                 nproc=options.nproc, work_dir=options.work_dir or scratch, tolerances=tolerances,
                                 timeout=options.timeout)
         except (AdaptationError, ValueError) as exc:
-            print(f"mindspeed-ms parity: {exc}", file=sys.stderr)
+            message = str(exc)
+            print(f"mindspeed-ms parity: error: {message.removeprefix('parity: ')}", file=sys.stderr)
             return 2
     print(json.dumps(report.to_dict(), indent=2) if options.json else format_report(report))
     return 0 if report.ok else 1

@@ -2,32 +2,63 @@
 
 The reference runs first, under an interpreter with real PyTorch (a separate virtual environment:
 MSAdapter cannot live beside real torch); it dumps its initial parameters and batches. The
-candidate then runs the same script and arguments under msrun with ``--ai-framework mindspore``,
-loads those parameters by name, uses those batches, and dumps what the reference dumped.
+candidate then runs the same script and arguments under msrun, loads those parameters by name,
+uses those batches, and dumps what the reference dumped.
+
+Both runs go through ``mindspeed-ms run``'s bootstrap (:mod:`mindspeed_ms.bootstrap`): the script
+needs no ``import mindspeed_ms.adaptor`` and no ``--ai-framework`` flag; each side's framework is
+set by ``MINDSPEED_AI_FRAMEWORK`` (nothing is added to the script's arguments, which a strict parser
+such as Megatron's would reject). Both start in the caller's directory, so relative paths in the
+arguments mean what they mean to the caller.
+
+In ``--work-dir`` the tool writes only what it lists in a manifest (``.mindspeed-ms-parity.json``) and,
+on a later run, removes only what that manifest says it created; anything else in the way is a
+set-up error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from mindspeed_ms.bootstrap.launch import bootstrap_environment
 from mindspeed_ms.errors import AdaptationError
 from mindspeed_ms.parity.capture import PARITY_DIR_ENV, PARITY_LOAD_ENV, PARITY_ROLE_ENV
 from mindspeed_ms.parity.compare import ParityReport, Tolerances, compare_dumps
+from mindspeed_ms.parity.processes import RUN_TOKEN_ENV, run_with_timeout
 
-__all__ = ["REFERENCE_PYTHON_ENV", "ParityRunError", "ParitySetupError", "find_reference_python", "run_parity"]
+__all__ = ["REFERENCE_PYTHON_ENV", "MANIFEST", "ParityRunError", "ParitySetupError", "ParityNoStepError",
+           "find_reference_python", "run_parity", "without_framework_flag"]
 
 REFERENCE_PYTHON_ENV = "MINDSPEED_MS_REFERENCE_PYTHON"
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding mindspeed_ms/
+#: What the tool created in a work folder (JSON: ``{"created": [names]}``).
+MANIFEST = ".mindspeed-ms-parity.json"
+_OUTPUTS = ("reference", "candidate", "candidate_logs", "reference.log", "candidate.log")
+_FLAG = "--ai-framework"
 
 
 class ParitySetupError(AdaptationError, FileNotFoundError):
-    """Something a parity run needs is missing (the reference interpreter, msrun, the script)."""
+    """Something a parity run needs is missing or in the way (the reference interpreter, msrun, the script,
+    files in ``--work-dir`` the tool did not create)."""
+
+
+class ParityNoStepError(ParitySetupError):
+    """The reference run recorded no training step: the script is not something parity can compare.
+
+    Attributes:
+        missing: ``"model"`` (no ``torch.nn.Module`` holding parameters was called) or ``"backward"``
+            (a model ran, but no backward of a scalar loss).
+    """
+
+    def __init__(self, message: str, *, missing: str) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 class ParityRunError(AdaptationError, RuntimeError):
@@ -35,14 +66,15 @@ class ParityRunError(AdaptationError, RuntimeError):
 
     Attributes:
         role: ``"reference"`` or ``"candidate"``.
-        returncode: its exit status.
+        returncode: its exit status (124: it ran past the timeout and every process of it was ended).
         output: the tail of what it printed.
     """
 
     def __init__(self, role: str, returncode: int, command: Sequence[str], output: str) -> None:
         self.role, self.returncode, self.output = role, returncode, output
-        super().__init__(f"parity: the {role} run exited with status {returncode}: {' '.join(command)}\n"
-                         f"--- last output ---\n{output}")
+        what = "ran past the timeout (all of its processes were ended)" if returncode == 124 else \
+            f"exited with status {returncode}"
+        super().__init__(f"parity: the {role} run {what}: {' '.join(command)}\n--- last output ---\n{output}")
 
 
 def find_reference_python(explicit: str | None = None) -> str:
@@ -59,9 +91,27 @@ def find_reference_python(explicit: str | None = None) -> str:
             f"pip install --no-deps megatron-core==0.12.1)")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise ParitySetupError(f"the reference interpreter {path!r} is not an executable file")
-    # absolute (the runs start in the work folder), but not resolved: a venv's python is a symlink whose
-    # own location is what selects the venv
+    # absolute, but not resolved: a venv's python is a symlink whose own location is what selects the venv
     return os.path.abspath(path)
+
+
+def without_framework_flag(args: Sequence[str]) -> list[str]:
+    """Return ``args`` without ``--ai-framework NAME`` / ``--ai-framework=NAME`` (each side's framework is set
+    by the environment; a flag would override it on both sides)."""
+    kept: list[str] = []
+    index = 0
+    while index < len(args):
+        token = args[index]
+        if token == "--":
+            kept.extend(args[index:])
+            break
+        if token == _FLAG:
+            index += 2
+            continue
+        if not token.startswith(_FLAG + "="):
+            kept.append(token)
+        index += 1
+    return kept
 
 
 def _free_port() -> int:
@@ -71,33 +121,73 @@ def _free_port() -> int:
 
 
 def _environment(role: str, dump: Path, load: Path | None, path_first: str | None = None) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("MINDSPEED_MS_PARITY") and key != "MINDSPEED_AI_FRAMEWORK"}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_MS_PARITY")}
+    env = bootstrap_environment(env, framework="pytorch" if role == "reference" else "mindspore")
     env[PARITY_DIR_ENV] = str(dump)
     env[PARITY_ROLE_ENV] = role
+    env[RUN_TOKEN_ENV] = uuid.uuid4().hex
     if load is not None:
         env[PARITY_LOAD_ENV] = str(load)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
     env.setdefault("GLOG_v", "3")
     if path_first:
         env["PATH"] = os.pathsep.join(filter(None, [path_first, env.get("PATH")]))
     return env
 
 
-def _run(role: str, command: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Path) -> None:
-    with open(log, "w", encoding="utf-8", errors="replace") as stream:
+def _claim_work_dir(work: Path) -> None:
+    """Make ``work`` ready for a run: remove what an earlier run of this tool created there, refuse anything else.
+
+    Raises:
+        ParitySetupError: ``work`` holds one of the tool's output names that no manifest of the tool claims.
+    """
+    manifest = work / MANIFEST
+    owned: set[str] = set()
+    if manifest.is_file():
         try:
-            done = subprocess.run(command, env=env, cwd=str(cwd), stdout=stream, stderr=subprocess.STDOUT,
-                                  timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            returncode = 124
+            owned = set(json.loads(manifest.read_text(encoding="utf-8")).get("created", ()))
+        except (ValueError, AttributeError, OSError):
+            owned = set()
+    present = [name for name in _OUTPUTS if os.path.lexists(work / name)]
+    foreign = [name for name in present if name not in owned]
+    if foreign:
+        raise ParitySetupError(
+            f"--work-dir {work} already holds {', '.join(foreign)}, which mindspeed-ms parity did not create (no "
+            f"{MANIFEST} there claims them): nothing was deleted; choose another --work-dir (an empty or new "
+            f"folder) or move them away")
+    for name in present:
+        path = work / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
         else:
-            returncode = done.returncode
-    if returncode != 0:
-        text = log.read_text(encoding="utf-8", errors="replace")
-        for worker_log in sorted((log.parent / f"{role}_logs").glob("worker_*.log")):
-            text += f"\n--- {worker_log.name} ---\n" + worker_log.read_text(encoding="utf-8", errors="replace")
-        raise ParityRunError(role, returncode, command, text[-4000:])
+            path.unlink()
+    work.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"created": list(_OUTPUTS)}) + "\n", encoding="utf-8")
+
+
+def _check_reference_recorded(reference: Path, log: Path) -> None:
+    """Raise :class:`ParityNoStepError` unless every rank of the reference recorded at least one step."""
+    ranks = sorted(reference.glob("rank*")) if reference.is_dir() else []
+    hint = f" (the reference's output: {log})"
+    if not ranks:
+        raise ParityNoStepError(
+            "parity: the reference run finished without calling a model: the capture saw no torch.nn.Module "
+            "holding parameters called from outside any module, so there is nothing to compare. parity compares "
+            "a training loop: a model forward, then backward() of a scalar loss" + hint, missing="model")
+    for rank in ranks:
+        steps = rank / "steps.jsonl"
+        if not steps.is_file() or not steps.read_text(encoding="utf-8").strip():
+            raise ParityNoStepError(
+                f"parity: the reference run called its model but never ran a backward of a scalar loss on "
+                f"{rank.name}: no loss.backward(), torch.autograd.backward(loss) or megatron's custom_backward "
+                f"after a forward, so there are no steps, losses or gradients to compare" + hint,
+                missing="backward")
+
+
+def _failure(role: str, returncode: int, command: list[str], log: Path) -> ParityRunError:
+    text = log.read_text(encoding="utf-8", errors="replace")
+    for worker_log in sorted((log.parent / f"{role}_logs").glob("worker_*.log")):
+        text += f"\n--- {worker_log.name} ---\n" + worker_log.read_text(encoding="utf-8", errors="replace")
+    return ParityRunError(role, returncode, command, text[-4000:])
 
 
 def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), *, reference_python: str | None = None,
@@ -106,21 +196,24 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
     """Run ``script`` on both backends from the same parameters and batches and compare them.
 
     Args:
-        script: the training script (it must import ``mindspeed_ms.adaptor`` first, and accept
-            ``--ai-framework``).
-        script_args: its arguments, the same for both runs.
+        script: the training script, unchanged (the bootstrap imports the adaptor for it).
+        script_args: its arguments, the same for both runs (an ``--ai-framework`` among them is dropped: each
+            side's framework is set by ``MINDSPEED_AI_FRAMEWORK``).
         reference_python: the interpreter with real PyTorch (see :func:`find_reference_python`).
         nproc: processes per run (torchrun ``--nproc-per-node``, msrun ``--worker_num``).
-        work_dir: where the dumps and logs go (``reference/``, ``candidate/``, ``*.log``).
+        work_dir: where the dumps and logs go (``reference/``, ``candidate/``, ``*.log``); the tool removes
+            there only what an earlier run of it created.
         tolerances: what counts as equal.
-        timeout: seconds each run may take.
+        timeout: seconds each run may take; past it every process of that run is ended.
 
     Returns:
         The :class:`~mindspeed_ms.parity.compare.ParityReport`.
 
     Raises:
-        ParitySetupError: the reference interpreter, msrun or the script is missing.
-        ParityRunError: a run failed (its output is in the error).
+        ParitySetupError: the reference interpreter, msrun or the script is missing, or ``work_dir`` holds files
+            the tool did not create.
+        ParityNoStepError: the reference recorded no step (no model called, or no backward).
+        ParityRunError: a run failed or timed out (its output is in the error).
         ValueError: ``nproc`` is not positive.
     """
     if nproc < 1:
@@ -134,19 +227,25 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
     if msrun is None:
         raise ParitySetupError("msrun (it ships with MindSpore) is not on PATH nor beside this interpreter")
     work = Path(work_dir).resolve()
+    _claim_work_dir(work)
     reference, candidate = work / "reference", work / "candidate"
-    for folder in (reference, candidate, work / "candidate_logs"):
-        shutil.rmtree(folder, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
-    args = [str(arg) for arg in script_args]
+    args = without_framework_flag([str(arg) for arg in script_args])
+    caller = os.getcwd()
     reference_cmd = [python, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
                      f"--master-port={_free_port()}", str(script_path), *args]
     candidate_cmd = [msrun, f"--worker_num={nproc}", f"--local_worker_num={nproc}", f"--master_port={_free_port()}",
                      "--join=True", "--cluster_time_out=120", f"--log_dir={work / 'candidate_logs'}",
-                     str(script_path), *args, "--ai-framework", "mindspore"]
-    _run("reference", reference_cmd, _environment("reference", reference, None), work, timeout,
-         work / "reference.log")
-    _run("candidate", candidate_cmd, _environment("candidate", candidate, reference, bin_dir), work, timeout,
-         work / "candidate.log")
+                     str(script_path), *args]
+    reference_env = _environment("reference", reference, None)
+    returncode = run_with_timeout(reference_cmd, env=reference_env, cwd=caller, log=work / "reference.log",
+                                  timeout=timeout)
+    if returncode != 0:
+        raise _failure("reference", returncode, reference_cmd, work / "reference.log")
+    _check_reference_recorded(reference, work / "reference.log")
+    candidate_env = _environment("candidate", candidate, reference, bin_dir)
+    returncode = run_with_timeout(candidate_cmd, env=candidate_env, cwd=caller, log=work / "candidate.log",
+                                  timeout=timeout)
+    if returncode != 0:
+        raise _failure("candidate", returncode, candidate_cmd, work / "candidate.log")
     return compare_dumps(reference, candidate, tolerances,
                          commands={"reference": reference_cmd, "candidate": candidate_cmd})
