@@ -41,13 +41,17 @@ def _read(out_dir: Path, logs: str) -> dict[int, dict[str, Any]]:
     return {int(path.stem[len("rank"):]): json.loads(path.read_text()) for path in files}
 
 
+def _without_info(log: str) -> str:
+    return "\n".join(line for line in log.splitlines() if not line.startswith(("[INFO]", "[WARNING]")))
+
+
 def _run_mindspore(out_dir: Path, log_dir: Path) -> dict[int, dict[str, Any]]:
     env = dict(os.environ, GLOG_v="3")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(["msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
                            f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120", str(WORKER), "mindspore",
                            str(out_dir)], env=env, capture_output=True, text=True, timeout=600)
-    logs = "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
+    logs = "\n".join(f"--- {path.name}\n{_without_info(path.read_text(errors='replace'))[-3000:]}"
                      for path in sorted(log_dir.glob("worker_*.log")))
     assert done.returncode == 0, logs
     return _read(out_dir, logs)

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -430,6 +431,13 @@ run("new_group/object/all_gather_object/sync", object_case, "all_gather_object",
 run("new_group/object/broadcast_object_list/sync", object_case, "broadcast_object_list", pair)
 
 OUT_DIR.mkdir(parents=True, exist_ok=True)
-(OUT_DIR / f"rank{RANK}.json").write_text(json.dumps(results, sort_keys=True))
-dist.barrier()
-dist.destroy_process_group()
+partial = OUT_DIR / f".rank{RANK}.json"
+partial.write_text(json.dumps(results, sort_keys=True))
+partial.rename(OUT_DIR / f"rank{RANK}.json")
+# Leave only when every rank has finished communicating: a closing barrier raced with the peer's exit on
+# MindSpore's CPU backend ("RingAllReduce wait sending ... failed" once the other rank had gone).
+deadline = time.monotonic() + 120
+while len(list(OUT_DIR.glob("rank*.json"))) < WORLD and time.monotonic() < deadline:
+    time.sleep(0.05)
+if SIDE == "pytorch":
+    dist.destroy_process_group()
