@@ -29,6 +29,8 @@ from mindspeed_ms.migrate.errors import FeatureTableError, LaunchScriptError, Sc
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.compat.inplace import InPlaceOnViewError
+    from mindspeed_ms.compat.inplace_checks import InPlaceWriteError
+    from mindspeed_ms.compat.msadapter_cpu_ops import UnsupportedOpOptionError
     from mindspeed_ms.compat.optim import UnsupportedOptimizerFeatureError
     from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError
     from mindspeed_ms.parity.capture import ParityMismatchError
@@ -55,6 +57,8 @@ __all__ = [
     "OpDTypeError",
     "FeatureTableError",
     "InPlaceOnViewError",
+    "InPlaceWriteError",
+    "UnsupportedOpOptionError",
     "UnsupportedOptimizerFeatureError",
     "RuntimeSettingError",
     "ParityMismatchError",
@@ -69,6 +73,8 @@ _LAZY = {
     "OpArgumentError": "mindspeed_ms.ops.errors",
     "OpDTypeError": "mindspeed_ms.ops.errors",
     "InPlaceOnViewError": "mindspeed_ms.compat.inplace",
+    "InPlaceWriteError": "mindspeed_ms.compat.inplace_checks",
+    "UnsupportedOpOptionError": "mindspeed_ms.compat.msadapter_cpu_ops",
     "UnsupportedOptimizerFeatureError": "mindspeed_ms.compat.optim",
     "RuntimeSettingError": "mindspeed_ms.runtime",
     "ParityMismatchError": "mindspeed_ms.parity.capture",

@@ -90,9 +90,18 @@ def test_frobenius_norm_wrapper_passes_other_norms_through() -> None:
         return "original"
 
     wrapped = compat.frobenius_norm_wrapper(norm)
-    assert wrapped(_tensor([3.0, 4.0]), 2) == "original"
+    assert wrapped(_tensor([[3.0, 4.0]]), "nuc") == "original"
     assert wrapped(_tensor([[3.0, 4.0]]), "fro", dim=1) == "original"
-    assert calls == [(2, None, False), ("fro", 1, False)]
+    assert wrapped(_tensor([[3.0, 4.0]]), 2, dim=0) == "original"
+    assert calls == [("nuc", None, False), ("fro", 1, False), (2, 0, False)]
+
+
+def test_norm_with_a_number_and_no_dim_flattens_a_matrix_as_pytorch() -> None:
+    wrapped = compat.frobenius_norm_wrapper(lambda *args, **kwargs: "original")
+    matrix = _tensor([[3.0, 4.0], [1.0, 2.0]])
+    assert float(wrapped(matrix, 2)) == pytest.approx(30 ** 0.5)  # not the spectral norm (5.465)
+    assert float(wrapped(matrix, 1)) == pytest.approx(10.0)
+    assert float(wrapped(matrix, float("inf"))) == pytest.approx(4.0)
 
 
 def test_frobenius_norm_wrapper_writes_out() -> None:

@@ -94,29 +94,49 @@ def cpu_device_wrapper(create: Callable[..., Any]) -> Callable[..., Any]:
     return create_on_cpu
 
 
+def _vector_norm(values: Any, p: Any) -> Any:
+    from mindspore import mint, ops
+
+    magnitude = ops.abs(values)
+    if p == 2:
+        return ops.sqrt(ops.sum(values * values))
+    if p == float("inf"):
+        return mint.max(magnitude)
+    if p == float("-inf"):
+        return mint.min(magnitude)
+    if p == 0:
+        return ops.sum(ops.not_equal(values, 0).astype(values.dtype))
+    if p == 1:
+        return ops.sum(magnitude)
+    return ops.pow(ops.sum(ops.pow(magnitude, p)), 1.0 / p)
+
+
 def frobenius_norm_wrapper(norm: Callable[..., Any]) -> Callable[..., Any]:
-    """Make ``torch.norm(t)`` (default ``p="fro"``, no ``dim``) work for tensors of any rank.
+    """Make ``torch.norm(t, p)`` without ``dim`` the norm of all elements, for tensors of any rank.
 
     Off Ascend, MSAdapter's ``norm`` goes to ``mindspore.ops.norm``, which rejects ``"fro"`` for
-    vectors ("ord mode can not be str for vectors"); PyTorch returns the 2-norm of all elements.
-    megatron-core's local ``multi_tensor_l2norm`` (gradient clipping without apex) calls it that way.
+    vectors ("ord mode can not be str for vectors") and, for a matrix and a number ``p``, computes the
+    *matrix* norm (``p=2``: the spectral norm, 5.465 for ``[[3, 4], [1, 2]]``). PyTorch's ``torch.norm``
+    with ``dim=None`` flattens: the Frobenius norm for ``"fro"``, the vector ``p``-norm of all elements for
+    a number (5.477). megatron-core's local ``multi_tensor_l2norm`` (gradient clipping without apex)
+    calls it that way.
 
     Args:
         norm: MSAdapter's ``norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None)``.
 
     Returns:
-        ``norm`` that computes the Frobenius norm over all elements itself when ``dim`` is None.
+        ``norm`` that computes the norm over all elements itself when ``dim`` is None and ``p`` is
+        ``"fro"`` or a number (``"nuc"`` and reductions over ``dim`` go to MSAdapter).
     """
 
     @functools.wraps(norm)
-    def frobenius_norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+    def flattened_norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
                        dtype: Any = None) -> Any:
-        if not (isinstance(p, str) and p == "fro" and dim is None):
+        numeric = isinstance(p, (int, float)) and not isinstance(p, bool)
+        if dim is not None or not (numeric or (isinstance(p, str) and p == "fro")):
             return norm(input, p, dim, keepdim, out=out, dtype=dtype)
-        from mindspore import ops
-
         values = input.astype(dtype) if dtype is not None else input
-        result = ops.sqrt(ops.sum(values * values))
+        result = _vector_norm(values, 2 if not numeric else p)
         if keepdim:
             result = result.reshape((1,) * input.ndim)
         if out is not None:
@@ -124,7 +144,7 @@ def frobenius_norm_wrapper(norm: Callable[..., Any]) -> Callable[..., Any]:
             return out
         return result
 
-    return frobenius_norm
+    return flattened_norm
 
 
 def cpu_backend_wrapper(init_process_group: Callable[..., Any]) -> Callable[..., Any]:

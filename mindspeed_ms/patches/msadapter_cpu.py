@@ -60,6 +60,46 @@ _OPERATORS = {
 #: Every in-place replacement above writes through views (mindspeed_ms.compat.inplace); a view that
 #: autograd records raises InPlaceOnViewError instead of returning unchanged.
 
+#: MSAdapter op or Tensor method -> (replacement in mindspeed_ms.compat.msadapter_cpu_ops, kind, why). Off Ascend
+#: MSAdapter calls mindspore.ops functions whose semantics are not PyTorch's.
+_OPS = {
+    "msadapter.ops.reduction.std": ("std", "replace", "torch.std divides by N with a dim (PyTorch: N - 1)"),
+    f"{_TENSOR}.std": ("tensor_std", "replace", "Tensor.std(dim=...) divides by N (PyTorch: N - 1) and "
+                                                "Tensor.std() raises TypeError"),
+    "msadapter.ops.reduction.var": ("var", "replace", "torch.var has no CPU kernel (Var unregistered)"),
+    f"{_TENSOR}.var": ("tensor_var", "replace", "Tensor.var(dim=...) has no CPU kernel and Tensor.var() raises"),
+    "msadapter.ops.comparison.topk": ("topk_wrapper", "wrap", "torch.topk returns a plain tuple with int32 "
+                                                              "indices (PyTorch: .values/.indices, int64)"),
+    f"{_TENSOR}.topk": ("topk_wrapper", "wrap", "Tensor.topk returns a plain tuple with int32 indices"),
+    "msadapter.ops.comparison.sort": ("sort", "replace", "torch.sort takes dim by keyword only and returns a "
+                                                         "plain tuple with int32 indices"),
+    f"{_TENSOR}.sort": ("sort_wrapper", "wrap", "Tensor.sort returns a plain tuple with int32 indices"),
+    "msadapter.ops.comparison.argsort": ("int64_indices_wrapper", "wrap", "torch.argsort returns int32 (PyTorch: "
+                                                                          "int64)"),
+    f"{_TENSOR}.argsort": ("int64_indices_wrapper", "wrap", "Tensor.argsort returns int32 (PyTorch: int64)"),
+    "msadapter.ops.reduction.argmin": ("int64_indices_wrapper", "wrap", "torch.argmin without dim returns int32 "
+                                                                        "(PyTorch: int64)"),
+    f"{_TENSOR}.argmin": ("int64_indices_wrapper", "wrap", "Tensor.argmin without dim returns int32 (PyTorch: "
+                                                           "int64)"),
+    "msadapter.ops.reduction.max": ("max_wrapper", "wrap", "torch.max(x, dim) returns a plain tuple (PyTorch: "
+                                                           ".values/.indices)"),
+    "msadapter.ops.reduction.min": ("min_wrapper", "wrap", "torch.min(x, dim) returns a plain tuple (PyTorch: "
+                                                           ".values/.indices)"),
+    f"{_TENSOR}.max": ("max_wrapper", "wrap", "Tensor.max(dim) returns an object that is not a tuple"),
+    f"{_TENSOR}.min": ("min_wrapper", "wrap", "Tensor.min(dim) returns a plain tuple (PyTorch: .values/.indices)"),
+    "msadapter.ops.other.bincount": ("bincount", "replace", "torch.bincount counts in float32 (PyTorch: int64)"),
+    "msadapter.ops.array.index_add": ("index_add", "replace", "torch.index_add rejects int64 indices (IndexAdd "
+                                                              "takes int32), and the failure switched autograd off"),
+    f"{_TENSOR}.index_add": ("tensor_index_add", "replace", "Tensor.index_add rejects int64 indices"),
+    f"{_TENSOR}.index_add_": ("tensor_index_add_", "replace", "Tensor.index_add_ has no CPU kernel "
+                                                              "(InplaceIndexAddExt)"),
+    "msadapter.nn.functional.embedding": ("embedding", "replace", "F.embedding ignores padding_idx: the padding "
+                                                                  "row's gradient is not zeroed"),
+    f"{_TENSOR}.__setitem__": ("int64_slice_setitem_wrapper", "wrap", "t[a:b] = v into an int64 tensor keeps the "
+                                                                      "low 32 bits only (silent; int64 list "
+                                                                      "all-gathers lost their high bits)"),
+}
+
 #: torch_npu fused op -> its mindspeed_ms.ops composite (msadapter's versions call Ascend-only kernels).
 _TORCH_NPU = ("npu_rms_norm", "npu_swiglu", "npu_rotary_position_embedding")
 
@@ -85,6 +125,10 @@ def register(registry: Any, args: Any) -> None:
                           requires=_MINDSPORE, purpose=purpose)
     for method, (replacement, purpose) in _OPERATORS.items():
         registry.register(f"{_TENSOR}.{method}", getattr(compat, replacement), requires=_MINDSPORE, purpose=purpose)
+    from mindspeed_ms.compat import msadapter_cpu_ops as ops_compat
+
+    for target, (replacement, kind, purpose) in _OPS.items():
+        registry.register(target, getattr(ops_compat, replacement), kind=kind, requires=_MSADAPTER, purpose=purpose)
     registry.register(
         f"{_TENSOR}.__truediv__", compat.true_divide, requires=_MSADAPTER,
         purpose="Tensor / on CPU goes through NumPy under MSAdapter: 0-d tensors raise 'Expected a NumPy array' "
@@ -99,7 +143,8 @@ def register(registry: Any, args: Any) -> None:
                 "(megatron's GlobalMemoryBuffer, gather buffers)")
     registry.register(
         "msadapter.ops.reduction.norm", compat.frobenius_norm_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="torch.norm(vector) with the default p='fro' raises on CPU (megatron's grad clipping)")
+        purpose="torch.norm(vector) with the default p='fro' raises on CPU (megatron's grad clipping), and "
+                "torch.norm(matrix, p=2) is the spectral norm (PyTorch flattens: the 2-norm of all elements)")
     registry.register(
         "msadapter.cuda.is_available", compat.no_accelerator, requires=_MSADAPTER,
         purpose="torch.cuda.is_available() is always True under msadapter, so scripts pick CUDA/NCCL paths "

@@ -1,0 +1,355 @@
+"""PyTorch's semantics for ops MSAdapter sends to MindSpore's generic (non-Ascend) kernels.
+
+Off Ascend MSAdapter 0.5.0b1 calls ``mindspore.ops`` functions whose semantics are not PyTorch's: ``std``
+divides by N and ``var`` has no CPU kernel; ``topk``/``sort``/``argsort`` give int32 indices in a plain tuple
+(PyTorch: int64, ``.values``/``.indices``); ``bincount`` gives float32 counts; ``index_add`` wants int32 indices
+(and its failure used to switch autograd off); ``F.embedding`` ignores ``padding_idx``; a slice assignment into
+an int64 tensor keeps only the low 32 bits. Each replacement here computes PyTorch's result with MindSpore
+functions that have CPU kernels, validating its arguments in Python before any kernel runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from mindspeed_ms.engine.errors import AdaptationError
+
+__all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var", "topk_wrapper", "sort",
+           "sort_wrapper", "int64_indices_wrapper", "max_wrapper", "min_wrapper", "bincount", "index_add",
+           "tensor_index_add", "tensor_index_add_", "embedding", "int64_slice_setitem_wrapper", "return_type"]
+
+
+class UnsupportedOpOptionError(AdaptationError, NotImplementedError):
+    """A torch op was called with an option its MindSpore replacement cannot honour; nothing was computed.
+
+    Attributes:
+        op: the op, e.g. ``"torch.nn.functional.embedding"``.
+        option: the option, e.g. ``"max_norm"``.
+    """
+
+    def __init__(self, op: str, option: str, what_to_do: str) -> None:
+        super().__init__(f"{op}: {option} is {what_to_do}", target=op)
+        self.op = op
+        self.option = option
+
+
+# --- results with .values / .indices, as torch.return_types ---------------------------------------------------
+
+
+@functools.cache
+def return_type(name: str) -> type:
+    """Return a ``torch.return_types.<name>``-like class: a tuple of (values, indices) with named fields.
+
+    Like PyTorch's structseq it is built from one iterable, so ``type(result)(items)`` works.
+    """
+
+    def __repr__(self: Any) -> str:
+        return f"torch.return_types.{name}(values={self[0]!r}, indices={self[1]!r})"
+
+    namespace = {"__slots__": (), "__module__": "torch.return_types", "n_fields": 2, "n_sequence_fields": 2,
+                 "values": property(lambda self: self[0], doc="the values"),
+                 "indices": property(lambda self: self[1], doc="the indices (int64)"), "__repr__": __repr__}
+    return type(name, (tuple,), namespace)
+
+
+def _int64(indices: Any) -> Any:
+    import mindspore
+    from mindspore import ops
+
+    return indices if indices.dtype == mindspore.int64 else ops.cast(indices, mindspore.int64)
+
+
+def _values_indices(name: str, result: Any) -> Any:
+    return return_type(name)((result[0], _int64(result[1])))
+
+
+def _indexed_result_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(op)
+        def with_int64_indices(*args: Any, **kwargs: Any) -> Any:
+            result = op(*args, **kwargs)
+            if isinstance(result, tuple) or (hasattr(result, "indices") and hasattr(result, "values")):
+                return _values_indices(name, tuple(result) if isinstance(result, tuple)
+                                       else (result.values, result.indices))
+            return result  # a reduction without dim, or max(input, other)
+
+        return with_int64_indices
+
+    return wrapper
+
+
+#: ``torch.topk``/``Tensor.topk``: ``torch.return_types.topk`` with int64 indices.
+topk_wrapper = _indexed_result_wrapper("topk")
+#: ``Tensor.sort``: ``torch.return_types.sort`` with int64 indices.
+sort_wrapper = _indexed_result_wrapper("sort")
+#: ``torch.max``/``Tensor.max`` with ``dim``: ``torch.return_types.max`` with int64 indices.
+max_wrapper = _indexed_result_wrapper("max")
+#: ``torch.min``/``Tensor.min`` with ``dim``: ``torch.return_types.min`` with int64 indices.
+min_wrapper = _indexed_result_wrapper("min")
+
+
+def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False, *, out: Any = None) -> Any:
+    """``torch.sort`` with PyTorch's signature (MSAdapter's takes ``dim`` by keyword only) and int64 indices."""
+    from mindspore import ops
+
+    del stable  # MindSpore's CPU sort keeps equal elements in order; PyTorch's stable=False allows any order
+    result = _values_indices("sort", ops.sort(input, dim, descending))
+    if out is not None:
+        out[0].copy_(result[0])
+        out[1].copy_(result[1])
+        return return_type("sort")(out)
+    return result
+
+
+def int64_indices_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Make an op that returns indices (``argsort``, ``argmin``) return them as int64 (MSAdapter: int32 off
+    Ascend)."""
+
+    @functools.wraps(op)
+    def with_int64_result(*args: Any, **kwargs: Any) -> Any:
+        return _int64(op(*args, **kwargs))
+
+    return with_int64_result
+
+
+# --- std / var ---------------------------------------------------------------------------------------------------
+
+
+def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
+    if isinstance(dim, bool):  # std(input, unbiased): the bool overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError("std/var: pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 1 if unbiased is None else int(bool(unbiased))
+    return dim, float(correction)
+
+
+def _var(op: str, input: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any) -> Any:
+    from mindspore import mint
+
+    from mindspeed_ms.compat.inplace_checks import FLOATING, category
+
+    if category(input) < FLOATING:
+        raise TypeError(f"{op}: std and var only support floating point and complex dtypes, got {input.dtype}")
+    dim, correction = _correction(dim, unbiased, correction)
+    ndim = len(input.shape)
+    dims = tuple(range(ndim)) if dim is None or dim == () else ((dim,) if isinstance(dim, int) else tuple(dim))
+    dims = tuple(d % ndim if ndim else d for d in dims) if ndim else ()
+    count = 1
+    for d in dims:
+        count *= int(input.shape[d])
+    if not dims:
+        count = int(input.numel())
+    mean = mint.mean(input, dim=dims, keepdim=True) if dims else input
+    deviation = mint.sub(input, mean)
+    squares = mint.mul(deviation, deviation)
+    total = mint.sum(squares, dim=dims, keepdim=keepdim) if dims else squares
+    # PyTorch divides by max(0, N - correction): inf or nan when there are not enough degrees of freedom.
+    return mint.div(total, max(0.0, count - correction))
+
+
+def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+        out: Any = None) -> Any:
+    """``torch.var`` (Bessel-corrected by default; MSAdapter's has no CPU kernel)."""
+    result = _var("var", input, dim, unbiased, keepdim, correction)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+        out: Any = None) -> Any:
+    """``torch.std`` (Bessel-corrected by default; MSAdapter's ``Tensor.std(dim=...)`` divides by N)."""
+    from mindspore import mint
+
+    result = mint.sqrt(_var("std", input, dim, unbiased, keepdim, correction))
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def tensor_std(self: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+               correction: Any = None) -> Any:
+    """``Tensor.std``: :func:`std` of ``self``."""
+    return std(self, dim, unbiased, keepdim, correction=correction)
+
+
+def tensor_var(self: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+               correction: Any = None) -> Any:
+    """``Tensor.var``: :func:`var` of ``self``."""
+    return var(self, dim, unbiased, keepdim, correction=correction)
+
+
+# --- bincount, index_add, embedding ----------------------------------------------------------------------------
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
+    """``torch.bincount``: int64 counts (float32 weights give float32, other weights float64), as PyTorch."""
+    import mindspore
+    from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
+
+    if len(input.shape) != 1 or category(input) != INTEGRAL:
+        raise ValueError(f"bincount only supports 1-d non-negative integral inputs, got {input.dtype} of shape "
+                         f"{tuple(input.shape)}")
+    if weights is not None and tuple(weights.shape) != tuple(input.shape):
+        raise ValueError("weights should be 1-d and have the same length as input")
+    if minlength < 0:
+        raise ValueError("minlength should be >= 0")
+    if int(input.numel()) and int(input.min()) < 0:
+        raise ValueError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return ops.cast(ops.bincount(input, None, minlength), mindspore.int64)
+    if weights.dtype == mindspore.float32:
+        return ops.cast(ops.bincount(input, weights, minlength), mindspore.float32)
+    return _bincount_float64(input, weights, minlength)
+
+
+def _bincount_float64(input: Any, weights: Any, minlength: int) -> Any:
+    import mindspore
+    from mindspore import ops
+
+    length = max(minlength, int(input.max()) + 1 if int(input.numel()) else 0)
+    bins = ops.zeros((length,), mindspore.float64)
+    return ops.tensor_scatter_add(bins, ops.cast(input, mindspore.int64).reshape(-1, 1),
+                                  ops.cast(weights, mindspore.float64))
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+    """``torch.index_add`` with int32 or int64 indices (MindSpore's IndexAdd takes int32 only).
+
+    ``out[index[i]] += alpha * source[i]`` along ``dim``, computed with ``tensor_scatter_add`` on ``dim``
+    moved to the front; differentiable in ``input`` and ``source``.
+    """
+    from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
+
+    ndim = len(input.shape)
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"index_add: dimension {dim} out of range for a {ndim}-d tensor")
+    dim = dim % max(ndim, 1)
+    if len(index.shape) > 1 or category(index) != INTEGRAL:
+        raise IndexError("index_add_(): Index is supposed to be a vector of integers")
+    count = int(index.numel())
+    source_count = int(source.shape[dim]) if len(source.shape) else 1
+    if count != source_count:
+        raise IndexError(f"index_add_(): Number of indices ({count}) should be equal to source.size(dim) "
+                         f"({source_count})")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the same "
+                           f"scalar type")
+    size = int(input.shape[dim]) if ndim else 1
+    if count and not (int(index.min()) >= -size and int(index.max()) < size):
+        raise IndexError(f"index_add_(): index out of range for dimension {dim} of size {size}")
+    if ndim == 0:
+        return ops.add(input, ops.mul(source.reshape(()), alpha) if alpha != 1 else source.reshape(()))
+    updates = source if alpha == 1 else ops.mul(source, alpha)
+    front = ops.moveaxis(input, dim, 0)
+    positions = ops.where(index < 0, index + size, index).reshape(-1, 1)
+    result = ops.moveaxis(ops.tensor_scatter_add(front, positions, ops.moveaxis(updates, dim, 0)), 0, dim)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def tensor_index_add(self: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+    """``Tensor.index_add``: :func:`index_add` of ``self``."""
+    return index_add(self, dim, index, source, alpha=alpha)
+
+
+def tensor_index_add_(self: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+    """``Tensor.index_add_``: :func:`index_add` written into ``self`` (InplaceIndexAddExt has no CPU kernel)."""
+    from mindspeed_ms.compat.inplace import write_back
+    from mindspeed_ms.compat.inplace_checks import check_leaf, check_no_internal_overlap, check_no_partial_overlap
+
+    check_leaf("index_add_", self)
+    check_no_internal_overlap("index_add_", self)
+    check_no_partial_overlap("index_add_", self, source)
+    return write_back("index_add_", self, index_add(self, dim, index, source, alpha=alpha))
+
+
+def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+    """``F.embedding``: rows of ``weight``; the ``padding_idx`` row gets no gradient, as in PyTorch.
+
+    MSAdapter gathers without looking at ``padding_idx``, so the padding row is trained.
+
+    Raises:
+        NotImplementedError: ``max_norm`` (renormalises ``weight`` in place), ``scale_grad_by_freq`` or
+            ``sparse`` (not implemented here; PyTorch's semantics would be lost silently otherwise).
+    """
+    from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
+
+    for option, value in (("max_norm", max_norm is not None), ("scale_grad_by_freq", scale_grad_by_freq),
+                          ("sparse", sparse)):
+        if value:
+            raise UnsupportedOpOptionError(
+                "torch.nn.functional.embedding", option,
+                "not implemented on MindSpore's CPU backend; leave it at its default (megatron does)")
+    if category(input) != INTEGRAL:
+        raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+    rows = int(weight.shape[0])
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % rows
+    output = ops.gather(weight, input, 0)
+    if padding_idx is None:
+        return output
+    # The padding row's gradient is zero: its contribution reaches the output through a detached copy.
+    padded = ops.expand_dims(input == padding_idx, -1)
+    return ops.where(padded, ops.stop_gradient(output), output)
+
+
+# --- int64 slice assignment --------------------------------------------------------------------------------------
+
+
+def _is_basic_slice(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    has_slice = False
+    for part in parts:
+        if isinstance(part, slice):
+            has_slice = True
+        elif not (part is None or part is Ellipsis or (isinstance(part, int) and not isinstance(part, bool))):
+            return False
+    return has_slice
+
+
+def int64_slice_setitem_wrapper(setitem: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep all 64 bits when assigning into a slice of an int64 tensor (``t[a:b] = value``).
+
+    MindSpore's CPU slice assignment into an int64 tensor keeps only the low 32 bits of the value
+    (``flat[:1] = torch.tensor([2**40 + 5])`` stores 5); integer, mask, index-tensor and strided
+    assignments are exact. The slice is a view of the tensor's memory: the value is copied into it with
+    ``copy_`` (which writes through views on this backend).
+
+    Args:
+        setitem: ``Tensor.__setitem__``.
+
+    Returns:
+        ``__setitem__`` that routes basic-slice assignments into int64/uint64 tensors through ``copy_``.
+    """
+    import mindspore
+
+    wide = (mindspore.int64, mindspore.uint64)
+
+    @functools.wraps(setitem)
+    def setitem_keeping_64_bits(self: Any, index: Any, value: Any) -> None:
+        if self.dtype not in wide or not _is_basic_slice(index):
+            setitem(self, index, value)
+            return
+        view = self[index]
+        if not hasattr(value, "dtype"):
+            value = mindspore.tensor(value, dtype=self.dtype)
+        view.copy_(value.astype(self.dtype) if value.dtype != self.dtype else value)
+
+    return setitem_keeping_64_bits
