@@ -124,6 +124,7 @@ class Patch:
         self.warnings: list[str] = []
         #: registrations left out because their requirements are unmet (see select())
         self.notes: list[str] = []
+        self.unverified: list[str] = []  # requirements met without a version to check (set by select())
         self.stub = False
         self.aliases: list[str] = []
         self.calls = 0
@@ -168,9 +169,17 @@ class Patch:
         left out (what it is, where and by whom it was registered, and why). Nothing active means
         the patch is skipped.
         """
-        from .requirements import unmet_requirements
+        from .requirements import check_requirements
 
         notes: list[str] = []
+        self.unverified = []
+
+        def unmet_requirements(requires: tuple[str, ...]) -> list[str]:
+            # what is installed without a version to check applies, and says so (self.unverified)
+            check = check_requirements(requires)
+            if not check.unmet:
+                self.unverified.extend(item for item in check.unverified if item not in self.unverified)
+            return list(check.unmet)
 
         def who(site: str | None, provider: str | None) -> str:
             return f"registered at {site}" + (f" by provider {provider!r}" if provider else "")
@@ -197,7 +206,7 @@ class Patch:
                 notes.append(f"wrap {describe(wrap)} ({who(site, provider)}) left out: {'; '.join(unmet)}")
             else:
                 self.active_wraps.append(wrap)
-        return notes
+        return notes + list(self.unverified)
 
     @property
     def has_active(self) -> bool:
@@ -294,7 +303,8 @@ class Patch:
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
             superseded=tuple(f"{describe(func)} (registered at {site}" + (f" by provider {provider!r})" if provider
                                                                           else ")")
-                             for func, site, provider, _ in self.yielded))
+                             for func, site, provider, _ in self.yielded),
+            unverified=tuple(self.unverified))
 
     def __repr__(self) -> str:
         return f"<Patch {self.target} {'+'.join(self.kinds)} {self.state}>"

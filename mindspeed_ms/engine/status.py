@@ -34,6 +34,8 @@ class PatchStatus:
         superseded: fallback replacements (mindspeed_ms's built-in fixes) that gave the target to the
             registered replacement and wait behind it, each as ``"name (registered at file:line by
             provider 'x')"``; they take the target again if that replacement is withdrawn.
+        unverified: requirements of what is installed counted as met without a version to check (a source
+            checkout that declares none), one sentence each; they are among ``warnings`` too.
     """
 
     target: str
@@ -51,6 +53,7 @@ class PatchStatus:
     calls: int | None = None
     requires: tuple[str, ...] = ()
     superseded: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-serialisable data."""
@@ -111,6 +114,11 @@ class ApplyReport:
         if superseded:
             parts.append(f"{superseded} built-in {'fix' if superseded == 1 else 'fixes'} superseded by other "
                          f"registrations")
+        unverified = [status for status in self.statuses if status.unverified and status.state != "skipped"]
+        if unverified:
+            packages = sorted({sentence.split(" ", 1)[0] for status in unverified for sentence in status.unverified})
+            parts.append(f"{len(unverified)} on unverified requirements (no version declared by the source "
+                         f"checkout of {', '.join(packages)}: see status())")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
