@@ -115,7 +115,8 @@ def _values_differ(ours: np.ndarray, ref: np.ndarray, dtype: str, where: str, rt
         atol = default_atol if atol is None else atol
         if np.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True):
             return None
-        worst = np.nanmax(np.abs(ours.astype(np.float64) - ref.astype(np.float64))) if ref.size else 0.0
+        gaps = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+        worst = float(np.nanmax(gaps)) if ref.size and not np.isnan(gaps).all() else float("nan")
         return f"{where}: values differ (max abs diff {worst:.3g}; ours {_head(ours)}, PyTorch {_head(ref)})"
     if np.array_equal(ours, ref):
         return None

@@ -54,12 +54,14 @@ def encode(torch: Any, value: Any) -> Any:
         return {"__dtype__": _dtype_name(torch, value)}
     if isinstance(value, dict):
         return {key: encode(torch, item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(encode(torch, item) for item in value)
-    if value is None or isinstance(value, (bool, int, float, str, complex)):
-        return value
-    if isinstance(value, torch.Size):
+    if isinstance(value, torch.Size):  # before tuple: a torch.Size must not reach the other interpreter's pickle
         return tuple(int(n) for n in value)
+    if isinstance(value, (list, tuple)):
+        return (list if isinstance(value, list) else tuple)(encode(torch, item) for item in value)
+    if value is None or type(value) in (bool, int, float, str, complex):
+        return value
+    if isinstance(value, (bool, int, float, str, complex)):  # subclasses (e.g. a version string): plain type
+        return {"__repr__": f"{type(value).__name__}: {value!r}"[:200]}
     return {"__repr__": f"{type(value).__name__}: {value!r}"[:200]}
 
 
