@@ -7,9 +7,10 @@ Needs no torch (pytest imports it to assert coverage; scripts/conformance_report
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.json"
 

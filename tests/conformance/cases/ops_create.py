@@ -29,7 +29,8 @@ CREATE: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     "full": (("torch.full",), lambda torch: [torch.full((2, 2), 7), torch.full((2,), 1.5),
                                              torch.full((2,), True), torch.full((2,), 3, dtype=torch.float32)]),
     "empty_facts": (("torch.empty",), lambda torch: [(tuple(t.shape), t.dtype) for t in (
-        torch.empty(2, 3), torch.empty((4,), dtype=torch.int64), torch.empty(0), torch.empty(2, dtype=torch.bfloat16))]),
+        torch.empty(2, 3), torch.empty((4,), dtype=torch.int64), torch.empty(0),
+        torch.empty(2, dtype=torch.bfloat16))]),
     "arange": (("torch.arange",), lambda torch: [torch.arange(5), torch.arange(1, 7, 2), torch.arange(0.0, 1.0, 0.25),
                                                  torch.arange(5, dtype=torch.float32), torch.arange(0),
                                                  torch.arange(torch.tensor(4).item())]),

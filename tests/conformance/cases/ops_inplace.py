@@ -72,8 +72,8 @@ for _name, _op in {"copy_": lambda torch, w: w.copy_(torch.ones(4, 3)),
                    "iadd": lambda torch, w: w.__iadd__(torch.ones(4, 3)),
                    "mul_": lambda torch, w: w.mul_(torch.ones(4, 3)),
                    "fill_": lambda torch, w: w.fill_(1.0)}.items():
-    register(__name__, f"{_name}__expand_overlapping_write", ("Tensor.__iadd__" if _name == "iadd" else f"Tensor.{_name}",),
-             _expand_write(_op))
+    _op_name = "Tensor.__iadd__" if _name == "iadd" else f"Tensor.{_name}"
+    register(__name__, f"{_name}__expand_overlapping_write", (_op_name,), _expand_write(_op))
 
 
 def _overlapping_copy(torch: Any) -> Any:
