@@ -28,6 +28,8 @@ _NUMBER = re.compile(r"[0-9]+")
 _VARIABLE_WORD = re.compile(r'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?')
 # a value made only of these needs no quotes anywhere: on a command line, in an array, in a string split by bash
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_WRAP = "mindspeed-ms run -- "
+_WRAP_WHY = " (every worker imports mindspeed_ms.adaptor first: the script needs no import of it)"
 
 @dataclass(frozen=True)
 class ConvertOptions:
@@ -38,6 +40,8 @@ class ConvertOptions:
     cluster_time_out: str = "300"
     bind_core: str = "True"
     drop_unsupported: bool = False
+    #: run each launch under ``mindspeed-ms run --`` (every worker imports mindspeed_ms.adaptor first)
+    wrap_run: bool = False
 
     def __post_init__(self) -> None:
         if not _NUMBER.fullmatch(self.cluster_time_out) or int(self.cluster_time_out) == 0:
@@ -171,10 +175,15 @@ class _Converter:
     def run(self) -> None:
         self.launches = self.reader.launches()
         for launch in self.launches:
+            wrap = self.options.wrap_run and not launch.launcher.wrapped
             if launch.launcher.kind == "torchrun":
-                self.plan.edit(launch.launcher.start, launch.launcher.end, "msrun",
-                               f"{launch.launcher.spelling} -> msrun")
+                prefix, why = (_WRAP, _WRAP_WHY) if wrap else ("", "")
+                self.plan.edit(launch.launcher.start, launch.launcher.end, prefix + "msrun",
+                               f"{launch.launcher.spelling} -> {prefix}msrun{why}")
                 self._convert_options(launch)
+            elif wrap:
+                self.plan.edit(launch.launcher.start, launch.launcher.start, _WRAP,
+                               f"msrun -> {_WRAP}msrun" + _WRAP_WHY)
             self._ensure_framework(launch)
             self._check_features(launch)
         self._report_unused()

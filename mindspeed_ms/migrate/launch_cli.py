@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of the script")
     parser.add_argument("--drop-unsupported", action="store_true",
                         help="remove flags the MindSpore backend does not support (with their values)")
+    parser.add_argument("--wrap-run", action="store_true",
+                        help="run each msrun launch under 'mindspeed-ms run --', which imports mindspeed_ms.adaptor "
+                             "first in every worker: training scripts that never import it (MindSpeed-LLM's and "
+                             "Megatron-LM's pretrain_gpt.py) run unchanged")
     parser.add_argument("--json", action="store_true",
                         help="print the changes and findings as JSON on stdout (the script goes only to OUT)")
     parser.add_argument("--log-dir", default="msrun_log", help="msrun --log_dir added when absent (%(default)s)")
@@ -136,7 +140,7 @@ def run(options: argparse.Namespace) -> int:
     try:
         settings = ConvertOptions(log_dir=options.log_dir, join=options.join,
                                   cluster_time_out=options.cluster_time_out, bind_core=options.bind_core,
-                                  drop_unsupported=options.drop_unsupported)
+                                  drop_unsupported=options.drop_unsupported, wrap_run=options.wrap_run)
     except LaunchScriptError as error:
         return _usage(str(error))
     try:

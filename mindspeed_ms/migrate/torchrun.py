@@ -101,7 +101,7 @@ class Launcher:
 
     ``kind`` is ``torchrun`` or ``msrun``; ``start``/``end`` span the launcher words (``torchrun``, or
     ``python -u -m torch.distributed.run``); ``first_arg`` is the index in the command's argument list of
-    the first launcher argument.
+    the first launcher argument; ``wrapped`` tells that the launch runs under ``mindspeed-ms run [...] --``.
     """
 
     kind: str
@@ -109,6 +109,7 @@ class Launcher:
     end: int
     first_arg: int
     spelling: str
+    wrapped: bool = False
 
 
 def _basename(word: str) -> str:
@@ -130,10 +131,15 @@ def match_launcher(command: Any, source: bytes) -> Launcher | None:
             if value is None or "=" in value.split("/")[0] or value.startswith("-"):
                 continue
             inner = _match_words(value, args[index + 1:], source, arg.start_byte, arg.end_byte)
+            if inner is None and _basename(value) == "mindspeed-ms":
+                inner = _match_wrapped(args[index + 1:], source)
             if inner is not None:
-                return Launcher(inner.kind, inner.start, inner.end, inner.first_arg + index + 1, inner.spelling)
+                return Launcher(inner.kind, inner.start, inner.end, inner.first_arg + index + 1, inner.spelling,
+                                wrapped=inner.wrapped)
             return None
         return None
+    if program is not None and _basename(program) == "mindspeed-ms":
+        return _match_wrapped(args, source)
     is_expansion = name.children and name.children[0].type in ("simple_expansion", "expansion")
     if program is None and not is_expansion:
         return None
@@ -141,6 +147,33 @@ def match_launcher(command: Any, source: bytes) -> Launcher | None:
     if found is None and is_expansion:
         found = _match_python(args, source, start, text(source, name))
     return found
+
+
+def _match_wrapped(args: list[Any], source: bytes) -> Launcher | None:
+    """``mindspeed-ms run [--ai-framework NAME] [--] LAUNCHER ...``: the launcher is the command it runs."""
+    if not args or static_value(args[0], source) != "run":
+        return None
+    index = 1
+    while index < len(args):
+        value = static_value(args[index], source)
+        if value is None:
+            return None
+        if value == "--":
+            index += 1
+            break
+        if value == "--ai-framework":
+            index += 2
+        elif value.startswith("-"):
+            index += 1
+        else:
+            break
+    if index >= len(args):
+        return None
+    program = static_value(args[index], source)
+    inner = _match_words(program, args[index + 1:], source, args[index].start_byte, args[index].end_byte)
+    if inner is None:
+        return None
+    return Launcher(inner.kind, inner.start, inner.end, inner.first_arg + index + 1, inner.spelling, wrapped=True)
 
 
 def _match_words(program: str | None, args: list[Any], source: bytes, start: int, end: int) -> Launcher | None:
