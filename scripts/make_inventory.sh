@@ -10,6 +10,7 @@ REF="$HERE/.venv-ref/bin/python"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" GLOG_v=3
+cd "$TMP"   # the example writes files (schedule.log) into its working directory
 "$REF" -m torch.distributed.run --nproc-per-node 1 --master-port "${MASTER_PORT:-29731}" \
     "$HERE/scripts/trace_gpt_ops.py" "$TMP/tp1.json" "$HERE/examples/pretrain_gpt.py" --train-iters 2 >/dev/null
 "$REF" -m torch.distributed.run --nproc-per-node 2 --master-port "${MASTER_PORT:-29731}" \
