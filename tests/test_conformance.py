@@ -12,7 +12,7 @@ from _helpers import reference_python
 from conformance.coverage import coverage, inventoried_ops, load_inventory, on_path
 from conformance.driver import compare, run_side
 from conformance.harness import load_cases
-from conformance.known import KNOWN_DIVERGENT
+from conformance.known import KNOWN_DIVERGENT, KNOWN_UNSTABLE
 
 CASES = load_cases()
 INVENTORY = load_inventory()
@@ -32,11 +32,14 @@ def outcomes() -> dict[str, Any]:
 def _param(case_id: str) -> Any:
     reason = KNOWN_DIVERGENT.get(case_id)
     marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    if case_id in KNOWN_UNSTABLE:
+        marks = [pytest.mark.xfail(reason=KNOWN_UNSTABLE[case_id], strict=False)]
     return pytest.param(case_id, marks=marks, id=case_id)
 
 
 def test_known_divergences_name_existing_cases() -> None:
-    assert not set(KNOWN_DIVERGENT) - set(CASES)
+    assert not (set(KNOWN_DIVERGENT) | set(KNOWN_UNSTABLE)) - set(CASES)
+    assert not set(KNOWN_DIVERGENT) & set(KNOWN_UNSTABLE)
 
 
 @pytest.mark.parametrize("case_id", [_param(case_id) for case_id in CASES])
@@ -55,7 +58,7 @@ def test_cases_exercise_90_percent_of_the_fields_torch_calls() -> None:
 
 def _divergent_on(path: str) -> list[str]:
     ops = inventoried_ops(INVENTORY)
-    return sorted(case_id for case_id in KNOWN_DIVERGENT
+    return sorted(case_id for case_id in {**KNOWN_DIVERGENT, **KNOWN_UNSTABLE}
                   if any(path in on_path(ops.get(op, {})) for op in CASES[case_id].ops))
 
 

@@ -102,7 +102,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_reduce.maximum__float32': 'the failure left autograd switched off for the rest of the process',
     'ops_reduce.maximum__grad': 'the failure left autograd switched off for the rest of the process',
     'ops_reduce.maximum__int64': 'the failure left autograd switched off for the rest of the process',
-    'ops_reduce.mean__empty': 'result: values differ (max abs diff nan; ours [inf], PyTorch [nan])',
     'ops_reduce.mean_int_raises__int64': 'PyTorch raises RuntimeError: mean(): could not infer output dtype. Input dty',
     'ops_reduce.min_dim__empty': 'ours raises ValueError: MinDim cannot deal with empty input. Please try other inputs',
     'ops_reduce.minimum__float32': 'the failure left autograd switched off for the rest of the process',
@@ -112,8 +111,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_reduce.norm_dim__float32': 'ours raises TypeError: For norm, ord mode can not be str for vectors, but got fro',
     'ops_reduce.norm_dim__grad': 'ours raises TypeError: For norm, ord mode can not be str for vectors, but got fro.',
     'ops_reduce.std_dim__empty': 'result: shape (), PyTorch (2, 4)',
-    'ops_reduce.sum__empty': 'result: values differ (max abs diff 0.000726; ours [-0.00073], PyTorch [0.])',
-    'ops_reduce.sum_dim__empty': 'result: values differ (max abs diff 9.45e+26; ours [-7.10092e-04  0.00000e+00  1.401',
     'ops_reduce.var_dim__empty': 'ours raises TypeError: Failed calling var with "var(dim=int, unbiased=bool)".',
     'ops_reduce.vector_norm__float32': "ours raises AttributeError: module 'msadapter.linalg' has no attribute 'vector",
     'ops_reduce.vector_norm__grad': "ours raises AttributeError: module 'msadapter.linalg' has no attribute 'vector_no",
@@ -144,4 +141,13 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_unary.sign__bool': 'ours raises TypeError: Select CPU operator[Sign] fail! Unsupported data type!',
     'ops_unary.sin__int64': 'ours raises TypeError: Select CPU operator[Sin] fail! Unsupported data type!',
     'ops_unary.tanh__int64': 'ours raises TypeError: Select CPU operator[Tanh] fail! Unsupported data type!',
+}
+
+#: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever
+#: the output buffer held, sometimes the right 0): a non-strict xfail, since a run can pass by chance. Same rule:
+#: delete the entry when the op is fixed.
+KNOWN_UNSTABLE: dict[str, str] = {
+    'ops_reduce.mean__empty': 'mean of an empty tensor: ours inf or garbage, PyTorch nan',
+    'ops_reduce.sum__empty': 'sum of an empty tensor returns uninitialised memory (PyTorch 0)',
+    'ops_reduce.sum_dim__empty': 'sum over an empty dim returns uninitialised memory (PyTorch zeros)',
 }
