@@ -105,3 +105,41 @@ def test_pytorch_mode_without_cuda_arms_the_provider_only_when_megatron_is_impor
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["False", "mindspeed_ms.compat.pytorch_cpu"]
     assert "PyTorch backend without CUDA" in done.stderr
+
+
+def test_tensor_to_keeps_an_accelerator_move_on_the_cpu_and_leaves_the_rest() -> None:
+    seen: list = []
+
+    def to(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - stands in for torch.Tensor.to
+        seen.append((args, kwargs))
+        return self
+
+    wrapped = pytorch_cpu.tensor_to_cpu_wrapper(to)
+    marker = object()
+    assert wrapped(marker, device=0) is marker
+    wrapped(marker, "cuda:1", non_blocking=True)
+    wrapped(marker, _Device("cuda"))
+    wrapped(marker, "float32")
+    wrapped(marker, device="cpu")
+    assert seen == [((), {"device": "cpu"}), (("cpu",), {"non_blocking": True}), (("cpu",), {}),
+                    (("float32",), {}), ((), {"device": "cpu"})]
+
+
+ROTARY = """
+import mindspeed_ms.adaptor
+import torch
+from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+
+rotary = RotaryEmbedding(kv_channels=8, rotary_percent=1.0)  # arange(device=torch.cuda.current_device())
+freqs = rotary(4)  # first forward: inv_freq.to(device=torch.cuda.current_device())
+print(rotary.inv_freq.device.type, freqs.device.type, tuple(freqs.shape))
+"""
+
+
+def test_megatrons_rotary_embedding_builds_and_runs_on_cpu_pytorch() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([reference_python(), "-c", textwrap.dedent(ROTARY)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["cpu", "cpu", "(4,", "1,", "1,", "8)"]

@@ -20,6 +20,7 @@ __all__ = [
     "cpu_tracker_fork",
     "cpu_device_wrapper",
     "current_device",
+    "tensor_to_cpu_wrapper",
     "clip_grad_by_total_norm_fp32",
     "cuda_type_name_wrapper",
     "CpuStream",
@@ -95,6 +96,40 @@ def cpu_device_wrapper(create: Callable[..., Any]) -> Callable[..., Any]:
         return create(*args, **kwargs)
 
     return create_on_cpu
+
+
+def tensor_to_cpu_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep on the CPU a tensor that ``Tensor.to`` is asked to move to an accelerator (device only).
+
+    Megatron moves the rotary embedding's ``inv_freq`` with ``.to(device=torch.cuda.current_device())``
+    on its first forward. A device given positionally (an ordinal, ``"cuda"``, a CUDA ``torch.device``)
+    or by keyword becomes ``"cpu"``; dtypes and the other arguments are untouched.
+
+    Args:
+        to: ``torch.Tensor.to``.
+
+    Returns:
+        ``to`` that never leaves the CPU.
+    """
+
+    @functools.wraps(to)
+    def to_cpu(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _is_accelerator(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        if args and not isinstance(args[0], bool) and _is_accelerator_like(args[0]):
+            args = ("cpu", *args[1:])
+        return to(self, *args, **kwargs)
+
+    return to_cpu
+
+
+def _is_accelerator_like(value: Any) -> bool:
+    if isinstance(value, int):
+        return True
+    if isinstance(value, str):
+        return value.split(":", 1)[0].lower() in ("cuda", "npu")
+    # a torch.device (its type is a str; a tensor's .type is a method: .to(other) is left alone)
+    return isinstance(getattr(value, "type", None), str) and _is_accelerator(value)
 
 
 def current_device() -> int:

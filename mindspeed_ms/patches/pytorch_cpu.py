@@ -17,8 +17,9 @@ requires = ()
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
 _TORCH = ("torch>=2.1",)  # real PyTorch (this provider never runs under MSAdapter)
 _TRACKER = "megatron.core.tensor_parallel.random.CudaRNGStatesTracker"
-#: torch creation functions megatron calls with device='cuda' or torch.cuda.current_device().
-_CREATION = ("tensor", "empty", "zeros", "ones", "full")
+#: torch creation functions megatron calls with device='cuda' or torch.cuda.current_device() (arange: the rotary
+#: embedding's inv_freq without --use-cpu-initialization).
+_CREATION = ("tensor", "empty", "zeros", "ones", "full", "arange")
 
 
 def register(registry: Any, args: Any) -> None:
@@ -43,6 +44,9 @@ def register(registry: Any, args: Any) -> None:
     for function in _CREATION:
         registry.register(f"torch.{function}", compat.cpu_device_wrapper, kind="wrap", requires=_TORCH,
                           purpose=f"megatron calls torch.{function}(..., device='cuda'), which fails without CUDA")
+    registry.register("torch.Tensor.to", compat.tensor_to_cpu_wrapper, kind="wrap", requires=_TORCH,
+                      purpose="megatron's rotary embedding moves inv_freq with .to(device=torch.cuda.current_device()) "
+                              "on its first forward, which raises without CUDA; the tensor stays on the CPU")
     registry.register("torch.cuda.current_device", compat.current_device, requires=_TORCH,
                       purpose="megatron allocates on torch.cuda.current_device(), which raises without CUDA")
     registry.register("torch.Tensor.type", compat.cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
