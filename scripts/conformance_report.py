@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conformance.coverage import coverage, inventoried_ops, load_inventory, on_path, op_status  # noqa: E402
+from conformance.coverage import collective_ops, coverage, inventoried_ops, load_inventory, on_path, op_status  # noqa: E402
 from conformance.driver import compare, run_side  # noqa: E402
 from conformance.harness import load_cases  # noqa: E402
 from conformance.known import KNOWN_DIVERGENT, KNOWN_UNSTABLE  # noqa: E402
@@ -86,6 +86,7 @@ def build_table(results: dict[str, dict[str, Any]], patches: list[dict[str, Any]
         verdict = compare(results["ours"][case_id], results["reference"][case_id], case.rtol, case.atol)
         for op in case.ops:
             by_op.setdefault(op, []).append((case_id, verdict))
+    collectives = collective_ops(inventory)
     patched: dict[str, list[str]] = {}
     for patch in patches:
         op = op_of_target(patch["target"])
@@ -94,28 +95,32 @@ def build_table(results: dict[str, dict[str, Any]], patches: list[dict[str, Any]
     rows = []
     for name, entry in ops.items():
         verdicts = by_op.get(name, [])
-        status = op_status([verdict.kind for _, verdict in verdicts])
-        detail = ""
+        kinds = [verdict.kind for _, verdict in verdicts]
+        if name in collectives:  # that run's test passes only when every case conforms (or is a listed loud one)
+            kinds.append("conformant")
+        status = op_status(kinds)
+        detail = "also compared on 2 workers (test_collectives_conformance.py); " if name in collectives else ""
         if status is None:
             status = "not exercised"
         elif status == "divergent":
             bad = [case_id for case_id, verdict in verdicts if verdict.kind == "divergent"]
-            detail = f"{len(bad)}/{len(verdicts)} cases: " + ", ".join(bad[:4]) + (" ..." if len(bad) > 4 else "")
+            detail += f"{len(bad)}/{len(verdicts)} cases: " + ", ".join(bad[:4]) + (" ..." if len(bad) > 4 else "")
         elif status == "loud":
-            detail = next(verdict.detail for _, verdict in verdicts if verdict.kind == "loud")[:160]
+            detail += next(verdict.detail for _, verdict in verdicts if verdict.kind == "loud")[:160]
         elif name in patched:
-            status, detail = "fixed by patch", "; ".join(patched[name])
+            status, detail = "fixed by patch", detail + "; ".join(patched[name])
         rows.append({"op": name, "kind": entry["kind"], "calls": entry["calls"], "total": entry["total"],
-                     "paths": on_path(entry), "cases": len(verdicts), "status": status, "detail": detail})
+                     "paths": on_path(entry), "cases": len(verdicts), "status": status,
+                     "detail": detail.rstrip("; ")})
     totals = {status: {"ops": sum(1 for row in rows if row["status"] == status),
                        "calls": sum(row["total"] for row in rows if row["status"] == status)} for status in STATUSES}
-    share = coverage(inventory, cases.values())
+    share = coverage(inventory, cases.values(), also=collectives)
     divergent_cases = sorted({case_id for verdicts in by_op.values() for case_id, verdict in verdicts
                               if verdict.kind == "divergent"})
     return {"rows": rows, "totals": totals, "coverage": share, "cases": len(cases),
             "divergent_cases": divergent_cases, "sources": list(inventory["sources"]),
             "gpt_path": inventory["gpt_path"], "llm_path": inventory["llm_path"],
-            "operators_excluded": coverage(inventory, cases.values(), ("function", "method"))}
+            "operators_excluded": coverage(inventory, cases.values(), ("function", "method"), also=collectives)}
 
 
 def render_text(table: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ Needs no torch (pytest imports it to assert coverage; scripts/conformance_report
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.json"
+#: the collectives' differential run (2 msrun workers against 2 torchrun workers, tests/test_collectives_conformance.py)
+COLLECTIVES_WORKER = Path(__file__).resolve().parents[1] / "compat_workers" / "collectives_conformance.py"
 
 #: verdicts from worst to best: an op takes the worst verdict of its cases
 SEVERITY = ("divergent", "loud", "conformant")
@@ -36,6 +39,27 @@ def case_ops(cases: Iterable[Any]) -> dict[str, list[str]]:
     return found
 
 
+def collective_ops(inventory: dict[str, Any], worker: Path = COLLECTIVES_WORKER) -> set[str]:
+    """The inventoried ``torch.distributed`` ops the collectives' 2-worker differential run calls: ``dist.X``
+    references in its worker, and names of inventoried ``torch.distributed`` ops it holds as strings (it looks some
+    up with ``getattr``). Empty when the worker is not there."""
+    if not worker.exists():
+        return set()
+    names = {op.rpartition(".")[2]: op for op in inventory["ops"] if op.startswith("torch.distributed.")
+             and op.count(".") == 2}
+    found = set()
+    for node in ast.walk(ast.parse(worker.read_text())):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dist":
+            name = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        else:
+            continue
+        if name in names:
+            found.add(names[name])
+    return found
+
+
 @dataclass
 class Coverage:
     """Share of the field's calls (to inventoried ops) that go to an op with at least one case."""
@@ -51,9 +75,11 @@ class Coverage:
         return self.covered_calls / self.total_calls if self.total_calls else 1.0
 
 
-def coverage(inventory: dict[str, Any], cases: Iterable[Any], kinds: tuple[str, ...] | None = None) -> Coverage:
-    """Coverage by call count, over all op kinds or only ``kinds`` (``function``, ``method``, ``operator``)."""
-    exercised = case_ops(cases)
+def coverage(inventory: dict[str, Any], cases: Iterable[Any], kinds: tuple[str, ...] | None = None,
+             also: Iterable[str] = ()) -> Coverage:
+    """Coverage by call count, over all op kinds or only ``kinds`` (``function``, ``method``, ``operator``);
+    ``also``: ops exercised by another differential run (the collectives')."""
+    exercised = set(case_ops(cases)) | set(also)
     ops = {name: entry for name, entry in inventoried_ops(inventory).items() if kinds is None or entry["kind"] in kinds}
     covered = {name for name in ops if name in exercised}
     uncovered = sorted(((name, entry["total"]) for name, entry in ops.items() if name not in covered),
