@@ -139,6 +139,30 @@ def test_flags_set_in_either_branch_reach_the_launch() -> None:
     assert [(f.line, f.flag) for f in convert_script(script.encode()).findings] == [(2, "--tp-2d")]
 
 
+def test_an_assignment_overwritten_at_top_level_before_the_launch_does_not_reach_it() -> None:
+    script = ('A="--use-ascend-mc2"\nA="--bf16"\nif [ "$X" = 1 ]; then\n  A="--tp-2d"\nfi\n'
+              "torchrun t.py $A\n")
+    findings = [(f.line, f.flag, f.status) for f in convert_script(script.encode()).findings]
+    assert findings == [(1, "--use-ascend-mc2", "unused"), (4, "--tp-2d", "unsupported")]
+
+
+def test_a_variable_reassigned_before_each_launch_gives_each_launch_only_its_own_value() -> None:
+    from mindspeed_ms.migrate import bash
+    from mindspeed_ms.migrate.edits import EditPlan
+    from mindspeed_ms.migrate.launch import LaunchReader
+
+    lines = [f'BUF="dp:{index}"\ntorchrun t.py --hccl-group-buffer "$BUF"\n' for index in range(50)]
+    source = "".join(lines).encode()
+    reader = LaunchReader(source, bash.parse(source).root_node, EditPlan(source), [])
+    launches = reader.launches()
+    assert len(launches) == 50
+    # each launch sees one assignment (the one in effect), not every earlier one: linear, not quadratic
+    assert all([d.words[0].value for d in reader.definitions("BUF", launch.launcher.start, every=True)]
+               == [f"dp:{index}"] for index, launch in enumerate(launches))
+    findings = convert_script(source).findings
+    assert [(f.line, f.flag) for f in findings] == [(2 * index + 2, "--hccl-group-buffer") for index in range(50)]
+
+
 def test_append_assignments_are_followed() -> None:
     script = "D=(--nproc_per_node 2)\nD+=(--nnodes 2)\ntorchrun \"${D[@]}\" t.py\n"
     out = convert(script)

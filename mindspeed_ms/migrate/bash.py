@@ -340,6 +340,9 @@ class Assignment:
     place: Place
     words: tuple[Word, ...]
     value_node: Any = field(compare=False, repr=False)
+    #: a statement of the script's top level (not in an if, a loop, a function, a list or a subshell):
+    #: when it runs, every earlier assignment of the name is overwritten for what follows
+    is_unconditional: bool = False
 
 
 def assignments(root: Node, source: bytes) -> dict[str, list[Assignment]]:
@@ -355,5 +358,14 @@ def assignments(root: Node, source: bytes) -> dict[str, list[Assignment]]:
         place, words = words_of_value(value, source)
         is_append = any(child.type == "+=" for child in node.children)
         found.setdefault(text(source, name_node), []).append(
-            Assignment(text(source, name_node), node.start_byte, is_append, place, tuple(words), value))
+            Assignment(text(source, name_node), node.start_byte, is_append, place, tuple(words), value,
+                       _at_top_level(node)))
     return found
+
+
+def _at_top_level(node: Node) -> bool:
+    """Tell whether an assignment runs whenever the script reaches it (``A=1``, ``export A=1`` at top level)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("declaration_command", "variable_assignments"):
+        parent = parent.parent
+    return parent is not None and parent.type == "program"

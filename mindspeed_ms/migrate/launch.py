@@ -63,7 +63,7 @@ class LaunchReader:
         self.findings = findings
         self.assigns: dict[str, list[Assignment]] = bash.assignments(root, source)
         self.reached: set[int] = set()
-        self._starts: dict[str, list[int]] = {}
+        self._index: dict[str, _DefinitionIndex] = {}
 
     def launches(self) -> list[Launch]:
         """Return every launch of the script, in source order; report those that cannot be converted."""
@@ -110,20 +110,27 @@ class LaunchReader:
 
     # expansion -----------------------------------------------------------------------------------
     def definitions(self, name: str, position: int, *, every: bool) -> list[Assignment]:
-        """Return the assignments of ``name`` that a use at ``position`` sees."""
+        """Return the assignments of ``name`` that a use at ``position`` sees.
+
+        ``every=False``: the one in effect (the last before it, with the ``+=`` appends on top of its
+        base). ``every=True``: every one that may be in effect, i.e. from the last top-level
+        (unconditional) plain assignment before it on; the earlier ones are overwritten by that one
+        whenever the use runs. A variable reassigned before each of many launches therefore costs each
+        launch one assignment, not all the earlier ones (the conversion stays linear).
+        """
         defs = self.assigns.get(name, [])
-        starts = self._starts.get(name)
-        if starts is None:  # assignments come in source order: bisect instead of a scan per use
-            starts = self._starts[name] = [item.start for item in defs]
-        before = defs[:bisect.bisect_left(starts, position)]
-        if not before:
+        index = self._index.get(name)
+        if index is None:  # assignments come in source order: bisect instead of a scan per use
+            index = self._index[name] = _DefinitionIndex(defs)
+        end = bisect.bisect_left(index.starts, position)
+        if end == 0:
             return defs if every else defs[-1:]
         if every:
-            return before
-        chosen = [before[-1]]
-        while chosen[0].is_append and len(before) > len(chosen):
-            chosen.insert(0, before[-len(chosen) - 1])
-        return chosen
+            return defs[index.cut[end - 1]:end]
+        first = end - 1
+        while defs[first].is_append and first > 0:
+            first -= 1
+        return defs[first:end]
 
     def walk(self, words: list[Word] | tuple[Word, ...], position: int, *, every: bool) -> _Walker:
         """Return a walker over ``words`` that expands variable references on request."""
@@ -184,6 +191,19 @@ class LaunchReader:
         script_args = _script_arguments(walker) if script is not None else []
         self.mark_reached(words, command.start_byte)
         return Launch(launcher, place, tuple(words), tuple(options), script, tuple(script_args))
+
+
+class _DefinitionIndex:
+    """Per variable: where its assignments start, and for each the last overwriting one at or before it."""
+
+    def __init__(self, defs: list[Assignment]) -> None:
+        self.starts = [item.start for item in defs]
+        self.cut: list[int] = []
+        last = 0
+        for position, item in enumerate(defs):
+            if item.is_unconditional and not item.is_append:
+                last = position
+            self.cut.append(last)
 
 
 def _is_not_a_value(word: Word) -> bool:
