@@ -21,7 +21,7 @@ from typing import Any
 from .errors import PatchValidationError
 
 __all__ = ["normalize_requires", "unmet_requirements", "check_requirements", "RequirementCheck",
-           "InstalledVersion", "installed_version", "IMPORT_NAMES"]
+           "InstalledVersion", "installed_version", "module_folders", "IMPORT_NAMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,15 +99,17 @@ def _import_name(distribution: str) -> str:
     return IMPORT_NAMES.get(canonical, canonical.replace("-", "_"))
 
 
-def _package_folders(dotted: str) -> tuple[str, str] | None:
-    """Return (the folder of package ``dotted``, the folder of its top-level package), importing nothing; or None.
+def module_folders(dotted: str) -> tuple[str, str] | None:
+    """Return (the folder of module ``dotted``, the folder of its top-level package), importing nothing; or None.
 
-    A plain module (not a package) gives its file's folder twice.
+    Only the finders known to run no code are asked (``PathFinder``, editable installs; not hooks that act when
+    a name is looked up). A plain module gives the folder of its file.
     """
     import os
     import sys
 
     from .finders import find_spec, search_locations
+    from .static import _is_safe_finder  # the finders that locate without running code
 
     path: list[str] | None = None
     top: str | None = None
@@ -115,7 +117,8 @@ def _package_folders(dotted: str) -> tuple[str, str] | None:
     for index in range(len(parts)):
         name = ".".join(parts[:index + 1])
         module = sys.modules.get(name)
-        spec = getattr(module, "__spec__", None) if module is not None else find_spec(name, path)
+        spec = getattr(module, "__spec__", None) if module is not None else \
+            find_spec(name, path, accept=_is_safe_finder)
         if spec is None:
             return None
         locations = search_locations(spec)
@@ -143,7 +146,7 @@ def installed_version(name: str) -> InstalledVersion | None:
     except metadata.PackageNotFoundError:
         pass
     package = _import_name(name)
-    folders = _package_folders(package)
+    folders = module_folders(package)
     if folders is None:
         return None
     from .source_version import declared_version

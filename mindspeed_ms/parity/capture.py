@@ -276,21 +276,10 @@ class ParityCapture:
 
 
 def _module_exists(dotted: str) -> bool:
-    """Tell whether module ``dotted`` can be imported, importing nothing (the import system's finders are asked)."""
-    from mindspeed_ms.engine.finders import find_spec, search_locations
+    """Tell whether module ``dotted`` can be imported, importing nothing (and firing no import hook)."""
+    from mindspeed_ms.engine.requirements import module_folders
 
-    path: list[str] | None = None
-    parts = dotted.split(".")
-    for index in range(len(parts)):
-        name = ".".join(parts[:index + 1])
-        module = sys.modules.get(name)
-        spec = module.__spec__ if module is not None else find_spec(name, path)
-        if spec is None:
-            return False
-        path = search_locations(spec)
-        if path is None and index < len(parts) - 1:
-            return False
-    return True
+    return module_folders(dotted) is not None
 
 
 def _torch_targets() -> tuple[str, str]:
