@@ -110,6 +110,8 @@ def default_registry() -> PatchRegistry:
             if policy not in MISSING_TARGET_POLICIES:
                 raise SettingError(MISSING_TARGETS_ENV, raw, "'error' (the default) or 'skip'")
             _state.registry = PatchRegistry(name="mindspeed_ms", trace=_switch(TRACE_ENV), missing_targets=policy)
+            if _state.registry.trace and os.environ.get(TRACE_FILE_ENV):
+                _arm_trace_report()  # PyTorch mode too: MindSporeAdaptation.register()/apply() are traced
         return _state.registry
 
 
@@ -258,15 +260,18 @@ def write_trace_report(path: str, registry: PatchRegistry | None = None) -> str:
     return _write_report(path, registry or default_registry())
 
 
-def _write_trace_at_exit() -> None:
-    path = os.environ.get(TRACE_FILE_ENV)
-    if path and _state.registry is not None:
-        try:
-            written = write_trace_report(path, _state.registry)
-        except OSError as exc:
-            _logger().error("cannot write the call-trace report to %r: %s", path, exc)
+def _arm_trace_report() -> None:
+    """Have the default registry's call-trace report written when the process ends, also by a crash."""
+    from mindspeed_ms.tracing import arm_trace_report
+
+    def written(path: str | None, error: BaseException | None) -> None:
+        if error is not None:
+            _logger().error("cannot write the call-trace report to %r: %s", os.environ.get(TRACE_FILE_ENV), error)
         else:
-            _logger().info("call-trace report written to %s", written)
+            _logger().info("call-trace report written to %s", path)
+
+    arm_trace_report(lambda: _state.registry, lambda: os.environ.get(TRACE_FILE_ENV), written)
+    _state.trace_armed = True
 
 
 def _apply_runtime_settings() -> tuple[RuntimeSetting, ...]:
@@ -286,6 +291,8 @@ def _execute_mindspore(args: Any) -> ApplyReport:
     registry = default_registry()
     if _switch(TRACE_ENV):
         registry.trace = True
+    if registry.trace and not _state.trace_armed:  # before anything can fail: a crash still gets its report
+        _arm_trace_report()
     if not getattr(args, "ai_framework", None):
         args.ai_framework = "mindspore"
     run = run_providers(registry, args, enforce_blocks=True)
@@ -296,11 +303,6 @@ def _execute_mindspore(args: Any) -> ApplyReport:
         from mindspeed_ms.parity.capture import install_from_environment
 
         install_from_environment(registry)
-    if registry.trace and not _state.trace_armed:
-        import atexit
-
-        atexit.register(_write_trace_at_exit)
-        _state.trace_armed = True
     return report
 
 

@@ -271,3 +271,75 @@ def test_msadapter_missing_is_an_import_error_saying_what_to_install(monkeypatch
     with pytest.raises(ImportError, match=r"needs MSAdapter.*pip install msadapter") as info:
         adaptation.prepare_backend()
     assert info.value.name == "msadapter"
+
+
+# --- the call-trace report of a run that does not end well (subprocesses) ---
+_CRASHING = textwrap.dedent("""
+    import os, signal, sys, time
+    if "--ai-framework" in sys.argv:
+        import mindspeed_ms.adaptor  # MindSpore mode: the report is armed by the adaptation itself
+    sys.path.insert(0, sys.argv[1])
+    import trace_target
+    from mindspeed_ms.adaptation import MindSporeAdaptation
+
+    def traced(x):
+        return ("patched", x)
+
+    MindSporeAdaptation.register("trace_target.compute", traced)
+    MindSporeAdaptation.apply()
+    trace_target.compute(0)
+    trace_target.compute(1)
+    how = sys.argv[2]
+    if how == "fork":  # a forked child (a data-loader worker) exits after the parent crashed
+        child = os.fork()
+        if child == 0:
+            time.sleep(1.5)
+            sys.exit(0)
+        open(sys.argv[3], "w").write(str(child))
+    for value in range(3):
+        trace_target.compute(value)
+    if how == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+    if how == "os_exit_later":  # another exit handler, registered later, runs first and ends the process
+        import atexit
+        atexit.register(os._exit, 1)
+    raise RuntimeError("boom")
+""")
+
+
+@pytest.mark.parametrize(("how", "framework"), [("exception", "pytorch"), ("sigterm", "pytorch"), ("fork", "pytorch"),
+                                               ("os_exit_later", "pytorch"), ("fork", "mindspore")])
+def test_a_crashing_runs_trace_report_is_complete_up_to_the_crash(tmp_path: Path, how: str, framework: str) -> None:
+    import os
+    import subprocess
+    import time
+
+    (tmp_path / "trace_target.py").write_text("def compute(x):\n    return ('original', x)\n")
+    report = tmp_path / "trace.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED")}
+    env.update(MINDSPEED_MS_TRACE="1", MINDSPEED_MS_TRACE_FILE=str(report),
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    child_file = tmp_path / "child.pid"
+    argv = ["--ai-framework", "mindspore"] if framework == "mindspore" else []
+    done = subprocess.run([sys.executable, "-c", _CRASHING, str(tmp_path), how, str(child_file), *argv], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    if how == "fork":
+        child = int(child_file.read_text())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+    assert report.exists(), done.stderr[-2000:]
+    data = json.loads(report.read_text())
+    [called] = data["called"]
+    assert called["target"] == "trace_target.compute" and called["calls"] == 5  # every call up to the crash
+    expected = {"exception": "exception: RuntimeError: boom", "fork": "exception: RuntimeError: boom",
+                "os_exit_later": "exception: RuntimeError: boom", "sigterm": "signal: SIGTERM"}[how]
+    assert data["ending"] == expected
+    if how == "sigterm":
+        assert done.returncode == 128 + 15
