@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper"]
+__all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper",
+           "grad_flag_entry_wrapper", "requires_grad_property", "flip_dims_wrapper",
+           "restore_grad_flag"]
 
 
 def seed_mindspore_wrapper(manual_seed: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,30 +117,103 @@ def baddbmm_wrapper(baddbmm: Callable[..., Any]) -> Callable[..., Any]:
     return baddbmm_ignoring_input
 
 
-def grad_flag_restoring_wrapper(run_op: Callable[..., Any]) -> Callable[..., Any]:
-    """Keep autograd on after an op fails in MindSpore's PyNative executor.
+def restore_grad_flag() -> None:
+    """Switch MindSpore's PyNative ``grad_flag`` back on if an error switched it off.
 
-    MSAdapter switches MindSpore's ``grad_flag`` on once, when it is imported; PyTorch-style autograd
-    records ops only while it is on. When a primitive fails in the executor (``index_add`` with int64
-    indices: "indices type must be Int32"), the executor clears its resources and with them the flag:
-    every later op is unrecorded and every ``backward()`` fails, and ``torch.enable_grad()`` (which sets
+    MSAdapter switches the flag on once, when it is imported, and never off: PyTorch-style autograd records
+    ops only while it is on. MindSpore's executor clears it whenever an op fails while converting its
+    arguments or inferring its output (``index_add`` with int64 indices, ``x.flip(0)``, ``x.reshape("a")``):
+    every later op goes unrecorded and every ``backward()`` fails, and ``torch.enable_grad()`` (which sets
     another flag) does not bring it back. The graph recorded so far survives; only the flag is lost.
+    """
+    from mindspore.common.api import _pynative_executor
+
+    if not _pynative_executor.grad_flag():
+        _pynative_executor.set_grad_flag(True)
+
+
+def grad_flag_restoring_wrapper(run_op: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep autograd on after a primitive fails in MindSpore's PyNative executor (see :func:`restore_grad_flag`).
 
     Args:
         run_op: ``_PyNativeExecutor.run_op_async`` or ``real_run_op`` (every primitive runs through one).
 
     Returns:
-        ``run_op`` that puts the flag back as it was when the op raises, and re-raises.
+        ``run_op`` that switches the flag back on when the op raises, and re-raises.
     """
 
     @functools.wraps(run_op)
     def run_op_keeping_grad_flag(self: Any, *args: Any) -> Any:
-        flag = self.grad_flag()
         try:
             return run_op(self, *args)
         except BaseException:
-            if flag and not self.grad_flag():
-                self.set_grad_flag(True)
+            restore_grad_flag()
             raise
 
     return run_op_keeping_grad_flag
+
+
+def grad_flag_entry_wrapper(entry: Callable[..., Any]) -> Callable[..., Any]:
+    """Switch the grad flag back on before ``entry`` runs (see :func:`restore_grad_flag`).
+
+    A pyboost op or a Tensor method implemented in C++ that fails clears the flag without passing through
+    any Python code of MindSpore's; the flag is put back at the points where autograd matters next: a
+    module's forward, ``backward``/``autograd.grad``, ``enable_grad``/``set_grad_enabled``, and
+    ``is_grad_enabled``.
+
+    Args:
+        entry: the function or method to guard.
+
+    Returns:
+        ``entry`` that first restores the flag (one flag read when nothing failed).
+    """
+
+    @functools.wraps(entry)
+    def with_grad_flag(*args: Any, **kwargs: Any) -> Any:
+        restore_grad_flag()
+        return entry(*args, **kwargs)
+
+    return with_grad_flag
+
+
+def _get_requires_grad(self: Any) -> bool:
+    return self._requires_grad  # type: ignore[no-any-return]
+
+
+def _set_requires_grad(self: Any, value: Any = True) -> None:
+    if not isinstance(value, bool):
+        raise TypeError("The argument `requires_grad` must be bool type")
+    if value:
+        restore_grad_flag()
+    self._requires_grad = value
+
+
+#: ``Tensor.requires_grad`` as MSAdapter defines it, except that making a tensor require grad (``torch.ones(2,
+#: requires_grad=True)``, ``x.requires_grad_()``, a new ``Parameter``) switches the grad flag back on
+#: (:func:`restore_grad_flag`): the tensor's ops would not be recorded otherwise.
+requires_grad_property = property(_get_requires_grad, _set_requires_grad, doc="Whether autograd records this "
+                                                                              "tensor's ops.")
+
+
+def flip_dims_wrapper(flip: Callable[..., Any]) -> Callable[..., Any]:
+    """Accept ``Tensor.flip``'s dimensions as PyTorch does: ``x.flip(0)``, ``x.flip(0, 1)``, ``x.flip([0])``.
+
+    MindSpore's ``Tensor.flip`` takes one tuple or list and fails on an int while converting its argument
+    ("Failed calling ReverseV2"), a failure that also switched autograd off.
+
+    Args:
+        flip: ``Tensor.flip(self, dims)``.
+
+    Returns:
+        ``flip(self, *dims)``.
+    """
+
+    @functools.wraps(flip)
+    def flip_any_dims(self: Any, *dims: Any, **kwargs: Any) -> Any:
+        if "dims" in kwargs:
+            dims = (kwargs.pop("dims"),)
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        return flip(self, tuple(int(d) for d in dims), **kwargs)
+
+    return flip_any_dims

@@ -17,7 +17,7 @@ from mindspeed_ms.engine.errors import AdaptationError
 
 __all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var", "topk_wrapper", "sort",
            "sort_wrapper", "int64_indices_wrapper", "max_wrapper", "min_wrapper", "bincount", "index_add",
-           "tensor_index_add", "tensor_index_add_", "embedding", "int64_slice_setitem_wrapper", "return_type"]
+           "tensor_index_add", "tensor_index_add_", "embedding", "setitem_through_views_wrapper", "return_type"]
 
 
 class UnsupportedOpOptionError(AdaptationError, NotImplementedError):
@@ -310,46 +310,53 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     return ops.where(padded, ops.stop_gradient(output), output)
 
 
-# --- int64 slice assignment --------------------------------------------------------------------------------------
+# --- assignment through views -----------------------------------------------------------------------------------
 
 
-def _is_basic_slice(index: Any) -> bool:
+def _is_basic_index(index: Any) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
-    has_slice = False
-    for part in parts:
-        if isinstance(part, slice):
-            has_slice = True
-        elif not (part is None or part is Ellipsis or (isinstance(part, int) and not isinstance(part, bool))):
-            return False
-    return has_slice
+    return all(part is None or part is Ellipsis or isinstance(part, slice)
+               or (isinstance(part, int) and not isinstance(part, bool)) for part in parts)
 
 
-def int64_slice_setitem_wrapper(setitem: Callable[..., Any]) -> Callable[..., Any]:
-    """Keep all 64 bits when assigning into a slice of an int64 tensor (``t[a:b] = value``).
+def setitem_through_views_wrapper(setitem: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``t[index] = value`` write into ``t``'s memory, so its base and every view of it see the values.
 
-    MindSpore's CPU slice assignment into an int64 tensor keeps only the low 32 bits of the value
-    (``flat[:1] = torch.tensor([2**40 + 5])`` stores 5); integer, mask, index-tensor and strided
-    assignments are exact. The slice is a view of the tensor's memory: the value is copied into it with
-    ``copy_`` (which writes through views on this backend).
+    On MindSpore's CPU backend ``Tensor.__setitem__`` gives the tensor new memory (``b[...] = 1`` leaves a
+    ``b.view(6)`` taken before unchanged) and, on a view, leaves the base unchanged for ``view``/``t()``/
+    ``narrow`` views; a slice assignment into an int64 tensor keeps only the low 32 bits of the value
+    (``flat[:1] = torch.tensor([2**40 + 5])`` stored 5). PyTorch writes into the existing memory.
+
+    Basic indices (ints, slices, ``...``, ``None``) select a view of the memory: the value is copied into
+    it with ``copy_`` (which writes through views on this backend). Advanced indices (masks, index
+    tensors) are applied to a copy, which is then written back into the tensor. When autograd records the
+    assignment (the tensor or the value requires grad, grad mode on), MindSpore's own assignment runs, so
+    the gradient is right; a view's base then does not see the values (this backend cannot write through
+    a view and rebase its history).
 
     Args:
         setitem: ``Tensor.__setitem__``.
 
     Returns:
-        ``__setitem__`` that routes basic-slice assignments into int64/uint64 tensors through ``copy_``.
+        ``__setitem__`` that writes through views.
     """
     import mindspore
 
-    wide = (mindspore.int64, mindspore.uint64)
+    from mindspeed_ms.compat.inplace import write_back
+    from mindspeed_ms.compat.inplace_checks import records_grad
 
     @functools.wraps(setitem)
-    def setitem_keeping_64_bits(self: Any, index: Any, value: Any) -> None:
-        if self.dtype not in wide or not _is_basic_slice(index):
+    def setitem_through_views(self: Any, index: Any, value: Any) -> None:
+        if records_grad(self) or records_grad(value):
             setitem(self, index, value)
             return
-        view = self[index]
-        if not hasattr(value, "dtype"):
-            value = mindspore.tensor(value, dtype=self.dtype)
-        view.copy_(value.astype(self.dtype) if value.dtype != self.dtype else value)
+        if _is_basic_index(index):
+            if not hasattr(value, "dtype"):
+                value = mindspore.tensor(value, dtype=self.dtype)
+            self[index].copy_(value)
+            return
+        updated = self.clone()
+        setitem(updated, index, value)
+        write_back("__setitem__", self, updated)
 
-    return setitem_keeping_64_bits
+    return setitem_through_views

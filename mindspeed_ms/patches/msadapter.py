@@ -11,6 +11,16 @@ requires = (MSADAPTER_REQUIREMENT,)
 
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 
+#: Where the grad flag a failing op cleared is switched back on (mindspeed_ms.compat.msadapter.restore_grad_flag).
+_GRAD_FLAG_ENTRIES = (
+    "msadapter.nn.modules.module.Module.__call__",
+    "msadapter.autograd.backward",
+    "msadapter.autograd.grad",
+    "msadapter.autograd.grad_mode.enable_grad.__enter__",
+    "msadapter.autograd.grad_mode.set_grad_enabled.__init__",
+    "msadapter._C.is_grad_enabled",
+)
+
 
 def register(registry: Any, args: Any) -> None:
     """Register the device-independent MSAdapter patches.
@@ -43,12 +53,26 @@ def register(registry: Any, args: Any) -> None:
             purpose="a primitive failing in MindSpore's PyNative executor (index_add with int64 indices) clears "
                     "the grad flag MSAdapter set: autograd stays off for the rest of the process and "
                     "torch.enable_grad() does not bring it back; restore the flag")
+    for entry in _GRAD_FLAG_ENTRIES:
+        registry.register(
+            entry, compat.grad_flag_entry_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="a C++ op or Tensor method failing on its arguments (x.flip(0), x.reshape('a')) clears the "
+                    "grad flag MSAdapter set, so nothing is recorded any more; switch it back on where autograd "
+                    "matters next")
     registry.register(
         "msadapter.optim.optimizer.Optimizer.zero_grad", optim.optimizer_zero_grad, requires=_MSADAPTER,
         purpose="Optimizer.zero_grad(set_to_none=False) does nothing: the next step reuses stale gradients")
     registry.register(
         "msadapter.nn.modules.module.Module.zero_grad", optim.module_zero_grad, requires=_MSADAPTER,
         purpose="Module.zero_grad(set_to_none=False) sets the gradients to None instead of zeroing them")
+    registry.register(
+        "mindspore.common.tensor.Tensor.flip", compat.flip_dims_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.flip(0) raises (MindSpore's Tensor.flip takes one tuple), and the failure switched autograd off")
+    registry.register(
+        "mindspore.common.tensor.Tensor.requires_grad", compat.requires_grad_property,
+        requires=_MSADAPTER,
+        purpose="a failing C++ op clears the grad flag MSAdapter set; making a tensor require grad switches it "
+                "back on (else that tensor's ops are not recorded)")
     for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
                                     ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
         target = f"msadapter.optim.{module}.{cls}"

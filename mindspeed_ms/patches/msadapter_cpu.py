@@ -95,9 +95,10 @@ _OPS = {
                                                               "(InplaceIndexAddExt)"),
     "msadapter.nn.functional.embedding": ("embedding", "replace", "F.embedding ignores padding_idx: the padding "
                                                                   "row's gradient is not zeroed"),
-    f"{_TENSOR}.__setitem__": ("int64_slice_setitem_wrapper", "wrap", "t[a:b] = v into an int64 tensor keeps the "
-                                                                      "low 32 bits only (silent; int64 list "
-                                                                      "all-gathers lost their high bits)"),
+    f"{_TENSOR}.__setitem__": ("setitem_through_views_wrapper", "wrap",
+                               "t[i] = v gives t new memory: a view's base (view/t/narrow) and views taken "
+                               "before keep the old values (silent), and a slice of an int64 tensor keeps only "
+                               "the low 32 bits (int64 list all-gathers lost their high bits)"),
 }
 
 #: torch_npu fused op -> its mindspeed_ms.ops composite (msadapter's versions call Ascend-only kernels).

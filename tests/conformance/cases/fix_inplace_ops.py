@@ -295,6 +295,53 @@ def failing_op_leaves_autograd_working(torch: Any) -> Any:
     except Exception:  # noqa: BLE001
         pass
     (y * x).sum().backward()
+    try:
+        x.reshape("a")  # a C++ Tensor method failing on its argument
+    except Exception:  # noqa: BLE001
+        pass
     z = torch.ones(2, requires_grad=True)
     (z * 2).sum().backward()
     return {"x": x.grad, "z": z.grad, "grad_enabled": torch.is_grad_enabled()}
+
+
+@case("Tensor.reshape", "torch.nn.Module.__call__")
+def failing_tensor_method_leaves_training_working(torch: Any) -> Any:
+    model = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor(data((2, 3), seed=40)))
+        model.bias.zero_()
+    for bad in (lambda: torch.ones(3).reshape("a"), lambda: torch.sum(torch.ones(3), dim="a")):
+        try:
+            bad()
+        except Exception:  # noqa: BLE001  (only what comes after matters)
+            pass
+    model(torch.tensor(data((4, 3), seed=41))).pow(2).sum().backward()
+    try:
+        torch.ones(3).flip("a")
+    except Exception:  # noqa: BLE001
+        pass
+    leaf = torch.tensor([1.0, 2.0], requires_grad=True)  # a new leaf: recorded again
+    (leaf * leaf).sum().backward()
+    return {"weight": model.weight.grad, "bias": model.bias.grad, "leaf": leaf.grad}
+
+
+@case("Tensor.__setitem__")
+def setitem_on_owner_reaches_views_taken_before(torch: Any) -> Any:
+    b = torch.zeros(2, 3)
+    v = b.view(6)
+    t = b.t()
+    b[...] = 1.0
+    b[0, 1:] = torch.tensor([5.0, 6.0])
+    b[torch.tensor([False, True])] = 9.0
+    return {"b": b, "v": v, "t": t}
+
+
+@case("Tensor.__setitem__")
+def setitem_with_grad_keeps_gradients(torch: Any) -> Any:
+    x = torch.tensor(data((2, 3), seed=42), requires_grad=True)
+    y = x * 2
+    y[0, 1:] = 0.0
+    buffer = torch.zeros(2, 4)
+    buffer[:, 1:] = y
+    buffer.sum().backward()
+    return {"y": y, "buffer": buffer, "grad": x.grad}
