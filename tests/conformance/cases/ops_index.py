@@ -152,3 +152,19 @@ def _where_grad(torch: Any) -> Any:
 register(__name__, "index_add__int64", ("Tensor.index_add_",), _index_add_int64_then_grad)
 register(__name__, "gather__grad", ("torch.gather",), _gather_grad)
 register(__name__, "where__grad", ("torch.where",), _where_grad)
+
+
+def _getitem_aliasing(get: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+    def run(torch: Any) -> Any:
+        x = tensor(torch, (3, 4), seed=50)
+        out = get(torch, x)
+        before = out.clone()
+        x.add_(10.0)  # basic indexing gives a view (sees this); advanced indexing a copy (does not)
+        seen = out.clone()
+        out.fill_(-1.0)  # and a view's write reaches x
+        return {"before": before, "after_input_write": seen, "input_after_write": x}
+    return run
+
+
+for _name in ("int", "slice", "step", "none", "ellipsis", "bool_mask", "index_tensor", "list", "mixed"):
+    register(__name__, f"getitem_{_name}__aliasing", ("Tensor.__getitem__",), _getitem_aliasing(GETITEM[_name]))
