@@ -153,6 +153,9 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_bfloat16.sum': 'ours raises RuntimeError: Reduce does not support this kernel data type: [Kernel',
     'ops_bfloat16.truediv': 'ours raises TypeError: Select CPU operator[Div] fail! Unsupported data type!',
     'ops_bfloat16.zeros_like': 'ours raises TypeError:',
+    # refusals (conformance/cases/ops_errors.py)
+    'ops_errors.bmm_wrong_rank': 'PyTorch raises RuntimeError: batch1 must be a 3D tensor; ours returns normally',
+    'ops_errors.t_of_3d': 'PyTorch raises RuntimeError: t() expects a tensor with <= 2 dimensions; ours transposes',
 }
 
 #: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever
