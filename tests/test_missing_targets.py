@@ -103,3 +103,72 @@ def test_the_error_that_stops_a_strict_apply_names_the_skip_setting(reg, modules
     reg.register("mt_hint.Config.dict_torch_dtype_to_str", lambda self, d: "new")
     with pytest.raises(PatchApplyError, match="MINDSPEED_MS_MISSING_TARGETS=skip"):
         reg.apply()
+
+
+# --- the two stale targets of MindSpeed-LLM 2.2.0, on MindSpeed's manager (stand-in) and on ours ---
+STALE_CONFIG = """
+class PretrainedConfig:
+    def dict_dtype_to_str(self, d):          # transformers 4.57 renamed dict_torch_dtype_to_str
+        return "orig"
+"""
+STALE_EMBEDDINGS = """
+def apply_rotary(x):                         # megatron-core 0.12.1 has no _rotate_half here
+    return "orig"
+"""
+STALE_ORDER = ("mt_emb.apply_rotary", "mt_emb._rotate_half", "mt_cfg.PretrainedConfig.dict_torch_dtype_to_str",
+               "mt_emb.after")
+
+
+def _stale_registrations(manager):
+    for target in STALE_ORDER:
+        manager.register_patch(target, lambda *args: "new")
+
+
+def test_mindspeeds_manager_raises_only_on_the_renamed_class_attribute_and_creates_the_other(modules):
+    import importlib.util
+    from pathlib import Path
+
+    modules.load("mt_cfg", STALE_CONFIG)
+    emb = modules.load("mt_emb", STALE_EMBEDDINGS + "\ndef after():\n    return 'orig'\n")
+    stand_in = Path(__file__).resolve().parent / "fakes" / "mindspeed" / "patch_utils.py"
+    spec = importlib.util.spec_from_file_location("stand_in_stale_patch_utils", stand_in)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    manager = module.MindSpeedPatchesManager
+    manager.patches_info.clear()
+    _stale_registrations(manager)
+    with pytest.raises(RuntimeError, match="no exist dict_torch_dtype_to_str"):
+        manager.apply_patches()
+    # applied before the raise and not undone; _rotate_half created silently; the rest never applied
+    assert emb.apply_rotary(1) == "new" and emb._rotate_half(1) == "new" and emb.after() == "orig"
+
+
+def test_ours_fails_atomically_by_default_and_skips_both_on_request(modules):
+    from mindspeed_ms.patch_manager import bind_manager
+
+    modules.load("mt_cfg", STALE_CONFIG)
+    emb = modules.load("mt_emb", STALE_EMBEDDINGS + "\ndef after():\n    return 'orig'\n")
+    strict = PatchRegistry("stale-default")
+    _stale_registrations(bind_manager(strict))
+    with pytest.raises(PatchApplyError):
+        bind_manager(strict).apply_patches()
+    assert emb.apply_rotary(1) == "orig" and not hasattr(emb, "_rotate_half")  # nothing applied, nothing created
+    skipping = PatchRegistry("stale-skip", missing_targets="skip")
+    _stale_registrations(bind_manager(skipping))
+    try:
+        bind_manager(skipping).apply_patches()
+        states = {s.target: s.state for s in skipping.status()}
+        assert states == {"mt_emb.apply_rotary": "applied", "mt_emb._rotate_half": "skipped",
+                          "mt_cfg.PretrainedConfig.dict_torch_dtype_to_str": "skipped", "mt_emb.after": "applied"}
+        assert emb.after() == "new" and not hasattr(emb, "_rotate_half")
+    finally:
+        skipping.revert()
+
+
+def test_the_readme_states_what_mindspeeds_manager_does_on_the_two_stale_targets():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "MindSpeed's own manager raises on those two" not in readme
+    assert "raises only on `PretrainedConfig.dict_torch_dtype_to_str`" in readme
+    assert "after applying 163 of the 199" in readme and "silently *creates*" in readme

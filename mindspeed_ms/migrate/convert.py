@@ -9,6 +9,7 @@ the feature table. See the README section "convert-launch" for the full list and
 
 from __future__ import annotations
 
+import gc
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -112,7 +113,16 @@ def convert_script(source: bytes, *, name: str = "<script>", options: ConvertOpt
     options = options or ConvertOptions()
     tree = bash.check_syntax(source, name, use_bash=use_bash)
     converter = _Converter(source, tree.root_node, options)
-    converter.run()
+    # The conversion allocates a few objects per word and frees almost nothing until it ends; the cyclic
+    # collector's full passes over that growing heap would make a long script superlinear (4,000 launches
+    # 4.8x the time of 1,000 with it on, 3.6x off). Nothing here makes cycles worth collecting meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        converter.run()
+    finally:
+        if collecting:
+            gc.enable()
     edits = converter.plan.edits()
     output = apply_edits(source, edits)
     if edits:
