@@ -183,3 +183,27 @@ register(__name__, "nn_init_random_facts", ("torch.nn.init.normal_", "torch.nn.i
                                             "torch.nn.init.xavier_uniform_", "torch.nn.init.kaiming_uniform_"),
          _init_random_facts)
 register(__name__, "autograd_is_checkpoint_valid", ("torch.autograd._is_checkpoint_valid",), _is_checkpoint_valid)
+
+
+def _storage_free_and_restore(torch: Any) -> Any:
+    """megatron's distributed optimizer and MindSpeed free a buffer's memory and bring it back this way."""
+    x = tensor(torch, (2, 3))
+    storage = x.untyped_storage()
+    size = storage.size()
+    storage.resize_(0)
+    freed = x.untyped_storage().size()
+    x.untyped_storage().resize_(size)
+    x.copy_(tensor(torch, (2, 3), seed=7))
+    return {"size": size, "freed": freed, "restored": x.untyped_storage().size(), "x": x}
+
+
+def _storage_shared_by_views(torch: Any) -> Any:
+    x = tensor(torch, (4, 3))
+    return {"view_same_storage": x[1:].untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
+            "clone_other_storage": x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr(),
+            "storage_nbytes_of_view": x[1:].untyped_storage().nbytes()}
+
+
+register(__name__, "untyped_storage_free_and_restore", ("Tensor.untyped_storage", "Tensor.resize_"),
+         _storage_free_and_restore)
+register(__name__, "untyped_storage_shared_by_views", ("Tensor.untyped_storage",), _storage_shared_by_views)
