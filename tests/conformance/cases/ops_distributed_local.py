@@ -50,3 +50,26 @@ def _status(torch: Any) -> Any:
 register(__name__, "status_before_init", (f"{D}.is_available", f"{D}.is_initialized"), _status)
 for _name, _call in NO_GROUP.items():
     register(__name__, f"{_name}_without_group_raises", (f"{D}.{_name}",), _call)
+
+
+def _coalescing_manager_without_group(torch: Any) -> Any:
+    from torch.distributed import _coalescing_manager
+
+    with _coalescing_manager(None, async_ops=True):
+        torch.distributed.all_reduce(torch.ones(2))
+
+
+def _p_assert(torch: Any) -> Any:
+    from torch.distributed.utils import _p_assert
+
+    _p_assert(True, "fine")
+    try:
+        _p_assert(False, "not fine", raise_assertion_error=True)
+    except AssertionError as error:  # the error class is the contract here
+        return str(error)
+    return "did not raise"
+
+
+register(__name__, "coalescing_manager_without_group_raises", (f"{D}._coalescing_manager",),
+         _coalescing_manager_without_group)
+register(__name__, "utils_p_assert", (f"{D}.utils._p_assert",), _p_assert)
