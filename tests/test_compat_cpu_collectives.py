@@ -67,6 +67,13 @@ def test_list_all_gather_of_unequal_sizes_fills_views_of_one_tensor(ranks: dict)
         assert rank["all_gather_unequal_views"] == [[1.0, 1.0]] * 2 + [[2.0, 2.0]] * 3
 
 
+def test_list_all_gather_of_unequal_int64_sizes_keeps_the_high_bits(ranks: dict) -> None:
+    # gloo refuses unequal sizes (no PyTorch reference on CPU); NCCL gathers them, megatron relies on it
+    expected = [2 ** 40, 2 ** 40 + 1, 2 ** 40 + 7, 2 ** 40 + 8, 2 ** 40 + 9]
+    for rank in ranks.values():
+        assert rank["all_gather_unequal_int64"] == expected
+
+
 def test_list_reduce_scatter_of_unequal_blocks_gives_each_rank_its_sum(ranks: dict) -> None:
     assert ranks[0]["reduce_scatter_list"] == [3.0, 3.0]
     assert ranks[1]["reduce_scatter_list"] == [30.0, 30.0, 30.0]

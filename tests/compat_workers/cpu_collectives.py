@@ -43,6 +43,11 @@ gathered_rows = torch.zeros(sum(rows_of), 2)
 views = list(torch.split(gathered_rows, rows_of, dim=0))
 torch.distributed.all_gather(views, torch.full((rows_of[rank], 2), float(rank + 1), dtype=torch.float32))
 results["all_gather_unequal_views"] = gathered_rows.numpy().tolist()
+# the same with int64 values past 2**32 (the shorter tensor is padded: slice assignment kept only the low 32 bits)
+big = torch.tensor([2 ** 40 + 7 * rank + i for i in range(rows_of[rank])], dtype=torch.int64)
+gathered_big = torch.zeros(sum(rows_of), dtype=torch.int64)
+torch.distributed.all_gather(list(torch.split(gathered_big, rows_of)), big)
+results["all_gather_unequal_int64"] = gathered_big.tolist()
 
 # list reduce_scatter of unequal blocks (no CPU kernel)
 blocks = [torch.full((2,), float(rank + 1), dtype=torch.float32), torch.full((3,), 10.0 * (rank + 1),
