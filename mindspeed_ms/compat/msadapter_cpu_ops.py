@@ -142,6 +142,10 @@ def _var(op: str, input: Any, dim: Any, unbiased: Any, keepdim: bool, correction
         count *= int(input.shape[d])
     if not dims:
         count = int(input.numel())
+    if 0 in tuple(input.shape):  # MindSpore's mean/sum over an empty dim return uninitialised memory
+        from mindspeed_ms.compat.reductions import empty_result
+
+        return empty_result(tuple(input.shape), dims, keepdim, float("nan"), input.dtype)
     mean = mint.mean(input, dim=dims, keepdim=True) if dims else input
     deviation = mint.sub(input, mean)
     squares = mint.mul(deviation, deviation)

@@ -30,6 +30,7 @@ def register(registry: Any, args: Any) -> None:
         args: the training script's flags (unused).
     """
     del args
+    _register_conformance(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim
 
@@ -88,3 +89,92 @@ def register(registry: Any, args: Any) -> None:
             f"{target}.__setstate__", optim.adam_setstate, requires=_MSADAPTER,
             purpose=f"torch.optim.{cls}.load_state_dict raises KeyError 'capturable' on a state dict that "
                     f"MSAdapter saved; keep PyTorch's state layout (a step tensor per parameter, updated in place)")
+
+
+_TENSOR = "mindspore.common.tensor.Tensor"
+_POINTWISE = "msadapter.ops.pointwise"
+#: Tensor methods that do not exist under MSAdapter (their torch function is patched alone)
+_NOT_ON_TENSOR = frozenset({"exp2"})
+#: operator / method -> promoting_binary_wrapper options (tests/conformance/cases/ops_binary.py)
+_BINARY = {
+    "__add__": {}, "__sub__": {"subtraction": True}, "__rsub__": {"subtraction": True, "reflected": True},
+    "__mul__": {}, "__truediv__": {"true_division": True}, "__floordiv__": {}, "__mod__": {}, "__pow__": {},
+}
+_BINARY_FUNCTIONS = {"add": {}, "sub": {"subtraction": True}, "mul": {}, "div": {"true_division": True},
+                     "true_divide": {"true_division": True}, "floor_divide": {}, "remainder": {}, "pow": {}}
+
+
+def _register_conformance(registry: Any) -> None:
+    """Register the dtype-promotion fixes (tests/conformance compares them with PyTorch)."""
+    from mindspeed_ms.compat import promotion
+
+    for name in promotion.FLOAT_MATH:
+        for target in (f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"):
+            if name in _NOT_ON_TENSOR and target.startswith(_TENSOR):
+                continue
+            registry.register(
+                target, promotion.float_math_wrapper, kind="wrap", requires=_MSADAPTER,
+                purpose=f"torch.{name} of an integer or bool tensor fails in MindSpore's kernel ('Unsupported data "
+                        f"type') or stays integral; PyTorch computes in the default float dtype")
+    for name in promotion.ROUNDING:
+        for target in (f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, promotion.rounding_wrapper(name), kind="wrap", requires=_MSADAPTER,
+                purpose=f"torch.{name} of an integer tensor fails (no integer kernel; PyTorch: the identity) and of a "
+                        f"bool tensor is refused by PyTorch")
+    refusals = {"abs": ("torch.abs", '"abs_cpu" not implemented for \'Bool\''),
+                "relu": ("torch.relu", "Boolean inputs not supported for relu")}
+    for name, (op, message) in refusals.items():
+        targets = [f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"]
+        if name == "relu":
+            targets.append("msadapter.nn.functional.relu")
+        for target in targets:
+            registry.register(
+                target, promotion.bool_refusing_wrapper(op, message), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{op} of a bool tensor returns it unchanged; PyTorch refuses it")
+    for name, module, wrapper, why in (
+            ("sign", _POINTWISE, promotion.sign_wrapper, "fails on bool (PyTorch: the tensor itself)"),
+            ("isinf", "msadapter.ops.comparison", promotion.isinf_wrapper, "fails on bool (PyTorch: all False)"),
+            ("square", _POINTWISE, promotion.square_wrapper, "fails on bool (PyTorch: int64)")):
+        for target in (f"{module}.{name}", f"{_TENSOR}.{name}"):
+            registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER, purpose=f"torch.{name} {why}")
+    registry.register(
+        f"{_TENSOR}.__invert__", promotion.invert, requires=_MSADAPTER,
+        purpose="~tensor is a logical not on every dtype (~tensor([1, -2]) gives bools; PyTorch: a bitwise not) and "
+                "runs on floats (PyTorch: TypeError)")
+    zero_dim = ("float16 tensor {op} 0-d float32 tensor is float32 (PyTorch: a 0-d tensor does not raise a "
+                "dimensioned tensor's dtype within its category: float16)")
+    for name, options in _BINARY.items():
+        registry.register(
+            f"{_TENSOR}.{name}", promotion.promoting_binary_wrapper(f"Tensor.{name}", **options), kind="wrap",
+            requires=_MSADAPTER, purpose=zero_dim.format(op=name) + (
+                "; a bool subtraction runs where PyTorch refuses it" if options.get("subtraction") else ""))
+    for name, options in _BINARY_FUNCTIONS.items():
+        for target in (f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, promotion.promoting_binary_wrapper(f"torch.{name}", **options), kind="wrap",
+                requires=_MSADAPTER, purpose=zero_dim.format(op=f"torch.{name}"))
+    for name in ("__and__", "__or__", "__xor__"):
+        reflected = name.replace("__", "__r", 1)
+        registry.register(
+            f"{_TENSOR}.{reflected}", promotion.reflected_bitwise(name), create_dummy=True, requires=_MSADAPTER,
+            purpose=f"int {name.strip('_')} tensor raises TypeError: Tensor has no {reflected}")
+    from mindspeed_ms.compat import reductions
+
+    for target, replacement, why in (
+            ("msadapter.linalg.vector_norm", reductions.vector_norm, "torch.linalg.vector_norm"),
+            ("msadapter.linalg.norm", reductions.linalg_norm, "torch.linalg.norm"),
+            ("msadapter.diff", reductions.diff, "torch.diff")):
+        registry.register(
+            target, replacement, create_dummy=True, requires=_MSADAPTER,
+            purpose=f"{why} does not exist under MSAdapter (msadapter/linalg ships __int__.py, not __init__.py)")
+    registry.register(
+        "msadapter.ops.comparison.equal", reductions.equal, requires=_MSADAPTER,
+        purpose="torch.equal returns a 0-d tensor (PyTorch: a Python bool; `is True` checks fail)")
+    from mindspeed_ms.compat import missing_ops
+
+    for target in ("msadapter.ops.other.flip", f"{_TENSOR}.flip"):
+        registry.register(
+            target, missing_ops.flip_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="x.flip(0) (dims as an int, as PyTorch accepts) fails in ReverseV2, and the failure switched "
+                    "autograd off for the process")

@@ -155,6 +155,7 @@ def register(registry: Any, args: Any) -> None:
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
     _register_collectives(registry)
+    _register_conformance(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -215,3 +216,61 @@ def _register_collectives(registry: Any) -> None:
         f"{_C10D}.all_to_all", cpu_collectives.all_to_all, requires=_MSADAPTER,
         purpose="torch.distributed.all_to_all (list) fails on CPU ('ProcessGroup' object has no attribute "
                 "'alltoall'; MindSpeed's unaligned Ulysses context parallel); built on all_to_all_single")
+
+
+_REDUCTION = "msadapter.ops.reduction"
+
+
+def _register_conformance(registry: Any) -> None:
+    """Register the reduction fixes of MSAdapter's CPU path (tests/conformance/cases/ops_reduce.py)."""
+    from mindspeed_ms.compat import reductions
+
+    for target in (f"{_REDUCTION}.sum", f"{_TENSOR}.sum"):
+        registry.register(
+            target, reductions.empty_sum_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="sum over an empty dimension returns uninitialised memory on CPU (PyTorch: 0)")
+    for target in (f"{_REDUCTION}.mean", f"{_TENSOR}.mean"):
+        registry.register(
+            target, reductions.mean_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="mean over an empty dimension returns inf/garbage on CPU (PyTorch: nan), and mean of an integer "
+                    "tensor runs where PyTorch refuses it")
+    registry.register(
+        f"{_REDUCTION}.count_nonzero", reductions.count_nonzero, requires=_MSADAPTER,
+        purpose="torch.count_nonzero counts in int32 (PyTorch: int64) and fails on bool on CPU")
+    registry.register(
+        f"{_TENSOR}.count_nonzero", reductions.tensor_count_nonzero, requires=_MSADAPTER,
+        purpose="Tensor.count_nonzero counts in int32 (PyTorch: int64) and fails on bool on CPU")
+    for target in ("msadapter.ops.other.cumsum", f"{_TENSOR}.cumsum"):
+        registry.register(
+            target, reductions.cumsum_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="cumsum of bool/int32 is int32 on CPU (PyTorch: int64) and of an empty tensor fails")
+    for target in (f"{_REDUCTION}.argmax", f"{_TENSOR}.argmax"):
+        registry.register(
+            target, reductions.argmax_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="argmax over a dim of an empty tensor fails on CPU (PyTorch: an empty int64 result)")
+    for target in (f"{_REDUCTION}.norm",):
+        registry.register(
+            target, reductions.norm_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="torch.norm(x, dim=d) with the default p='fro' raises on CPU ('ord mode can not be str for "
+                    "vectors'); PyTorch computes the vector 2-norm over d (and the p-norm for a number p)")
+    for name in ("max", "min"):
+        for target in (f"{_REDUCTION}.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, reductions.extreme_wrapper(name), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name}(x, dim) of an empty tensor fails on CPU ({name.title()}Dim cannot deal with empty "
+                        f"input; PyTorch: empty values and indices)")
+    registry.register(
+        f"{_TENSOR}.nonzero", reductions.tensor_nonzero, requires=_MSADAPTER,
+        purpose="Tensor.nonzero(as_tuple=True) calls NonZeroExt, which has no CPU kernel")
+    from mindspeed_ms.compat import bfloat16
+
+    for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__",
+                   "msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax", "msadapter.nn.functional.softmax",
+                   "msadapter.nn.functional.layer_norm"):
+        registry.register(
+            target, bfloat16.via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{target.rpartition('.')[2]} of bfloat16 fails on CPU (no bfloat16 kernel); PyTorch's CPU "
+                    f"kernel accumulates in float32 and rounds once: compute in float32, cast back")
+    registry.register(
+        "msadapter.ops.creation.zeros", bfloat16.zeros_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.zeros(dtype=torch.bfloat16) fails on CPU (Zeros has no bfloat16 kernel)")

@@ -1,0 +1,62 @@
+"""bfloat16 on MindSpore's CPU backend: computed in float32 and rounded back, as PyTorch's CPU kernels do.
+
+MindSpore 2.7.1 has almost no bfloat16 CPU kernels (MatMul, Softmax, Zeros, ... fail with "Select CPU
+operator[...] fail! Unsupported data type!"; Cast, Concat, Transpose, Reshape work). PyTorch's CPU kernels
+for matmul, softmax and layer_norm accumulate bfloat16 inputs in float32 and round the result once, so
+computing in float32 and casting back gives PyTorch's values (within a bfloat16 rounding). Inputs of other
+dtypes go to the original untouched.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+__all__ = ["via_float32_wrapper", "zeros_wrapper"]
+
+
+def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
+    from mindspore import ops
+
+    if getattr(value, "dtype", None) == bfloat16 and hasattr(value, "shape"):
+        return ops.cast(value, float32)
+    return value
+
+
+def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``op`` in float32 when its first tensor argument is bfloat16; float32 results come back as bfloat16."""
+    import mindspore
+    from mindspore import ops
+
+    bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+
+    @functools.wraps(op)
+    def widened(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(input, "dtype", None) != bfloat16:
+            return op(input, *args, **kwargs)
+        result = op(ops.cast(input, float32), *(_widen(a, bfloat16, float32) for a in args),
+                    **{k: _widen(v, bfloat16, float32) for k, v in kwargs.items()})
+        if isinstance(result, tuple):
+            return type(result)(ops.cast(r, bfloat16) if getattr(r, "dtype", None) == float32 else r for r in result)
+        return ops.cast(result, bfloat16) if result.dtype == float32 else result
+
+    return widened
+
+
+def zeros_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.zeros(..., dtype=torch.bfloat16)``: float32 zeros cast to bfloat16 (Zeros has no bfloat16 CPU
+    kernel); ``requires_grad`` is set on the bfloat16 leaf."""
+    import mindspore
+    from mindspore import ops
+
+    @functools.wraps(op)
+    def zeros(*size: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dtype") != mindspore.bfloat16:
+            return op(*size, **kwargs)
+        requires_grad = kwargs.pop("requires_grad", False)
+        result = ops.cast(op(*size, **dict(kwargs, dtype=mindspore.float32)), mindspore.bfloat16)
+        if requires_grad:
+            result.requires_grad_(True)
+        return result
+
+    return zeros
