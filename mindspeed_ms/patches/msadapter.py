@@ -173,8 +173,7 @@ def _register_conformance(registry: Any) -> None:
         purpose="torch.equal returns a 0-d tensor (PyTorch: a Python bool; `is True` checks fail)")
     from mindspeed_ms.compat import missing_ops
 
-    for target in ("msadapter.ops.other.flip", f"{_TENSOR}.flip"):
-        registry.register(
-            target, missing_ops.flip_wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose="x.flip(0) (dims as an int, as PyTorch accepts) fails in ReverseV2, and the failure switched "
-                    "autograd off for the process")
+    registry.register(
+        "msadapter.ops.other.flip", missing_ops.flip_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.flip(x, 0) (dims as an int, as PyTorch accepts) fails in ReverseV2, and the failure switched "
+                "autograd off for the process")

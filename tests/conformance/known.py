@@ -86,7 +86,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_bfloat16.buffer_view_mul_': 'ours raises TypeError: Select CPU operator[Mul] fail! Unsupported data type!',
     'ops_bfloat16.buffer_view_zero_': 'ours raises TypeError:',
     'ops_bfloat16.eq': 'ours raises TypeError: Select CPU operator[Equal] fail! Unsupported data type!',
-    'ops_bfloat16.matmul': 'ours raises TypeError: Select CPU operator[MatMul] fail! Unsupported data type!',
     'ops_bfloat16.max': 'ours raises RuntimeError: Reduce does not support this kernel data type: [Kernel',
     'ops_bfloat16.mul_scalar': 'ours raises TypeError: Select CPU operator[Mul] fail! Unsupported data type!',
     'ops_bfloat16.sum': 'ours raises RuntimeError: Reduce does not support this kernel data type: [Kernel',
