@@ -105,9 +105,10 @@ def all_reduce_wrapper(all_reduce: Any) -> Any:
 
     @functools.wraps(all_reduce)
     def all_reduce_(tensor: Any, op: Any = None, group: Any = None, async_op: bool = False) -> Any:
-        if not _is_mindspore(tensor):
-            return all_reduce(tensor, op, group, async_op)
         import torch
+
+        if not _is_mindspore(tensor) or torch.distributed.get_rank(group) < 0:  # not a member: PyTorch skips
+            return all_reduce(tensor, op, group, async_op)
 
         name = _op_name(op)
         _check_op("all_reduce", name, tensor.dtype)

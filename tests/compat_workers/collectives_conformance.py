@@ -420,12 +420,14 @@ def group_collectives(dtype: str) -> Any:
     dist.all_gather(gathered, values(dtype, 4, RANK), group=pair)
     single = [sentinel(dtype, 4)]
     dist.all_gather(single, values(dtype, 4, RANK), group=mine)
+    outsider = values(dtype, 4, RANK)  # a group this rank is not in: PyTorch warns and leaves the tensor
+    dist.all_reduce(outsider, group=singles[PEER])
     return {"pair_sum": encode(summed), "alone_sum": encode(alone), "pair_broadcast": encode(broadcast),
-            "pair_gather": encode(gathered), "single_gather": encode(single)}
+            "pair_gather": encode(gathered), "single_gather": encode(single), "outsider_sum": encode(outsider)}
 
 
 run("new_group/facts/-/sync", group_facts)
-for dtype in ("float32", "int64"):
+for dtype in ("float32", "float64", "int64", "bool"):
     run(f"new_group/{dtype}/collectives/sync", group_collectives, dtype)
 run("new_group/object/all_gather_object/sync", object_case, "all_gather_object", pair)
 run("new_group/object/broadcast_object_list/sync", object_case, "broadcast_object_list", pair)
