@@ -192,3 +192,27 @@ register(__name__, "grad_through_zero_", ("Tensor.zero_",), _grad_zero_)
 register(__name__, "grad_through_iadd_on_view", ("Tensor.__iadd__", "Tensor.__setitem__"), _grad_iadd_view)
 register(__name__, "inplace_on_leaf_requiring_grad_raises", ("Tensor.add_",), _leaf_inplace_raises)
 register(__name__, "grad_through_masked_fill_", ("Tensor.masked_fill_",), _grad_masked_fill_)
+
+
+def _int64_inplace(apply: Callable[[Any, Any], Any], kind: str) -> Callable[[Any], Any]:
+    shape, make_view = VIEWS[kind]
+
+    def run(torch: Any) -> Any:
+        base = torch.arange(12, dtype=torch.int64).view(shape) * (2**33 + 1)
+        view = make_view(base)
+        apply(torch, view)
+        return {"view": view, "base": base}
+    return run
+
+
+INT64_INPLACE: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
+    "iadd": ("Tensor.__iadd__", lambda torch, v: v.__iadd__(2**40)),
+    "add_": ("Tensor.add_", lambda torch, v: v.add_(torch.full(tuple(v.shape), 2**41, dtype=torch.int64))),
+    "copy_": ("Tensor.copy_", lambda torch, v: v.copy_(torch.full(tuple(v.shape), 2**45 + 3, dtype=torch.int64))),
+    "fill_": ("Tensor.fill_", lambda torch, v: v.fill_(2**50 + 1)),
+    "setitem": ("Tensor.__setitem__", lambda torch, v: v.__setitem__(Ellipsis, 2**36 + 5)),
+    "imul": ("Tensor.__imul__", lambda torch, v: v.__imul__(3)),
+}
+for _name, (_op, _apply) in INT64_INPLACE.items():
+    for _kind in ("owner", "slice", "transpose", "select"):
+        register(__name__, f"int64_past_2_32_{_name}__{_kind}", (_op,), _int64_inplace(_apply, _kind))
