@@ -189,6 +189,9 @@ def _arm_sigterm(report: _Report) -> None:
         report.write(f"signal: {signal.Signals(signum).name}")
         os._exit(128 + signum)
 
+    def handler(signum: int, frame: Any) -> None:
+        end(signum)
+
     def watch() -> None:
         while True:
             try:
@@ -198,7 +201,10 @@ def _arm_sigterm(report: _Report) -> None:
             if not received:
                 return
             if signal.SIGTERM in received:
-                end(signal.SIGTERM)
+                if signal.getsignal(signal.SIGTERM) is handler:
+                    end(signal.SIGTERM)
+                # someone installed their own SIGTERM handler since: write the report, let theirs decide
+                report.write("signal: SIGTERM")
 
-    signal.signal(signal.SIGTERM, lambda signum, frame: end(signum))
+    signal.signal(signal.SIGTERM, handler)
     threading.Thread(target=watch, name="mindspeed_ms-trace-sigterm", daemon=True).start()
