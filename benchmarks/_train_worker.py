@@ -2,14 +2,24 @@
 
 Used by bench_train.py under torchrun and msrun: ``python _train_worker.py EXAMPLE ARGS...``. With
 ``BENCH_PROFILE=FILE`` the whole run is profiled with cProfile and the stats are written to FILE.rank<r>.
+With ``BENCH_PHASES=1`` the phases of each training step are timed (forward, backward, DDP finalize,
+the optimizer's gradient preparation, grad norm, clipping, zero count, update) and rank 0 prints the
+median of each over the iterations after the third: ``bench: phase NAME MS``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import runpy
+import statistics
 import sys
+import time
+from typing import Any, Callable
+
+_current: dict[str, float] = {}
+_iterations: list[dict[str, float]] = []
 
 
 def _report_peak_rss() -> None:
@@ -17,10 +27,59 @@ def _report_peak_rss() -> None:
     print(f"bench: rank {os.environ.get('RANK', '0')} peak RSS {peak_kib / 1024:.1f} MiB", flush=True)
 
 
+def _timed(name: str, function: Callable[..., Any], closes_iteration: bool = False) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _current[name] = _current.get(name, 0.0) + time.perf_counter() - start
+            if closes_iteration:
+                _iterations.append(dict(_current))
+                _current.clear()
+
+    return timed
+
+
+def _instrument() -> None:
+    """Wrap the step's phases; the example's first import (the adaptor) runs here first, with its argv."""
+    import mindspeed_ms.adaptor  # noqa: F401  (the framework switch, as the example's first line)
+
+    # isort: split
+    import megatron.core.distributed as distributed
+    from megatron.core.optimizer.optimizer import ChainedOptimizer
+    from megatron.core.pipeline_parallel import schedules
+
+    schedules.forward_step = _timed("forward", schedules.forward_step)
+    schedules.backward_step = _timed("backward", schedules.backward_step)
+    distributed.finalize_model_grads = _timed("ddp finalize", distributed.finalize_model_grads)
+    for method, name in (("prepare_grads", "prepare grads"), ("get_grad_norm", "grad norm"),
+                         ("count_zeros", "count zeros"), ("step_with_ready_grads", "optimizer update")):
+        setattr(ChainedOptimizer, method, _timed(name, getattr(ChainedOptimizer, method)))
+    ChainedOptimizer.step = _timed("optimizer step", ChainedOptimizer.step, closes_iteration=True)
+
+
+def _report_phases() -> None:
+    if os.environ.get("RANK", "0") != "0" or len(_iterations) < 4:
+        return
+    timed = _iterations[3:]
+    for name in ("forward", "backward", "ddp finalize", "prepare grads", "grad norm", "clip", "count zeros",
+                 "optimizer update", "optimizer step"):
+        if name == "clip":  # what ChainedOptimizer.step spends outside the phases it calls: the clipping
+            values = [it.get("optimizer step", 0.0) - sum(it.get(part, 0.0) for part in
+                      ("prepare grads", "grad norm", "count zeros", "optimizer update")) for it in timed]
+        else:
+            values = [it.get(name, 0.0) for it in timed]
+        print(f"bench: phase {name} {1000 * statistics.median(values):.3f}", flush=True)
+
+
 def main() -> None:
     example, *args = sys.argv[1:]
     sys.argv = [example, *args]
     profile_to = os.environ.get("BENCH_PROFILE")
+    if os.environ.get("BENCH_PHASES"):
+        _instrument()
     try:
         if profile_to:
             import cProfile
@@ -35,6 +94,7 @@ def main() -> None:
         else:
             runpy.run_path(example, run_name="__main__")
     finally:
+        _report_phases()
         _report_peak_rss()
 
 

@@ -1,14 +1,17 @@
 """The example side by side: MindSpore (msrun, mindspeed_ms) against PyTorch (torchrun, a CPU-torch interpreter).
 
-Runs ``examples/pretrain_gpt.py`` for ``--iters`` iterations at tp=1 and tp=2 on both backends, and the
-MindSpore runtime settings of :mod:`mindspeed_ms.runtime` one by one on top of the chosen defaults,
-interleaved over ``--rounds`` rounds (the machine is shared: runs of one configuration are spread over
-time). Per configuration: step time min and median (first 3 steps excluded), wall time of the launch,
-peak RSS of rank 0, and the ratio to PyTorch at the same tp. Then two profiled MindSpore tp=1 runs
-(5 and 5 + ``--iters`` iterations; their difference is the steps alone, setup cancels out) give the share of
-the step spent in mindspeed_ms's own code.
+Default: the example at each ``--sizes`` model size (tiny: hidden 64, seq 32; mid: hidden 512, seq 128;
+mid1024: hidden 1024, seq 128), tp=1, on PyTorch (torchrun) and MindSpore (msrun), interleaved over
+``--rounds`` rounds (the machine is shared: runs of one configuration are spread over time): step time min
+and median (first 3 steps excluded), the ratio MindSpore/PyTorch measured in the same run, a per-phase
+table (forward, backward, DDP finalize, gradient preparation, grad norm, clipping, zero count, the
+optimizer's update; medians per step, timed by the worker around megatron's functions), and the share of
+the step spent in mindspeed_ms's own code (cProfile: the difference of an N- and an N+``--iters``-iteration
+run, so setup cancels out). ``--settings``: the former matrix instead (tiny model, tp=1 and tp=2, each
+MindSpore runtime setting of :mod:`mindspeed_ms.runtime` on its own, peak RSS of rank 0).
 
     python benchmarks/bench_train.py [--reference-python .venv-ref/bin/python] [--rounds 2] [--iters 20]
+        [--sizes tiny,mid,mid1024] [--mid-iters 10] [--settings]
 
 Without a reference interpreter (``--reference-python`` or ``$MINDSPEED_MS_REFERENCE_PYTHON``, default
 ``.venv-ref/bin/python``) the PyTorch side is skipped and says so.
@@ -43,6 +46,16 @@ class Config:
     backend: str  # "pytorch" or "mindspore"
     tp: int
     env: dict[str, str] = field(default_factory=dict)
+    size: str = "tiny"  # a key of SIZES
+    root: Path = ROOT  # the tree whose mindspeed_ms runs (--before: an older checkout)
+
+
+#: Model sizes: the example's default (tiny) and the mid sizes of issue 24 (2 layers, micro batch 4).
+SIZES = {"tiny": ["--hidden-size", "64", "--num-attention-heads", "4", "--seq-length", "32"],
+         "mid": ["--hidden-size", "512", "--num-attention-heads", "8", "--seq-length", "128"],
+         "mid1024": ["--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "128"]}
+PHASES = ("forward", "backward", "ddp finalize", "prepare grads", "grad norm", "clip", "count zeros",
+          "optimizer update", "optimizer step")
 
 
 @dataclass
@@ -53,6 +66,7 @@ class Result:
     walls: list[float] = field(default_factory=list)
     rss_mib: list[float] = field(default_factory=list)
     losses: list[str] = field(default_factory=list)
+    phases: dict[str, list[float]] = field(default_factory=dict)  # phase -> median ms of each run
 
 
 def _port() -> int:
@@ -62,7 +76,8 @@ def _port() -> int:
 
 
 def _command(config: Config, iters: int, reference: str | None, log_dir: Path) -> list[str]:
-    args = [str(WORKER), str(EXAMPLE), "--train-iters", str(iters), "--tensor-model-parallel-size", str(config.tp)]
+    args = [str(WORKER), str(EXAMPLE), "--train-iters", str(iters), "--tensor-model-parallel-size", str(config.tp),
+            *SIZES[config.size]]
     if config.backend == "pytorch":
         assert reference is not None
         return [reference, "-m", "torch.distributed.run", f"--nproc-per-node={config.tp}", f"--master-port={_port()}",
@@ -74,7 +89,7 @@ def _command(config: Config, iters: int, reference: str | None, log_dir: Path) -
 def _run(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
          ) -> tuple[str, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_MS_") and k != "MINDSPEED_AI_FRAMEWORK"}
-    env.update(GLOG_v="3", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+    env.update(GLOG_v="3", PYTHONPATH=os.pathsep.join(filter(None, [str(config.root), env.get("PYTHONPATH")])),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]), **config.env,
                **(extra_env or {}))
     log_dir = Path(tempfile.mkdtemp(dir=scratch))
@@ -98,17 +113,20 @@ def _parse(output: str, result: Result, wall: float) -> None:
     rss = re.findall(r"bench: rank 0 peak RSS ([0-9.]+) MiB", output)
     result.rss_mib.extend(float(x) for x in rss[:1])
     result.losses = re.findall(r"lm loss (\S+)", output)
+    for name, value in re.findall(r"bench: phase (.+?) ([-0-9.]+)$", output, flags=re.MULTILINE):
+        result.phases.setdefault(name, []).append(float(value))
 
 
-def _profile(iters: int, scratch: Path) -> dict[tuple[str, int, str], tuple[float, int]]:
+def _profile(iters: int, scratch: Path, size: str = "tiny") -> dict[tuple[str, int, str], tuple[float, int]]:
     """Run MindSpore tp=1 under cProfile; return function -> (total time, calls)."""
-    profile = scratch / f"profile{iters}"
-    _run(Config("profiled", "mindspore", 1), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
+    profile = scratch / f"profile{size}{iters}"
+    _run(Config("profiled", "mindspore", 1, size=size), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
     stats = pstats.Stats(f"{profile}.rank0").stats  # type: ignore[attr-defined]  # pstats keeps it undocumented
     return {key: (value[2], value[1]) for key, value in stats.items()}
 
 
-def _per_step_profile(scratch: Path, short: int, long: int) -> tuple[float, float, list[tuple[str, float, float]]]:
+def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
+                      ) -> tuple[float, float, list[tuple[str, float, float]]]:
     """Profile ``short`` and ``long`` iterations; the difference divided by ``long - short`` is one step.
 
     Setup (imports, model build, patch application) is the same in both runs and cancels out.
@@ -117,7 +135,7 @@ def _per_step_profile(scratch: Path, short: int, long: int) -> tuple[float, floa
         (mindspeed_ms's own time per step, all Python-visible time per step, the top own functions
         as (name, ms per step, calls per step)), times in seconds.
     """
-    a, b = _profile(short, scratch), _profile(long, scratch)
+    a, b = _profile(short, scratch, size), _profile(long, scratch, size)
     steps = long - short
     own = total = 0.0
     top = []
@@ -139,14 +157,100 @@ def main() -> None:
                         or str(ROOT / ".venv-ref" / "bin" / "python"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--no-knobs", action="store_true", help="skip the per-setting MindSpore runs")
+    parser.add_argument("--sizes", default="tiny,mid",
+                        help=f"model sizes compared with PyTorch, per phase (of {', '.join(SIZES)})")
+    parser.add_argument("--mid-iters", type=int, default=10, help="iterations of the runs at sizes other than tiny")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="also run MindSpore with the mindspeed_ms of this checkout, interleaved (before/after)")
+    parser.add_argument("--settings", action="store_true",
+                        help="instead: tp=1 and tp=2 and each MindSpore runtime setting, tiny model")
+    parser.add_argument("--no-knobs", action="store_true", help="with --settings: skip the per-setting runs")
+    parser.add_argument("--no-profile", action="store_true", help="skip the own-code share")
     parser.add_argument("--profile-only", action="store_true", help="only the own-code share")
     options = parser.parse_args()
     reference = options.reference_python if os.path.exists(options.reference_python) else None
     if reference is None:
         print(f"PyTorch side skipped: no reference interpreter at {options.reference_python} "
               f"(pass --reference-python or set MINDSPEED_MS_REFERENCE_PYTHON)")
+    sizes = [size.strip() for size in options.sizes.split(",") if size.strip()]
+    unknown = [size for size in sizes if size not in SIZES]
+    if unknown:
+        parser.error(f"unknown sizes {unknown}: choose from {list(SIZES)}")
+    if options.profile_only:
+        with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
+            for size in sizes:
+                iters = options.iters if size == "tiny" else options.mid_iters
+                own, total, top = _per_step_profile(Path(tmp), 3, 3 + iters, size)
+                _print_profile(own, total, top, iters, size)
+        return
+    if options.settings:
+        _settings(options, reference)
+    else:
+        _sizes(options, reference, sizes)
 
+
+def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str]) -> None:
+    """Each size on PyTorch and MindSpore (tp=1), interleaved; step times, ratios, per-phase table, own share."""
+    configs = []
+    for size in sizes:
+        if reference:
+            configs.append(Config(f"pytorch {size}", "pytorch", 1, {"BENCH_PHASES": "1"}, size))
+        if options.before is not None:
+            configs.append(Config(f"before {size}", "mindspore", 1, {"BENCH_PHASES": "1"}, size,
+                                  options.before.resolve()))
+        configs.append(Config(f"mindspore {size}", "mindspore", 1, {"BENCH_PHASES": "1"}, size))
+    results = {config.name: Result() for config in configs}
+    profiles = {}
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
+        scratch = Path(tmp)
+        for round_index in range(options.rounds):
+            for config in configs:
+                iters = options.iters if config.size == "tiny" else options.mid_iters
+                output, wall = _run(config, iters, reference, scratch)
+                _parse(output, results[config.name], wall)
+                print(f"round {round_index + 1}: {config.name}: wall {wall:.1f}s", file=sys.stderr, flush=True)
+        if not options.no_profile:
+            for size in sizes:
+                iters = options.iters if size == "tiny" else options.mid_iters
+                profiles[size] = (_per_step_profile(scratch, 3, 3 + iters, size), iters)
+    for size in sizes:
+        _print_size(size, options, results, profiles.get(size))
+
+
+def _print_size(size: str, options: argparse.Namespace, results: dict[str, Result],
+                profile: tuple[tuple[float, float, list[tuple[str, float, float]]], int] | None) -> None:
+    ms = results[f"mindspore {size}"]
+    torch_result = results.get(f"pytorch {size}")
+    before = results.get(f"before {size}")
+    print(f"\n{size} ({' '.join(SIZES[size])}), tp=1, {options.rounds} interleaved rounds, step times exclude "
+          f"the first 3 steps")
+    rows = [("PyTorch", torch_result), ("MindSpore before", before), ("MindSpore", ms)]
+    for label, result in rows:
+        if result is None:
+            continue
+        ratio = ""
+        if torch_result is not None and result is not torch_result:
+            ratio = (f"  vs PyTorch {min(result.steps_ms) / min(torch_result.steps_ms):.2f}x (min) "
+                     f"{statistics.median(result.steps_ms) / statistics.median(torch_result.steps_ms):.2f}x (median)")
+        print(f"  {label:<17} step min {min(result.steps_ms):9.1f} ms  median "
+              f"{statistics.median(result.steps_ms):9.1f} ms{ratio}")
+    if before is not None:
+        print(f"  losses before and after identical: {before.losses == ms.losses}"
+              + ("" if before.losses == ms.losses else f" (last: {before.losses[-1:]} vs {ms.losses[-1:]})"))
+    print(f"  {'phase (ms per step: median, min over runs)':<44} {'PyTorch':>9} {'before':>9} {'MindSpore':>10} "
+          f"{'ratio':>7}")
+    for phase in PHASES:
+        values = [min(r.phases.get(phase, [float("nan")])) if r is not None else float("nan")
+                  for r in (torch_result, before, ms)]
+        shown = f"{values[2] / values[0]:.1f}x" if values[0] > 0.05 else "-"
+        print(f"  {phase:<44} {values[0]:>9.2f} {values[1]:>9.2f} {values[2]:>10.2f} {shown:>7}")
+    if profile is not None:
+        (own, total, top), iters = profile
+        _print_profile(own, total, top, iters, size)
+
+
+def _settings(options: argparse.Namespace, reference: str | None) -> None:
+    """The tiny model at tp=1 and tp=2, and each MindSpore runtime setting on its own."""
     configs = []
     for tp in (1, 2):
         if reference:
@@ -161,12 +265,6 @@ def main() -> None:
                                       ("cpu_op_threads=2", "MINDSPEED_MS_CPU_OP_THREADS", "2"),
                                       ("cpu_affinity=on", "MINDSPEED_MS_CPU_AFFINITY", "1")]:
             configs.append(Config(f"mindspore tp=1 + {name}", "mindspore", 1, {variable: value}))
-
-    if options.profile_only:
-        with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
-            own, total, top = _per_step_profile(Path(tmp), 5, 5 + options.iters)
-        _print_profile(own, total, top, options.iters)
-        return
     results = {config.name: Result() for config in configs}
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
         scratch = Path(tmp)
@@ -175,7 +273,7 @@ def main() -> None:
                 output, wall = _run(config, options.iters, reference, scratch)
                 _parse(output, results[config.name], wall)
                 print(f"round {round_index + 1}: {config.name}: wall {wall:.1f}s", file=sys.stderr, flush=True)
-        own, total, top = _per_step_profile(scratch, 5, 5 + options.iters)
+        profile = None if options.no_profile else _per_step_profile(scratch, 5, 5 + options.iters)
 
     print(f"\nexamples/pretrain_gpt.py, {options.iters} iterations, {options.rounds} interleaved rounds "
           f"(step times exclude the first 3 steps)")
@@ -196,11 +294,13 @@ def main() -> None:
         print(f"tp={tp}: synchronous launch vs async queue: {before[tp] / chosen[tp]:.1f}x faster per step")
     same = results["mindspore tp=1 (chosen settings)"].losses == results["mindspore tp=1 async queue (before)"].losses
     print(f"losses with and without the settings identical: {same}")
-    _print_profile(own, total, top, options.iters)
+    if profile is not None:
+        _print_profile(*profile, options.iters)
 
 
-def _print_profile(own: float, total: float, top: list[tuple[str, float, float]], iters: int) -> None:
-    print(f"\nmindspeed_ms's own code per step (cProfile, tp=1, chosen settings; runs of 5 and {5 + iters} "
+def _print_profile(own: float, total: float, top: list[tuple[str, float, float]], iters: int,
+                   size: str = "tiny") -> None:
+    print(f"\nmindspeed_ms's own code per step, {size} (cProfile, tp=1, chosen settings; runs of N and N+{iters} "
           f"iterations, difference per iteration): {own * 1000:.2f} ms of {total * 1000:.1f} ms = "
           f"{100 * own / total:.2f}%")
     for name, seconds, calls in top:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from mindspeed_ms.compat.cpu_collectives import CompletedWork
+from mindspeed_ms.compat.megatron_speed import remember_buckets
 from mindspeed_ms.errors import AdaptationError
 
 __all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "empty_like_wrapper", "new_empty",
@@ -47,16 +48,25 @@ def clone(self: Any, *, memory_format: Any = None) -> Any:
 
 
 def _owned_all_reduce(view: Any, group: Any, scale: float = 1.0, average: bool = False) -> None:
-    """All-reduce (sum) ``view`` over ``group`` on a tensor that owns its memory, and write it back."""
+    """All-reduce (sum) ``view`` over ``group`` on a tensor that owns its memory, and write it back.
+
+    With one rank in ``group`` the all-reduce is the identity: only the scaling is left, applied in the
+    view's host memory (no copy, no collective, no write-back).
+    """
     import torch
 
-    owned = view * scale if scale != 1.0 else clone(view)
+    from mindspeed_ms.compat.megatron_speed import host_array, scale_in_place
+
     size = torch.distributed.get_world_size(group=group)
-    if size > 1:
-        torch.distributed.all_reduce(owned, op=torch.distributed.ReduceOp.SUM, group=group)
-        if average:
-            owned = owned / size
-    view.copy_(owned)
+    if size == 1:
+        if scale != 1.0:
+            scale_in_place(view, scale)
+        return
+    owned = view * scale if scale != 1.0 else clone(view)
+    torch.distributed.all_reduce(owned, op=torch.distributed.ReduceOp.SUM, group=group)
+    if average:
+        owned = owned / size
+    host_array(view)[...] = owned.asnumpy().reshape(-1)
 
 
 def _owned_all_gather(buffer: Any, group: Any, rank: int, size: int) -> None:
@@ -81,7 +91,9 @@ def start_grad_sync(self: Any) -> None:
     (``ProcessGroup.allreduce_coalesced``), ``*=`` on the bucket view rebinds the attribute to a new
     tensor instead of scaling the buffer, a collective on a view does not reach the buffer, and
     reduce-scatter has no kernel. Here each bucket is scaled and all-reduced on a tensor that owns its
-    memory and written back through the view; with the distributed optimizer the whole bucket is
+    memory and written into the view's host memory (one pass); with a group of one rank the all-reduce
+    is the identity and only megatron's scaling by ``gradient_scaling_factor`` is applied, in place. With
+    the distributed optimizer the whole bucket is
     all-reduced, so this rank's shard holds exactly what the reduce-scatter would have put there (the
     optimizer reads only its shard). Synchronous; with ``overlap_grad_reduce`` it runs when the
     bucket's last gradient is ready, as in megatron, and returns an already finished handle.
@@ -97,6 +109,7 @@ def start_grad_sync(self: Any) -> None:
         group = self.intra_distributed_optimizer_instance_group
     else:
         group = self.data_parallel_group
+    remember_buckets(self)
     for bucket in self.buckets:
         _owned_all_reduce(bucket.grad_data, group, float(bucket.gradient_scaling_factor),
                           average=bool(self.ddp_config.average_in_collective))

@@ -50,6 +50,7 @@ def register(registry: Any, args: Any) -> None:
                     "records: MindSpore's CPU backend cannot write through it (the mask was silently dropped: "
                     "every token saw the future); applied out of place instead")
         _register_parallel(registry)
+        _register_speed(registry)
 
 
 def _register_parallel(registry: Any) -> None:
@@ -130,3 +131,24 @@ def _register_parallel(registry: Any) -> None:
                 "all-to-all allocates new_empty(size=[...], device=torch.cuda.current_device()))")
     registry.register(
         _TORCH_NORM, parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)
+
+
+def _register_speed(registry: Any) -> None:
+    """Register the CPU step-time fixes: no unasked zero count, gradient norm and clipping per DDP bucket."""
+    from mindspeed_ms.compat import megatron_speed as speed
+
+    registry.register(
+        "megatron.core.optimizer.optimizer.ChainedOptimizer.step", speed.chained_optimizer_step, requires=_MEGATRON,
+        purpose="ChainedOptimizer.step counts the zeros of every gradient even with log_num_zeros_in_grad off and "
+                "throws the count away (about half the step on CPU); count only when asked, else None as "
+                "FP32Optimizer.step returns")
+    registry.register(
+        "megatron.core.optimizer.optimizer.MegatronOptimizer.get_main_grads_for_grad_norm",
+        speed.get_main_grads_for_grad_norm, requires=_MEGATRON,
+        purpose="the grad norm launches a norm per gradient; gradients that exactly tile a DDP bucket are handed "
+                "over as the bucket's grad_data: one norm per bucket")
+    registry.register(
+        "megatron.core.optimizer.clip_grads.clip_grad_by_total_norm_fp32", speed.clip_grad_by_total_norm_fp32,
+        requires=_MEGATRON,
+        purpose="clipping copies a scaled gradient per parameter into views of DDP's buffer (a write-back through "
+                "each view on CPU); a bucket's gradients are scaled in one pass over its memory")

@@ -1,0 +1,211 @@
+"""megatron-core's optimizer step on MindSpore's CPU backend without the work nobody asked for.
+
+On this backend every kernel launch costs tens to hundreds of microseconds, so the number of launches,
+not the arithmetic, sets the step time of a small or mid-size model. Three places of megatron-core
+0.12.1 launch kernels per parameter, or compute what is thrown away:
+
+* ``ChainedOptimizer.step`` (the optimizer ``get_megatron_optimizer`` returns) counts the zeros of every
+  gradient whatever ``log_num_zeros_in_grad`` says (~8 kernels and casts per gradient: about half the
+  step of a small model); ``FP32Optimizer.step`` and ``MixedPrecisionOptimizer.step`` check the flag.
+  :func:`chained_optimizer_step` checks it too. With the flag off it returns ``None`` as the third
+  value, as ``FP32Optimizer.step`` does (megatron's ``training.py`` then neither logs nor reduces it;
+  on PyTorch the ``ChainedOptimizer`` would return the count it computed anyway).
+* The gradient norm (``get_main_grads_for_grad_norm`` + megatron's local ``multi_tensor_l2norm``: a norm
+  per gradient, then the norm of the norms) and the clipping (``clip_grad_by_total_norm_fp32``: one
+  scaled copy per gradient, each written back through a view of DDP's buffer). When the gradients of
+  a DDP bucket are exactly its ``grad_data`` (every parameter of the bucket counted, its gradient the
+  view ``main_grad`` of the buffer, no padding), the bucket is one tensor for both: one norm, one
+  in-place scaling of its host memory.
+
+The norm over a bucket is ``sqrt(sum(g * g))`` over all its elements instead of the norm of the
+per-gradient norms: the same value up to float32 rounding (a relative difference of ~1e-7), so
+losses stay within the parity tolerances but are not bit-identical to the per-gradient sum.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from mindspeed_ms.errors import AdaptationError
+
+__all__ = ["ClipGradTypeError", "chained_optimizer_step", "clip_grad_by_total_norm_fp32",
+           "get_main_grads_for_grad_norm", "host_array", "remember_buckets", "scale_in_place"]
+
+#: The attribute through which a parameter names its DDP bucket (set by :func:`remember_buckets`).
+BUCKET_ATTRIBUTE = "_mindspeed_ms_bucket"
+
+
+class ClipGradTypeError(AdaptationError, TypeError):
+    """A gradient to clip is not float32 (megatron asserts ``torch.cuda.FloatTensor`` there).
+
+    Attributes:
+        dtype: the gradient's dtype.
+    """
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+        super().__init__(f"clip_grad_by_total_norm_fp32: gradients must be float32 (megatron's assertion), got "
+                         f"{dtype}; keep main gradients in float32 (DDP's grad buffer is float32 unless "
+                         f"grad_reduce_in_fp32 is off with bf16)")
+
+
+def host_array(tensor: Any) -> Any:
+    """Return a NumPy array over the host memory of a contiguous CPU ``tensor`` (writes land in the tensor).
+
+    Waits for every queued kernel first, so the memory holds what the tensor holds.
+    """
+    import mindspore
+    import numpy as np
+    from mindspore.common.api import _pynative_executor
+
+    # mindspore.runtime.synchronize() is a no-op (and logs an error) on CPU; the PyNative executor's sync
+    # waits for the kernels queued when launch is asynchronous (MINDSPEED_MS_LAUNCH_BLOCKING=0).
+    _pynative_executor.sync()
+    dtype = np.dtype(mindspore.dtype_to_nptype(tensor.dtype))
+    count = int(tensor.numel())
+    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(tensor.data_ptr())
+    return np.frombuffer(memoryview(buffer), dtype=dtype, count=count)
+
+
+def scale_in_place(tensor: Any, factor: float) -> None:
+    """Multiply a contiguous CPU ``tensor`` (a view of a DDP buffer or not) by ``factor`` in its host memory.
+
+    The same float32 product as ``tensor * factor`` on MindSpore (the factor rounded to the tensor's dtype),
+    without a kernel, a temporary, or a write-back through the view.
+    """
+    import numpy as np
+
+    values = host_array(tensor)
+    np.multiply(values, values.dtype.type(factor), out=values)
+
+
+def remember_buckets(bucket_group: Any) -> None:
+    """Let each parameter of ``bucket_group``'s buckets name its bucket (once per bucket group)."""
+    if getattr(bucket_group, "_mindspeed_ms_buckets_remembered", False):
+        return
+    for bucket in bucket_group.buckets:
+        for param in bucket.params_list:
+            setattr(param, BUCKET_ATTRIBUTE, bucket)
+    bucket_group._mindspeed_ms_buckets_remembered = True
+
+
+def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Split ``grads`` into whole DDP buckets' ``grad_data`` and the gradients left over.
+
+    A bucket replaces its parameters' gradients only when they are exactly its ``grad_data``: every one of
+    its parameters is in ``params``, each gradient lies where the parameter's ``main_grad`` view lies, and
+    the bucket holds nothing else (no padding).
+    """
+    members: dict[int, list[int]] = {}
+    buckets: dict[int, Any] = {}
+    for index, param in enumerate(params):
+        bucket = getattr(param, BUCKET_ATTRIBUTE, None)
+        if bucket is not None:
+            members.setdefault(id(bucket), []).append(index)
+            buckets[id(bucket)] = bucket
+    whole: list[Any] = []
+    taken: set[int] = set()
+    for key, indices in members.items():
+        bucket = buckets[key]
+        if len(indices) != len(bucket.params_list):
+            continue
+        if sum(int(params[i].numel()) for i in indices) != int(bucket.grad_data.numel()):
+            continue
+        if any(grads[i].dtype != bucket.grad_data.dtype
+               or grads[i].data_ptr() != getattr(params[i], "main_grad", grads[i]).data_ptr()
+               or getattr(params[i], "main_grad", None) is None for i in indices):
+            continue
+        whole.append(bucket.grad_data)
+        taken.update(indices)
+    rest = [grad for index, grad in enumerate(grads) if index not in taken]
+    return whole, rest
+
+
+def _grads_for_norm(optimizer: Any) -> tuple[list[Any], list[Any]]:
+    from megatron.core.tensor_parallel import param_is_not_tensor_parallel_duplicate
+    from megatron.core.transformer.module import param_is_not_shared
+
+    decoupled = optimizer.config.use_precision_aware_optimizer
+    params, grads = [], []
+    for param in optimizer.get_parameters():
+        grad = getattr(param, "decoupled_grad", None) if decoupled else param.grad
+        if grad is not None and param_is_not_shared(param) and param_is_not_tensor_parallel_duplicate(param):
+            params.append(param)
+            grads.append(grad)
+    return params, grads
+
+
+def get_main_grads_for_grad_norm(self: Any) -> list[Any]:
+    """Return the gradients whose norm is the gradient norm, whole DDP buckets as one tensor each.
+
+    Replaces ``MegatronOptimizer.get_main_grads_for_grad_norm``: the same filter (gradient present, the
+    parameter neither shared nor a tensor-parallel duplicate); the gradients that exactly tile a DDP
+    bucket are handed over as the bucket's ``grad_data`` (their norm is the norm of the bucket), so the
+    norm costs a few kernels per bucket instead of per gradient. Only the norm is taken of this list.
+    """
+    params, grads = _grads_for_norm(self)
+    whole, rest = _coalesce(params, grads)
+    return whole + rest
+
+
+def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: float,
+                                 use_decoupled_grad: bool = False) -> None:
+    """Scale the gradients of ``parameters`` by ``max_norm / (total_norm + 1e-6)`` when that is below 1.
+
+    Replaces ``megatron.core.optimizer.clip_grads.clip_grad_by_total_norm_fp32``: the same coefficient and
+    float32 product; gradients that exactly tile a DDP bucket are scaled in one pass over the bucket's
+    host memory, the others as megatron's local ``multi_tensor_scale`` does (``grad.copy_(grad * c)``).
+
+    Raises:
+        ClipGradTypeError: a gradient that is not float32.
+    """
+    import mindspore
+
+    if hasattr(parameters, "dtype"):
+        parameters = [parameters]
+    params, grads = [], []
+    for param in parameters:
+        grad = getattr(param, "decoupled_grad", None) if use_decoupled_grad else param.grad
+        if grad is None:
+            continue
+        if grad.dtype != mindspore.float32 and not (use_decoupled_grad and grad.dtype == mindspore.bfloat16):
+            raise ClipGradTypeError(grad.dtype)
+        params.append(param)
+        grads.append(grad.detach())
+    clip_coeff = max_norm / (total_norm + 1.0e-6)
+    if clip_coeff >= 1.0:
+        return
+    whole, rest = _coalesce(params, grads)
+    for tensor in whole:
+        scale_in_place(tensor, clip_coeff)
+    for grad in rest:
+        grad.copy_(grad * clip_coeff)
+
+
+def chained_optimizer_step(self: Any) -> tuple[bool, Any, Any]:
+    """Step every chained optimizer, counting gradient zeros only when ``log_num_zeros_in_grad`` is on.
+
+    Replaces ``ChainedOptimizer.step``: prepare the gradients (return ``(False, None, None)`` on inf/NaN),
+    the gradient norm over all chained optimizers, clip each (stub optimizers skipped), count zeros,
+    step. The count is taken only when a chained optimizer's config asks for it; otherwise the third
+    value is ``None``, as ``FP32Optimizer.step`` returns.
+
+    Returns:
+        (update successful, gradient norm, number of zeros in the gradients or ``None``).
+    """
+    from megatron.core.optimizer import optimizer as megatron_optimizer
+
+    if self.prepare_grads():
+        return False, None, None
+    grad_norm = self.get_grad_norm()
+    for optimizer in self.chained_optimizers:
+        if getattr(optimizer, "is_stub_optimizer", False):
+            continue
+        if optimizer.config.clip_grad > 0.0:
+            megatron_optimizer.clip_grad_by_total_norm_fp32(
+                optimizer.get_parameters(), max_norm=optimizer.config.clip_grad, total_norm=grad_norm,
+                use_decoupled_grad=optimizer.config.use_precision_aware_optimizer)
+    wanted = any(optimizer.config.log_num_zeros_in_grad for optimizer in self.chained_optimizers)
+    num_zeros_in_grad = self.count_zeros() if wanted else None
+    return self.step_with_ready_grads(), grad_norm, num_zeros_in_grad
