@@ -169,7 +169,10 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
     if closure is not None:
         with msadapter.enable_grad():
             loss = closure()
+    from mindspeed_ms.compat.flat_adam import step_buckets
+
     with msadapter.no_grad():
+        flat = step_buckets(self, is_decoupled)  # whole DDP buckets in one pass each (same rule)
         for group in self.param_groups:
             _check_options(name, group)
             lr = group["lr"]
@@ -183,7 +186,7 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
             decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
             for param in group["params"]:
                 grad = param.grad
-                if grad is None:
+                if grad is None or id(param) in flat:
                     continue
                 state = self.state[param]
                 if not state:
