@@ -10,15 +10,15 @@
 # Environment: MINDSPEED_MS_MISSING_TARGETS=skip to leave out targets that do not exist in the pinned
 # versions instead of stopping at the first; MINDSPEED_MS_PYTHON the interpreter with mindspore, msadapter,
 # megatron-core and mindspeed_ms (default: python3 on PATH). Prints a summary; writes WORK_DIR/status.json.
-# Exits non-zero when MindSpeed-LLM's flow stops (or the set-up fails). An installed MindSpeed is emulated by
-# its distribution metadata (version 0.12.1, what its setup.py declares); for the canonical set-up without it,
-# and a training run, see scripts/real_mindspeed_llm_pretrain.sh.
+# Exits non-zero when MindSpeed-LLM's flow stops (or the set-up fails). The field's canonical set-up: checkouts
+# on PYTHONPATH, no distribution metadata (MindSpeed's version is read from its source). A training run:
+# scripts/real_mindspeed_llm_pretrain.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="${4:-$ROOT/.realcheck}"
 PY="${MINDSPEED_MS_PYTHON:-$(command -v python3)}"
-mkdir -p "$WORK/megatron/megatron" "$WORK/distinfo/mindspeed-0.12.1.dist-info"
+mkdir -p "$WORK/megatron/megatron"
 for part in training legacy inference; do ln -sfn "$MEG/megatron/$part" "$WORK/megatron/megatron/$part"; done
 # MindSpeed-LLM's own pins; --no-deps: torch is MSAdapter's in MindSpore mode and must not be installed
 if [ ! -f "$WORK/deps/.complete" ]; then
@@ -27,9 +27,7 @@ if [ ! -f "$WORK/deps/.complete" ]; then
     fsspec==2024.10.0
   touch "$WORK/deps/.complete"
 fi
-# what an installed MindSpeed reports (its setup.py: the Megatron core it pairs with); CANN's acl, absent off
-# the NPU, is mindspeed_ms's built-in (megatron_training provider)
-printf 'Metadata-Version: 2.1\nName: mindspeed\nVersion: 0.12.1\n' > "$WORK/distinfo/mindspeed-0.12.1.dist-info/METADATA"
-export PYTHONPATH="$MS:$LLM:$WORK/megatron:$WORK/deps:$WORK/distinfo${PYTHONPATH:+:$PYTHONPATH}"
+# CANN's acl, absent off the NPU, is mindspeed_ms's built-in (megatron_training provider)
+export PYTHONPATH="$MS:$LLM:$WORK/megatron:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 cd "$WORK"
 exec "$PY" "$ROOT/scripts/real_mindspeed_llm_check.py" "$WORK/status.json"
