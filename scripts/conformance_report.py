@@ -111,7 +111,7 @@ def build_table(results: dict[str, dict[str, Any]], patches: list[dict[str, Any]
             status, detail = "fixed by patch", detail + "; ".join(patched[name])
         rows.append({"op": name, "kind": entry["kind"], "calls": entry["calls"], "total": entry["total"],
                      "paths": on_path(entry), "cases": len(verdicts), "status": status,
-                     "detail": detail.rstrip("; ")})
+                     "detail": detail.rstrip("; ").replace(f"{ROOT}/", "")})
     totals = {status: {"ops": sum(1 for row in rows if row["status"] == status),
                        "calls": sum(row["total"] for row in rows if row["status"] == status)} for status in STATUSES}
     share = coverage(inventory, cases.values(), also=collectives)
