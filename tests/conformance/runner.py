@@ -60,8 +60,9 @@ def encode(torch: Any, value: Any) -> Any:
         return (list if isinstance(value, list) else tuple)(encode(torch, item) for item in value)
     if value is None or type(value) in (bool, int, float, str, complex):
         return value
-    if isinstance(value, (bool, int, float, str, complex)):  # subclasses (e.g. a version string): plain type
-        return {"__repr__": f"{type(value).__name__}: {value!r}"[:200]}
+    for plain in (bool, int, float, str, complex):  # subclasses (numpy.float64, a version string): the plain type
+        if isinstance(value, plain):
+            return plain(value)
     return {"__repr__": f"{type(value).__name__}: {value!r}"[:200]}
 
 
