@@ -35,6 +35,10 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.compat import optim
 
     registry.register(
+        "msadapter.nn.RMSNorm", "mindspeed_ms.compat.msadapter_nn:RMSNorm", create_dummy=True, requires=_MSADAPTER,
+        purpose="torch.nn.RMSNorm is missing from MSAdapter: megatron's WrappedTorchNorm builds it for --normalization "
+                "RMSNorm with the local layer spec (Megatron-LM's pretrain_gpt.py stopped at model construction)")
+    registry.register(
         "msadapter.random.manual_seed", compat.seed_mindspore_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.manual_seed leaves nn.init (NumPy) and CPU random ops (MindSpore seed) unseeded, "
                 "so ranks and runs build different models")
