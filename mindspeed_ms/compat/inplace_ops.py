@@ -32,7 +32,8 @@ from mindspeed_ms.compat.inplace_checks import (
 )
 
 __all__ = ["zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_", "pow_", "floor_divide_",
-           "remainder_", "integer_division", "iadd", "isub", "itruediv", "ifloordiv", "ipow", "imod"]
+           "remainder_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "integer_division", "iadd", "isub",
+           "itruediv", "ifloordiv", "ipow", "imod"]
 
 
 def _records(self: Any, other: Any) -> bool:
@@ -200,6 +201,31 @@ def remainder_(self: Any, other: Any) -> Any:
 
     check_inplace("remainder_", self, other)
     return write_back("remainder_", self, mint.remainder(_original(self, other), other))
+
+
+def _bitwise(op: str, self: Any, other: Any, logical: str, bitwise: str) -> Any:
+    from mindspore import ops
+
+    if max(category(self), category(other)) > INTEGRAL:
+        raise InPlaceWriteError(op, "argument", f"\"{op.strip('_')}_cpu\" not implemented for '{self.dtype}'")
+    check_inplace(op, self, other)
+    function = getattr(ops, logical if category(self) == BOOL else bitwise)
+    return write_back(op, self, function(self, other))
+
+
+def bitwise_and_(self: Any, other: Any) -> Any:
+    """``self &= other`` in place (bool: logical and; integers: bitwise)."""
+    return _bitwise("bitwise_and_", self, other, "logical_and", "bitwise_and")
+
+
+def bitwise_or_(self: Any, other: Any) -> Any:
+    """``self |= other`` in place (bool: logical or; integers: bitwise)."""
+    return _bitwise("bitwise_or_", self, other, "logical_or", "bitwise_or")
+
+
+def bitwise_xor_(self: Any, other: Any) -> Any:
+    """``self ^= other`` in place (bool: logical xor; integers: bitwise)."""
+    return _bitwise("bitwise_xor_", self, other, "logical_xor", "bitwise_xor")
 
 
 # The in-place operators: Python rebinds the name to what they return, so they return ``self`` itself

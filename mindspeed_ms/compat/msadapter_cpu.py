@@ -16,6 +16,9 @@ from typing import Any, Callable
 from mindspeed_ms.compat.inplace import write_through_copy
 from mindspeed_ms.compat.inplace_ops import (
     add_,
+    bitwise_and_,
+    bitwise_or_,
+    bitwise_xor_,
     div_,
     exp_,
     fill_,
@@ -44,6 +47,9 @@ __all__ = [
     "exp_",
     "fill_",
     "pow_",
+    "bitwise_and_",
+    "bitwise_or_",
+    "bitwise_xor_",
     "floor_divide_",
     "remainder_",
     "iadd",

@@ -42,6 +42,12 @@ _INPLACE = {
 _CREATED = {
     "pow_": ("pow_", "Tensor.pow_ does not exist under MSAdapter (AttributeError); PyTorch raises self to a "
                      "power in place"),
+    "__iand__": ("bitwise_and_", "&= has no in-place form under MSAdapter (x = x & y): aliases and a view's "
+             "base keep the old values (silent)"),
+    "__ior__": ("bitwise_or_", "|= has no in-place form under MSAdapter (x = x | y): aliases and a view's "
+             "base keep the old values (silent)"),
+    "__ixor__": ("bitwise_xor_", "^= has no in-place form under MSAdapter (x = x ^ y): aliases and a view's "
+             "base keep the old values (silent)"),
     "__ipow__": ("ipow", "**= has no in-place form under MSAdapter: Python falls back to x = x ** y, so aliases and a "
                 "view's base keep the old values (silent)"),
 }
@@ -130,6 +136,16 @@ def register(registry: Any, args: Any) -> None:
 
     for target, (replacement, kind, purpose) in _OPS.items():
         registry.register(target, getattr(ops_compat, replacement), kind=kind, requires=_MSADAPTER, purpose=purpose)
+    from mindspeed_ms.compat import tensor_identity
+
+    for target, wrapper, purpose in (
+            (f"{_TENSOR}.to", tensor_identity.identity_to_wrapper,
+             "x.to(x.dtype) / x.to('cpu') returns a copy (PyTorch: x itself): in-place writes to it miss x (silent)"),
+            (f"{_TENSOR}.cpu", tensor_identity.identity_cpu_wrapper,
+             "x.cpu() returns a copy (PyTorch: x itself for a CPU tensor): in-place writes to it miss x (silent)"),
+            ("msadapter.ops.array.cat", tensor_identity.cat_promotion_wrapper,
+             "torch.cat of int64 and float32 tensors fails (Concat takes one dtype); PyTorch promotes")):
+        registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER, purpose=purpose)
     registry.register(
         f"{_TENSOR}.__truediv__", compat.true_divide, requires=_MSADAPTER,
         purpose="Tensor / on CPU goes through NumPy under MSAdapter: 0-d tensors raise 'Expected a NumPy array' "

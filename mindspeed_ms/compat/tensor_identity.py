@@ -1,0 +1,58 @@
+"""PyTorch's identity rules for conversions, and ``torch.cat``'s promotion, on MindSpore's CPU backend.
+
+PyTorch's ``x.to(dtype)``/``x.to("cpu")``/``x.cpu()`` return ``x`` itself when nothing changes, so an in-place
+write to the result reaches ``x``; MSAdapter returns a copy (silent). ``torch.cat`` of mixed dtypes promotes
+(PyTorch's ``result_type``); MindSpore's Concat kernel takes one dtype and fails.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from mindspeed_ms.compat.inplace_checks import category
+
+__all__ = ["identity_to_wrapper", "identity_cpu_wrapper", "cat_promotion_wrapper"]
+
+
+def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``Tensor.to`` return the tensor itself when neither dtype nor shape changes (PyTorch: an alias).
+
+    Every tensor lives on the host on the CPU backend, so a device change is none; ``copy=True`` still copies.
+    """
+
+    @functools.wraps(to)
+    def to_or_self(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = to(self, *args, **kwargs)
+        if kwargs.get("copy") or result is self:
+            return result
+        if result.dtype == self.dtype and tuple(result.shape) == tuple(self.shape):
+            return self
+        return result
+
+    return to_or_self
+
+
+def identity_cpu_wrapper(cpu: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``Tensor.cpu`` return the tensor itself on the CPU backend (PyTorch: no copy for a CPU tensor)."""
+
+    @functools.wraps(cpu)
+    def cpu_self(self: Any, *args: Any, **kwargs: Any) -> Any:
+        del args, kwargs  # memory_format / non_blocking: nothing to do for a tensor already on the host
+        return self
+
+    return cpu_self
+
+
+def cat_promotion_wrapper(cat: Callable[..., Any]) -> Callable[..., Any]:
+    """Promote ``torch.cat``'s inputs to their common dtype (the highest category, then the widest), as PyTorch."""
+
+    @functools.wraps(cat)
+    def cat_promoting(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        tensors = list(tensors)
+        if len({t.dtype for t in tensors}) > 1:
+            dtype = max(tensors, key=lambda t: (category(t), t.itemsize)).dtype
+            tensors = [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
+        return cat(tensors, *args, **kwargs)
+
+    return cat_promoting
