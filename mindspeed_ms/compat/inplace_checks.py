@@ -31,14 +31,15 @@ _DEFAULT_OF_CATEGORY = {BOOL: "Bool", INTEGRAL: "Long", FLOATING: "Float", COMPL
 
 
 class InPlaceWriteError(AdaptationError, RuntimeError):
-    """PyTorch refuses this in-place write, and so do we; nothing was written.
+    """PyTorch refuses this in-place write, and so do we (or this backend cannot do it); nothing was written.
 
-    The message is PyTorch's. Compute out of place (``x = x.op(...)``), ``clone()`` the overlapping
-    tensor, or cast first, as PyTorch asks.
+    The message is PyTorch's where PyTorch refuses. Compute out of place (``x = x.op(...)``), ``clone()``
+    the overlapping tensor, or cast first, as the message asks.
 
     Attributes:
         op: the in-place method, e.g. ``"div_"``.
-        rule: ``"cast"``, ``"internal_overlap"``, ``"partial_overlap"`` or ``"leaf"``.
+        rule: ``"cast"``, ``"internal_overlap"``, ``"partial_overlap"``, ``"leaf"``, ``"shape"``,
+            ``"argument"``, or ``"unsupported"`` (this backend cannot, PyTorch can).
     """
 
     def __init__(self, op: str, rule: str, message: str) -> None:

@@ -32,7 +32,7 @@ from mindspeed_ms.compat.inplace_checks import (
 )
 
 __all__ = ["zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_", "pow_", "floor_divide_",
-           "remainder_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "integer_division", "iadd", "isub",
+           "remainder_", "detach_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "integer_division", "iadd", "isub",
            "itruediv", "ifloordiv", "ipow", "imod"]
 
 
@@ -226,6 +226,24 @@ def bitwise_or_(self: Any, other: Any) -> Any:
 def bitwise_xor_(self: Any, other: Any) -> Any:
     """``self ^= other`` in place (bool: logical xor; integers: bitwise)."""
     return _bitwise("bitwise_xor_", self, other, "logical_xor", "bitwise_xor")
+
+
+def detach_(self: Any) -> Any:
+    """Detach ``self`` from autograd in place (``Tensor.detach_``; InplaceStopGradient has no CPU kernel).
+
+    A tensor without autograd history (a leaf) stops requiring grad, as in PyTorch. A tensor with history
+    cannot be cut from it in place on this backend.
+
+    Raises:
+        InPlaceWriteError: ``self`` has autograd history (use ``x = x.detach()``).
+    """
+    if getattr(self, "grad_fn", None) is None:
+        if getattr(self, "requires_grad", False):
+            self.requires_grad_(False)
+        return self
+    raise InPlaceWriteError("detach_", "unsupported", "MindSpore's CPU backend cannot cut a tensor's autograd "
+                                                      "history in place (no InplaceStopGradient kernel); use "
+                                                      "'x = x.detach()'")
 
 
 # The in-place operators: Python rebinds the name to what they return, so they return ``self`` itself

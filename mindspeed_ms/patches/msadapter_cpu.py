@@ -30,6 +30,8 @@ _INPLACE = {
     "exp_": "Tensor.exp_ on CPU returns a new tensor and leaves self unchanged (silent)",
     "fill_": "Tensor.fill_ on a view on CPU changes neither the view nor its base (silent); megatron fills "
              "views of its grad buffers; it also accepts a 1-element 1-d value tensor (PyTorch: 0-d only)",
+    "detach_": "Tensor.detach_ raises on CPU (InplaceStopGradient has no kernel; megatron's zero_grad_group_helper "
+               "calls it): a leaf stops requiring grad, a tensor with history raises a typed error",
     "floor_divide_": "Tensor.floor_divide_ (and //=) on CPU returns a new tensor and leaves self unchanged (silent)",
     "remainder_": "Tensor.remainder_ (and %=) on CPU returns a new tensor and leaves self unchanged (silent)",
 }

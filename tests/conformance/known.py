@@ -6,7 +6,6 @@ from __future__ import annotations
 
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
-    'ops_autograd.requires_grad_detach_': 'ours raises RuntimeError: Not found op N9mindspore6kernel7pyboost19InplaceS',
     'ops_autograd.requires_grad_on_int_raises': 'PyTorch raises RuntimeError: only Tensors of floating point dtype can',
     'ops_autograd.retain_grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_binary.__add____grad': 'ours raises RuntimeError: The kernel Clone unregistered.',

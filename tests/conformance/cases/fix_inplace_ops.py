@@ -345,3 +345,19 @@ def setitem_with_grad_keeps_gradients(torch: Any) -> Any:
     buffer[:, 1:] = y
     buffer.sum().backward()
     return {"y": y, "buffer": buffer, "grad": x.grad}
+
+
+@case("Tensor.detach_")
+def detach_in_place_of_a_leaf_gradient(torch: Any) -> Any:
+    # megatron's zero_grad_group_helper: grad.detach_() (grad_fn set) else requires_grad_(False), then zero_()
+    p = torch.nn.Parameter(torch.ones(3))
+    (p * 2).sum().backward()
+    grad = p.grad
+    if grad.grad_fn is not None:
+        grad.detach_()
+    else:
+        grad.requires_grad_(False)
+    leaf = torch.ones(2, requires_grad=True)
+    returned = leaf.detach_()
+    return {"returns_self": returned is leaf, "requires_grad": leaf.requires_grad, "is_leaf": leaf.is_leaf,
+            "grad": p.grad}
