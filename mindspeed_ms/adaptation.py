@@ -72,20 +72,10 @@ def _logger() -> logging.Logger:
 
 
 def _switch(variable: str) -> bool:
-    """Read an on/off environment variable: unset or empty is off; anything but 1/0 words is an error.
+    """Read an on/off environment variable (see :func:`mindspeed_ms.engine.environment.read_switch`)."""
+    from mindspeed_ms.engine.environment import read_switch
 
-    Raises:
-        SettingError: the value is neither ``1``/``true``/``yes``/``on`` nor ``0``/``false``/``no``/``off``.
-    """
-    raw = os.environ.get(variable) or ""
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    from mindspeed_ms.engine.errors import SettingError
-
-    raise SettingError(variable, raw, "1/true/yes/on or 0/false/no/off")
+    return read_switch(variable)
 
 
 def default_registry() -> PatchRegistry:

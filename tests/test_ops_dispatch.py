@@ -61,6 +61,22 @@ def test_the_environment_variable_forces_the_composite(pretend_ascend: None, mon
     assert dispatch_path("fusion_attention") == "composite"
 
 
+@pytest.mark.parametrize("value", ["false", "off", "0", ""])
+def test_the_environment_variable_set_off_leaves_the_device_decision(
+        pretend_ascend: None, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(COMPOSITE_ENV_VAR, value)
+    assert dispatch_path("fusion_attention") == "fused"
+
+
+def test_a_malformed_environment_variable_is_a_setting_error_naming_it(
+        pretend_ascend: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mindspeed_ms.errors import SettingError
+
+    monkeypatch.setenv(COMPOSITE_ENV_VAR, "flase")
+    with pytest.raises(SettingError, match=COMPOSITE_ENV_VAR):
+        dispatch_path("fusion_attention")
+
+
 def test_forced_composite_runs_on_a_pretend_ascend_without_touching_fused_kernels(pretend_ascend: None) -> None:
     x = Tensor(np.ones((2, 4), np.float32))
     with force_composite():

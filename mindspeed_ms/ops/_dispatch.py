@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import os
 from collections.abc import Iterator
 from typing import Callable
 
@@ -67,7 +66,9 @@ _forced: contextvars.ContextVar[int] = contextvars.ContextVar("mindspeed_ms_ops_
 
 
 def _is_forced() -> bool:
-    return _forced.get() > 0 or os.environ.get(COMPOSITE_ENV_VAR, "") not in ("", "0")
+    from mindspeed_ms.engine.environment import read_switch  # a malformed value raises SettingError
+
+    return _forced.get() > 0 or read_switch(COMPOSITE_ENV_VAR)
 
 
 def dispatch_path(op: str) -> str:
