@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["via_float32_wrapper", "zeros_wrapper"]
+__all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper"]
 
 
 def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
@@ -24,7 +24,10 @@ def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
 
 
 def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Run ``op`` in float32 when its first tensor argument is bfloat16; float32 results come back as bfloat16."""
+    """Run ``op`` in float32 when its first argument is a bfloat16 tensor; float32 results come back as bfloat16.
+
+    A call with ``dtype=`` goes to ``op`` as it is (the caller chose the result dtype).
+    """
     import mindspore
     from mindspore import ops
 
@@ -32,7 +35,7 @@ def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def widened(input: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(input, "dtype", None) != bfloat16:
+        if getattr(input, "dtype", None) != bfloat16 or kwargs.get("dtype") is not None:
             return op(input, *args, **kwargs)
         result = op(ops.cast(input, float32), *(_widen(a, bfloat16, float32) for a in args),
                     **{k: _widen(v, bfloat16, float32) for k, v in kwargs.items()})
@@ -60,3 +63,25 @@ def zeros_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return zeros
+
+
+def inplace_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """An in-place method (``mul_``, ``div_``, ``fill_``, ``zero_``) on a bfloat16 tensor: applied to a float32
+    copy, written back with ``copy_`` (which writes through views and rounds to bfloat16, as PyTorch's
+    bfloat16 kernels round their float32 result)."""
+    import mindspore
+    from mindspore import ops
+
+    bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+
+    @functools.wraps(op)
+    def widened(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "dtype", None) != bfloat16:
+            return op(self, *args, **kwargs)
+        wide = ops.cast(self, float32)
+        op(wide, *(_widen(a, bfloat16, float32) for a in args), **{k: _widen(v, bfloat16, float32)
+                                                                  for k, v in kwargs.items()})
+        self.copy_(wide)
+        return self
+
+    return widened

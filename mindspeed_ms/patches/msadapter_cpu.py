@@ -284,11 +284,20 @@ def _register_conformance(registry: Any) -> None:
 
     for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__",
                    "msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax", "msadapter.nn.functional.softmax",
-                   "msadapter.nn.functional.layer_norm"):
+                   "msadapter.nn.functional.layer_norm", "msadapter.ops.pointwise.mul", f"{_TENSOR}.mul",
+                   "msadapter.ops.pointwise.div", f"{_TENSOR}.div", f"{_TENSOR}.__truediv__",
+                   "msadapter.ops.comparison.eq", f"{_TENSOR}.eq", f"{_TENSOR}.__eq__",
+                   f"{_REDUCTION}.sum", f"{_TENSOR}.sum", f"{_REDUCTION}.max", f"{_TENSOR}.max",
+                   "msadapter.ops.creation.zeros_like"):
         registry.register(
             target, bfloat16.via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rpartition('.')[2]} of bfloat16 fails on CPU (no bfloat16 kernel); PyTorch's CPU "
                     f"kernel accumulates in float32 and rounds once: compute in float32, cast back")
+    for method in ("mul_", "div_", "fill_", "zero_"):
+        registry.register(
+            f"{_TENSOR}.{method}", bfloat16.inplace_via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"Tensor.{method} of a bfloat16 tensor fails on CPU (no bfloat16 kernel; megatron's bf16 grad "
+                    f"buffers): applied to a float32 copy, written back")
     registry.register(
         "msadapter.ops.creation.zeros", bfloat16.zeros_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.zeros(dtype=torch.bfloat16) fails on CPU (Zeros has no bfloat16 kernel)")

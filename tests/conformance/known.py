@@ -64,17 +64,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_shape.type_strings': "ours raises KeyError: 'torch.HalfTensor'",
     'ops_shape.view_of_noncontiguous_raises': 'PyTorch raises RuntimeError: view size is not compatible with input ten',
     'ops_unary.tanh__int64': 'float32 Tanh CPU kernel is off by up to 1e-4 for 3 < |x| < 7 (gives 1.00001 at 5)',
-    # bfloat16 (conformance/cases/ops_bfloat16.py)
-    'ops_bfloat16.buffer_view_div_': 'ours raises TypeError: Select CPU operator[Div] fail! Unsupported data type!',
-    'ops_bfloat16.buffer_view_fill_': 'ours raises TypeError:',
-    'ops_bfloat16.buffer_view_mul_': 'ours raises TypeError: Select CPU operator[Mul] fail! Unsupported data type!',
-    'ops_bfloat16.buffer_view_zero_': 'ours raises TypeError:',
-    'ops_bfloat16.eq': 'ours raises TypeError: Select CPU operator[Equal] fail! Unsupported data type!',
-    'ops_bfloat16.max': 'ours raises RuntimeError: Reduce does not support this kernel data type: [Kernel',
-    'ops_bfloat16.mul_scalar': 'ours raises TypeError: Select CPU operator[Mul] fail! Unsupported data type!',
-    'ops_bfloat16.sum': 'ours raises RuntimeError: Reduce does not support this kernel data type: [Kernel',
-    'ops_bfloat16.truediv': 'ours raises TypeError: Select CPU operator[Div] fail! Unsupported data type!',
-    'ops_bfloat16.zeros_like': 'ours raises TypeError:',
     # refusals (conformance/cases/ops_errors.py)
     'ops_errors.bmm_wrong_rank': 'PyTorch raises RuntimeError: batch1 must be a 3D tensor; ours returns normally',
     'ops_errors.t_of_3d': 'PyTorch raises RuntimeError: t() expects a tensor with <= 2 dimensions; ours transposes',
