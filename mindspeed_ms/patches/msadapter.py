@@ -181,3 +181,28 @@ def _register_conformance(registry: Any) -> None:
         "msadapter.ops.other.flip", missing_ops.flip_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.flip(x, 0) (dims as an int, as PyTorch accepts) fails in ReverseV2, and the failure switched "
                 "autograd off for the process")
+    missing: tuple[tuple[str, Any, str], ...] = (
+            ("msadapter.ops.other.repeat_interleave", missing_ops.repeat_interleave,
+             "torch.repeat_interleave reads its arguments with args.get (AttributeError on every call)"),
+            (f"{_TENSOR}.repeat_interleave", missing_ops.tensor_repeat_interleave,
+             "Tensor.repeat_interleave reads its arguments with args.get (AttributeError on every call)"),
+            ("msadapter.ops.other.diag", missing_ops.diag,
+             "torch.diag ignores diagonal= and of a matrix returns a 4-d tensor (PyTorch: its diagonal)"),
+            ("msadapter.ops.creation.from_numpy", missing_ops.from_numpy,
+             "torch.from_numpy copies the array: writes to it are not seen by the tensor (PyTorch shares memory)"),
+            (f"{_TENSOR}.new", missing_ops.tensor_new,
+             "Tensor.new(3) is the scalar 3 (PyTorch: a tensor of shape (3,))"),
+            (f"{_TENSOR}.resize_", missing_ops.resize_,
+             "Tensor.resize_ raises TypeError (MindSpore's resize reads Tensor.size, a method under MSAdapter)"))
+    for target, replacement, why in missing:
+        registry.register(target, replacement, requires=_MSADAPTER, purpose=why)
+    registry.register(
+        f"{_TENSOR}.dequantize", missing_ops.dequantize, create_dummy=True, requires=_MSADAPTER,
+        purpose="Tensor.dequantize does not exist under MSAdapter (PyTorch: a float32 tensor for a float one)")
+    registry.register(
+        f"{_TENSOR}.type", missing_ops.type_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.type('torch.HalfTensor') raises KeyError, x.type() of an int64 tensor too")
+    for name in ("randn_like", "rand_like"):
+        registry.register(
+            f"msadapter.ops.random.{name}", missing_ops.like_dtype_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"torch.{name} of a float16 tensor is float32 (PyTorch: the input's dtype)")

@@ -301,3 +301,8 @@ def _register_conformance(registry: Any) -> None:
     registry.register(
         "msadapter.ops.creation.zeros", bfloat16.zeros_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.zeros(dtype=torch.bfloat16) fails on CPU (Zeros has no bfloat16 kernel)")
+    from mindspeed_ms.compat import missing_ops
+
+    registry.register(
+        f"{_TENSOR}.roll", missing_ops.tensor_roll, requires=_MSADAPTER,
+        purpose="Tensor.roll has no CPU kernel (Roll unregistered; torch.roll goes through mindspore.numpy)")

@@ -1,0 +1,57 @@
+"""Functions and methods MSAdapter lacks or gets wrong (mindspeed_ms.compat.missing_ops): what the OpInfo cases do not
+pin down — repeat_interleave's forms, roll over several dims, diag's offsets, legacy type names, Tensor.new's forms,
+resize_ growing, from_numpy of an array that cannot be shared, *_like dtypes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from conformance.harness import case, data
+
+
+@case("torch.repeat_interleave", "Tensor.repeat_interleave")
+def repeat_interleave_forms(torch: Any) -> Any:
+    x = torch.tensor(data((2, 3), seed=40))
+    return {"flat": torch.repeat_interleave(x, 2), "dim0": x.repeat_interleave(3, dim=0),
+            "counts_only": torch.repeat_interleave(torch.tensor([2, 0, 1])),
+            "tensor_counts": x.repeat_interleave(torch.tensor([1, 2]), dim=0),
+            "zero_dim_repeats": x.repeat_interleave(torch.tensor(2), dim=-1),
+            "grad": _grad(torch, x)}
+
+
+def _grad(torch: Any, x: Any) -> Any:
+    leaf = x.detach().clone().requires_grad_(True)
+    (leaf.repeat_interleave(2, dim=1) * torch.tensor(data((2, 6), seed=41))).sum().backward()
+    return leaf.grad
+
+
+@case("Tensor.roll", "torch.diag")
+def roll_and_diag_offsets(torch: Any) -> Any:
+    x = torch.tensor(data((3, 4), seed=42))
+    v = torch.tensor([1.0, 2.0, 3.0])
+    return {"roll_two_dims": x.roll((1, -2), (0, 1)), "roll_flat": x.roll(5), "roll_full_turn": x.roll(4, 1),
+            "diag_up": torch.diag(v, 1), "diag_down": torch.diag(v, -2), "diagonal_of_matrix": torch.diag(x, 1),
+            "diagonal_below": torch.diag(x, -1)}
+
+
+@case("Tensor.type")
+def legacy_type_names_cast(torch: Any) -> Any:
+    x = torch.tensor(data((2, 3), seed=43))
+    return {"long": x.type("torch.LongTensor"), "half": x.type("torch.HalfTensor").dtype,
+            "bf16": x.type("torch.BFloat16Tensor").dtype, "bool": x.type("torch.BoolTensor"),
+            "same": x.type(torch.float32) is x}
+
+
+@case("Tensor.new", "Tensor.resize_", "torch.from_numpy", "torch.rand_like", "Tensor.dequantize")
+def legacy_constructors_and_resize(torch: Any) -> Any:
+    x = torch.tensor(data((2, 3), "float16", seed=44))
+    grown = torch.tensor([1.0, 2.0])
+    grown.resize_(2, 2)
+    strided = np.arange(6, dtype=np.float32)[::2]
+    return {"new_shape": tuple(x.new(2, 3).shape), "new_size": tuple(x.new(torch.Size([4])).shape),
+            "new_data": x.new([1, 2]), "new_empty": tuple(x.new().shape), "new_dtype": x.new(3).dtype,
+            "grown_head": grown.reshape(-1)[:2], "grown_shape": tuple(grown.shape),
+            "from_strided": torch.from_numpy(strided), "rand_like": torch.rand_like(x).dtype,
+            "dequantize_half": x.dequantize().dtype}
