@@ -14,7 +14,8 @@ import functools
 from typing import Any, Callable
 
 __all__ = ["flip_wrapper", "repeat_interleave", "tensor_repeat_interleave", "tensor_roll", "diag", "type_wrapper",
-           "dequantize", "from_numpy", "tensor_new", "like_dtype_wrapper", "resize_"]
+           "dequantize", "from_numpy", "tensor_new", "like_dtype_wrapper", "resize_", "TypedStorage",
+           "storage_wrapper"]
 
 
 def flip_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -246,3 +247,47 @@ def resize_(self: Any, *sizes: Any, memory_format: Any = None) -> Any:
         data = ops.cat((flat, ops.zeros((count - have,), self.dtype)))
     self.assign_value(mindspore.Tensor(data.reshape(shape).asnumpy()))
     return self
+
+
+class TypedStorage:
+    """PyTorch's legacy ``Tensor.storage()``: the tensor's storage counted in elements of its dtype.
+
+    MindSpore's ``storage()`` is the untyped (byte) storage: ``size()`` 24 and ``element_size()`` 1 for six float32
+    elements (PyTorch: 6 and 4). Everything else (``data_ptr``, ``nbytes``, ``resize_``, ``copy_``) is the byte
+    storage's; ``untyped()`` returns it.
+    """
+
+    __slots__ = ("_storage", "dtype", "_element_size")
+
+    def __init__(self, storage: Any, dtype: Any, element_size: int) -> None:
+        self._storage = storage
+        self.dtype = dtype
+        self._element_size = element_size
+
+    def size(self) -> int:
+        """The number of elements of ``dtype`` the storage holds."""
+        return int(self._storage.nbytes()) // self._element_size
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def element_size(self) -> int:
+        """The size of one element of ``dtype`` in bytes."""
+        return self._element_size
+
+    def untyped(self) -> Any:
+        """The byte storage."""
+        return self._storage
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._storage, name)
+
+
+def storage_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.storage()``: a :class:`TypedStorage` over MindSpore's byte storage."""
+
+    @functools.wraps(op)
+    def storage(self: Any) -> TypedStorage:
+        return TypedStorage(op(self), self.dtype, int(self.itemsize))
+
+    return storage

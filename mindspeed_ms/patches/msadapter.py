@@ -206,3 +206,6 @@ def _register_conformance(registry: Any) -> None:
         registry.register(
             f"msadapter.ops.random.{name}", missing_ops.like_dtype_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"torch.{name} of a float16 tensor is float32 (PyTorch: the input's dtype)")
+    registry.register(
+        f"{_TENSOR}.storage", missing_ops.storage_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.storage() counts bytes (size 24 for six float32; PyTorch's legacy storage: 6 elements of 4)")

@@ -40,7 +40,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_misc.bitwise_not__on_view': 'ours raises RuntimeError: The kernel BitwiseNot unregistered.',
     'ops_misc.exponential_facts': 'ours raises RuntimeError: Not implement exception',
     'ops_misc.rng_state_round_trip': "result['replays']: ours False, PyTorch True",
-    'ops_misc.storage_legacy': "result['size']: ours 24, PyTorch 6",
     'ops_nn.add_fn_alpha__grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_nn.addcmul__float16': 'ours raises RuntimeError: The kernel AddcmulExt unregistered.',
     'ops_nn.addcmul__float32': 'ours raises RuntimeError: The kernel AddcmulExt unregistered.',

@@ -55,3 +55,12 @@ def legacy_constructors_and_resize(torch: Any) -> Any:
             "grown_head": grown.reshape(-1)[:2], "grown_shape": tuple(grown.shape),
             "from_strided": torch.from_numpy(strided), "rand_like": torch.rand_like(x).dtype,
             "dequantize_half": x.dequantize().dtype}
+
+
+@case("Tensor.storage")
+def legacy_storage_counts_elements(torch: Any) -> Any:
+    x = torch.tensor(data((3, 4), "float16", seed=45))
+    i = torch.tensor([1, 2, 3])
+    return {"half": [x.storage().size(), x.storage().element_size(), len(x.storage())],
+            "long": [i.storage().size(), i.storage().element_size(), i.storage().nbytes()],
+            "same_memory": x.storage().data_ptr() == x.data_ptr()}
