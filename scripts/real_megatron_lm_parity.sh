@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Megatron-LM core_v0.12.1's own pretrain_gpt.py, unchanged, under `mindspeed-ms parity`: real CPU PyTorch (torchrun)
 # against mindspeed_ms on MindSpore's CPU backend (msrun), same weights and batches, at tensor parallel 1 and 2. A tiny
-# GPT (local transformer implementation, mock data), 10 iterations of 2 micro-batches each. A local check, not CI
+# LLaMA-shaped GPT (RMSNorm, SwiGLU, RoPE; local transformer implementation, mock data), 10 iterations of 2
+# micro-batches each. A local check, not CI
 # (Megatron-LM's megatron/training is not on the package index).
 #
 # Usage: scripts/real_megatron_lm_parity.sh MEGATRON_LM_DIR [WORK_DIR]
@@ -45,6 +46,7 @@ for tp in 1 2; do
       --micro-batch-size 2 --global-batch-size 4 --tokenizer-type NullTokenizer --vocab-size 4096 \
       --make-vocab-size-divisible-by 1 --mock-data --split 949,50,1 --lr 1e-3 --min-lr 1e-4 --lr-decay-style cosine \
       --train-iters 10 --weight-decay 0.1 --clip-grad 1.0 --init-method-std 0.02 --position-embedding-type rope \
+      --normalization RMSNorm \
       --swiglu --disable-bias-linear --untie-embeddings-and-output-weights --attention-dropout 0.0 \
       --hidden-dropout 0.0 --no-masked-softmax-fusion --attention-softmax-in-fp32 --no-gradient-accumulation-fusion \
       --no-bias-swiglu-fusion --no-rope-fusion --no-bias-dropout-fusion --no-persist-layer-norm --log-interval 1 \
