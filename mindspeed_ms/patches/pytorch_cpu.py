@@ -90,6 +90,12 @@ def register(registry: Any, args: Any) -> None:
                       requires=_TORCH,
                       purpose="gloo has no reduce_scatter (megatron's unequal-split reduce-scatter); one all-reduce "
                               "of the concatenated blocks")
+    from mindspeed_ms.compat import checkpoint
+
+    registry.register("megatron.core.dist_checkpointing.strategies.filesystem_async._write_item",
+                      checkpoint.write_item_wrapper, kind="wrap", requires=_MEGATRON + _TORCH,
+                      purpose="megatron-core 0.12.1's torch_dist writer calls PyTorch's _write_item without the "
+                              "serialization_format argument PyTorch 2.7+ requires (TypeError on every save)")
     from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",

@@ -1,0 +1,116 @@
+"""Replacements that let megatron-core's ``dist_checkpointing`` (``torch_dist``) run on MSAdapter and on PyTorch 2.13.
+
+* ``Module._save_to_state_dict``: MSAdapter ignores ``keep_vars`` and stores ``param.cpu()`` (a new tensor),
+  so megatron's optimizer cannot find its parameters in the model's sharded state dict (it matches them by
+  identity). PyTorch's rule is kept: the parameter itself with ``keep_vars=True``, else ``detach()``.
+* The device a tensor reports on MindSpore's CPU backend (the project's rule, see the README): ``cpu``,
+  ``is_cpu`` true, ``is_cuda`` false. MSAdapter reports ``Ascend`` and ``is_cuda`` for every tensor, so
+  megatron's filesystem writer (``assert tensor.is_cpu``) refuses to write.
+* ``torch.distributed.scatter_object_list`` fails under MSAdapter (``'NoneType' object has no attribute
+  'item'``: the scatter of the sizes returns nothing); ``torch.distributed.checkpoint`` scatters the load
+  and save plans with it. It becomes one ``broadcast_object_list`` of the whole list (which works).
+* MSAdapter's ``FileSystemReader._slice_file`` returns a view that seeks and reads past its item, so a
+  tensor record (a zip archive inside a ``.distcp`` file) is read with the last archive's directory.
+* megatron-core 0.12.1's filesystem writer calls ``torch.distributed.checkpoint.filesystem._write_item``
+  without the ``serialization_format`` argument that PyTorch 2.13 requires (the reference interpreter).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import io
+from typing import Any, Callable
+
+__all__ = ["save_to_state_dict", "device", "is_cpu", "is_cuda", "write_item_wrapper", "scatter_object_list",
+           "slice_file"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+def save_to_state_dict(self: Any, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
+    """Put this module's parameters and persistent buffers into ``destination`` as PyTorch does.
+
+    Replaces MSAdapter's ``Module._save_to_state_dict``.
+    """
+    for name, param in self._parameters.items():
+        if param is not None:
+            destination[prefix + name] = param if keep_vars else param.detach()
+    for name, buf in self._buffers.items():
+        if buf is not None and name not in self._non_persistent_buffers_set:
+            destination[prefix + name] = buf if keep_vars else buf.detach()
+    from torch.nn import Module  # MSAdapter's
+
+    if getattr(type(self), "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
+        destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+
+@functools.cache
+def _cpu() -> Any:
+    import torch  # MSAdapter's
+
+    return torch.device("cpu")
+
+
+def _device(self: Any) -> Any:
+    return _cpu()
+
+
+#: ``Tensor.device`` on MindSpore's CPU backend: every tensor is in host memory.
+device = property(_device, doc="The device the tensor is on: the CPU (MindSpore's CPU backend).")
+#: ``Tensor.is_cpu`` on MindSpore's CPU backend.
+is_cpu = property(lambda self: True, doc="True: the tensor is in host memory (MindSpore's CPU backend).")
+#: ``Tensor.is_cuda`` on MindSpore's CPU backend.
+is_cuda = property(lambda self: False, doc="False: the tensor is not on an accelerator (MindSpore's CPU backend).")
+
+
+def write_item_wrapper(write_item: Callable[..., Any]) -> Callable[..., Any]:
+    """Give PyTorch's ``_write_item`` the ``serialization_format`` megatron-core 0.12.1 does not pass.
+
+    Args:
+        write_item: ``torch.distributed.checkpoint.filesystem._write_item`` as megatron imported it.
+
+    Returns:
+        ``write_item`` itself when it takes no ``serialization_format`` (PyTorch before 2.7), else a function
+        that passes ``SerializationFormat.TORCH_SAVE`` (what megatron's files hold: one ``torch.save`` per tensor).
+    """
+    if "serialization_format" not in inspect.signature(write_item).parameters:
+        return write_item
+    from torch.distributed.checkpoint.filesystem import SerializationFormat
+
+    @functools.wraps(write_item)
+    def write_item_as_torch_save(*args: Any, **kwargs: Any) -> Any:
+        if len(args) < 6 and "serialization_format" not in kwargs:
+            kwargs["serialization_format"] = SerializationFormat.TORCH_SAVE
+        return write_item(*args, **kwargs)
+
+    return write_item_as_torch_save
+
+
+def scatter_object_list(scatter_object_output_list: list[Any], scatter_object_input_list: list[Any] | None = None,
+                        src: int | None = None, group: Any = None, group_src: int | None = None) -> None:
+    """Give each rank of ``group`` its element of ``src``'s list, as ``torch.distributed.scatter_object_list``.
+
+    Replaces MSAdapter's. ``src`` is a global rank, ``group_src`` a rank in ``group`` (one of the two).
+    """
+    import torch.distributed as dist  # MSAdapter's
+
+    if src is None and group_src is None:
+        src = 0
+    if src is None:
+        src = dist.get_global_rank(group, group_src) if group is not None else group_src
+    if not scatter_object_output_list:
+        raise ValueError("scatter_object_list: scatter_object_output_list must hold at least one element")
+    payload = [scatter_object_input_list if dist.get_rank() == src else None]
+    dist.broadcast_object_list(payload, src=src, group=group)
+    scattered = payload[0]
+    if scattered is None:
+        raise ValueError(f"scatter_object_list: the source rank {src} passed no scatter_object_input_list")
+    scatter_object_output_list[0] = scattered[dist.get_rank(group) if group is not None else dist.get_rank()]
+
+
+def slice_file(self: Any, file: Any, sinfo: Any) -> io.BytesIO:
+    """Return exactly the bytes of one stored item; replaces MSAdapter's ``FileSystemReader._slice_file``."""
+    del self
+    file.seek(sinfo.offset)
+    return io.BytesIO(file.read(sinfo.length))
