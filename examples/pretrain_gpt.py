@@ -31,10 +31,12 @@ the name, the full tensor drawn and this rank's tensor-parallel part taken), so 
 layout trains the same model from the same weights, and the global batch of an iteration is the
 same for any layout: the runs are comparable step by step.
 
-Checkpoints (``--save DIR --save-interval K``, ``--load DIR``) are one file per rank,
-``DIR/iter_NNNNNNN/rank_RRRRR.npz`` (this rank's parameters, its optimizer's state, the
-iteration and the random generators' states), and ``DIR/latest`` names the last iteration saved;
-a run resumes only with the parallel layout it was saved with.
+Checkpoints (``--save DIR --save-interval K``, ``--load DIR``, ``--ckpt-format torch_dist|torch``) are
+Megatron's own: megatron-core's distributed checkpoint (``torch_dist``, the default) or Megatron-LM's
+legacy per-rank ``torch.save`` files (``torch``), with ``DIR/latest_checkpointed_iteration.txt``; either
+backend reads what the other wrote (examples/gpt_checkpointing.py). They hold the parameters, the
+optimizer's state, the iteration and the random generators' states (``--no-load-rng`` keeps the current
+generators: the other backend's torch generator state cannot be restored).
 
 Each iteration prints one line on rank 0, e.g.
     iteration    3/  20 | lm loss 4.474159 | grad norm 2.7830 | elapsed time per iteration (ms): 512.3
@@ -46,20 +48,20 @@ import mindspeed_ms.adaptor  # noqa: F401  (first import: switches to MindSpore 
 # isort: split
 import argparse
 import os
-import pickle
 import random
 import time
 import zlib
 
 import numpy as np
 import torch
+from gpt_checkpointing import FORMATS, load_checkpoint, save_checkpoint
 from megatron.core import parallel_state
 from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig, finalize_model_grads
 from megatron.core.models.gpt import GPTModel
 from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 from megatron.core.pipeline_parallel import get_forward_backward_func
-from megatron.core.tensor_parallel.random import get_cuda_rng_tracker, model_parallel_cuda_manual_seed
+from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
 from megatron.core.transformer.transformer_config import TransformerConfig
 
 
@@ -94,6 +96,12 @@ def parse_args(argv=None):
     parser.add_argument("--save", default=None, help="checkpoint directory to save into")
     parser.add_argument("--save-interval", type=int, default=None)
     parser.add_argument("--load", default=None, help="checkpoint directory to resume from")
+    parser.add_argument("--ckpt-format", choices=FORMATS, default="torch_dist",
+                        help="Megatron's checkpoint formats: torch_dist (dist_checkpointing) or torch (legacy)")
+    parser.add_argument("--ckpt-step", type=int, default=None,
+                        help="resume from this saved iteration instead of the last one")
+    parser.add_argument("--no-load-rng", action="store_true",
+                        help="resume without restoring the random generators' states")
     parser.add_argument("--distributed-backend", default=None,
                         help="process-group backend (default: nccl with CUDA, else gloo)")
     # default: $MINDSPEED_AI_FRAMEWORK, which `mindspeed-ms run --ai-framework` and `mindspeed-ms parity` set
@@ -256,68 +264,6 @@ def report_loss(losses_reduced):
     totals = torch.tensor([local, float(count)], dtype=torch.float32)
     torch.distributed.all_reduce(totals)
     return float(totals[0]) / float(totals[1])
-
-
-def checkpoint_path(directory, iteration):
-    return os.path.join(directory, f"iter_{iteration:07d}", f"rank_{torch.distributed.get_rank():05d}.npz")
-
-
-def random_states():
-    return {"random": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-            "tracker": get_cuda_rng_tracker().get_states()}
-
-
-def save_checkpoint(args, iteration, model, optimizer):
-    """Write this rank's parameters, optimizer state, iteration and RNG states (see the module docstring)."""
-    path = checkpoint_path(args.save, iteration)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    params = {f"param/{name}": param.detach().cpu().numpy() for name, param in model.named_parameters()}
-    state = {"iteration": iteration, "optimizer": optimizer.optimizer.state_dict(), "rng": random_states()}
-    np.savez(path, **params, state=np.frombuffer(pickle.dumps(to_numpy_tree(state)), dtype=np.uint8))
-    torch.distributed.barrier()
-    if torch.distributed.get_rank() == 0:
-        with open(os.path.join(args.save, "latest"), "w") as stream:
-            stream.write(str(iteration))
-
-
-def load_checkpoint(args, model, optimizer):
-    """Restore what :func:`save_checkpoint` wrote; return the iteration to continue after."""
-    with open(os.path.join(args.load, "latest")) as stream:
-        iteration = int(stream.read().strip())
-    with np.load(checkpoint_path(args.load, iteration)) as stored:
-        arrays = {key: stored[key] for key in stored.files}
-    state = from_numpy_tree(pickle.loads(arrays.pop("state").tobytes()))
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            param.copy_(torch.tensor(arrays[f"param/{name}"], dtype=param.dtype))
-    optimizer.optimizer.load_state_dict(state["optimizer"])
-    rng = state["rng"]
-    random.setstate(rng["random"])
-    np.random.set_state(rng["numpy"])
-    torch.set_rng_state(rng["torch"])
-    get_cuda_rng_tracker().set_states(rng["tracker"])
-    return state["iteration"]
-
-
-def to_numpy_tree(value):
-    """Tensors in a nested state become NumPy arrays (picklable the same way on every backend)."""
-    if isinstance(value, torch.Tensor):
-        return ("tensor", value.detach().cpu().numpy())
-    if isinstance(value, dict):
-        return {key: to_numpy_tree(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_numpy_tree(item) for item in value)
-    return value
-
-
-def from_numpy_tree(value):
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == "tensor":
-        return torch.tensor(value[1])
-    if isinstance(value, dict):
-        return {key: from_numpy_tree(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(from_numpy_tree(item) for item in value)
-    return value
 
 
 def main(argv=None):

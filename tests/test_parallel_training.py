@@ -148,13 +148,14 @@ def test_recompute_gives_identical_losses(runs) -> None:
 
 
 def test_resume_at_iteration_5_continues_the_uninterrupted_run(runs, tmp_path: Path) -> None:
-    # dp=2 with the distributed optimizer: each rank saves and restores its own optimizer shard
+    # dp=2 with the distributed optimizer, megatron's torch_dist checkpoint: each rank saves and restores its
+    # own optimizer shard, and the random generators come back (examples/gpt_checkpointing.py)
     checkpoint = tmp_path / "checkpoint"
     layout = ("--use-distributed-optimizer", "--save", str(checkpoint), "--save-interval", "5")
     runs("dp2_distopt_first_5", 2, *layout, iterations=5)
-    assert (checkpoint / "latest").read_text() == "5"
-    assert sorted(path.name for path in (checkpoint / "iter_0000005").iterdir()) == ["rank_00000.npz",
-                                                                                    "rank_00001.npz"]
+    assert (checkpoint / "latest_checkpointed_iteration.txt").read_text() == "5"
+    assert {"__0_0.distcp", "__1_0.distcp", ".metadata", "common.pt"} <= {
+        path.name for path in (checkpoint / "iter_0000005").iterdir()}
     resumed = runs("dp2_distopt_resumed", 2, "--use-distributed-optimizer", "--load", str(checkpoint))
     assert sorted(resumed.steps) == list(range(6, ITERATIONS + 1))
     uninterrupted = runs("dp2_distributed_optimizer", 2, "--use-distributed-optimizer")

@@ -83,6 +83,9 @@ SCRIPT = textwrap.dedent("""
     assert float((buffer * 0 + 1).sum()) == 4.0
     assert abs(float(torch.norm(torch.full((4,), 2.0, dtype=torch.float32))) - 4.0) < 1e-6
     assert torch.cuda.is_available() is False
+    # the device rule (README, "Device reported on CPU"): a tensor says where it is, requests name the accelerator
+    assert (buffer.device.type, buffer.is_cpu, buffer.is_cuda) == ("cpu", True, False), buffer.device
+    assert torch.nn.Parameter(torch.ones(2)).device == torch.device("cpu")
 
     draws = []
     for _ in range(2):

@@ -23,9 +23,12 @@ import io
 from typing import Any, Callable
 
 __all__ = ["save_to_state_dict", "device", "is_cpu", "is_cuda", "write_item_wrapper", "scatter_object_list",
-           "slice_file"]
+           "slice_file", "distributed_optimizer_state_dict_wrapper",
+           "set_states_keeping_step_wrapper", "SET_STATES_PURPOSE"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+SET_STATES_PURPOSE = ("megatron-core 0.12.1 leaves 'step' out of the distributed optimizer's torch_dist parameter "
+                      "state but, without Apex/TE, copies it back from there: KeyError 'step' on every resume")
 
 
 def save_to_state_dict(self: Any, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
@@ -114,3 +117,56 @@ def slice_file(self: Any, file: Any, sinfo: Any) -> io.BytesIO:
     del self
     file.seek(sinfo.offset)
     return io.BytesIO(file.read(sinfo.length))
+
+
+def distributed_optimizer_state_dict_wrapper(state_dict: Callable[..., Any]) -> Callable[..., Any]:
+    """Let a fresh ``DistributedOptimizer`` (no step taken yet) describe itself without Apex/TE.
+
+    Without Apex or Transformer Engine megatron-core 0.12.1 reads the iteration from the inner optimizer's
+    per-parameter ``step`` and asserts there is exactly one, which fails before the first step: exactly when
+    a run builds the sharded state dict it loads a checkpoint into. Then the state dict is built as megatron
+    builds it, with step 0 (the loaded checkpoint's param groups bring the real one).
+    """
+
+    @functools.wraps(state_dict)
+    def state_dict_before_first_step(self: Any) -> Any:
+        from megatron.core.optimizer import distrib_optimizer
+
+        if distrib_optimizer.HAVE_APEX_OR_TE or len(self.optimizer.state) != 0:
+            return state_dict(self)
+        inner = self.optimizer.state_dict()
+        described: dict[str, Any] = {"optimizer": {key: value for key, value in inner.items() if key != "state"}}
+        for param_group in described["optimizer"]["param_groups"]:
+            del param_group["params"]
+            param_group["step"] = 0
+        if self.grad_scaler:
+            described["grad_scaler"] = self.grad_scaler.state_dict()
+        return described
+
+    return state_dict_before_first_step
+
+
+def set_states_keeping_step_wrapper(set_states: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep the optimizer's ``step`` when a torch_dist checkpoint's parameter state has none.
+
+    megatron-core 0.12.1 leaves ``step`` out of the distributed optimizer's sharded parameter state (it is
+    read from the param groups) but, without Apex/TE, copies every key of the allocated state, ``step``
+    included, from the loaded tensors: ``KeyError: 'step'`` on every resume. The step the param groups
+    brought is kept.
+    """
+
+    @functools.wraps(set_states)
+    def set_states_keeping_step(self: Any, model_param: Any, tensors: dict[str, Any]) -> Any:
+        if "step" not in tensors and not self.ddp_config.use_custom_fsdp \
+                and not self.config.use_precision_aware_optimizer:
+            group_index, group_order = self.model_param_group_index_map[model_param]
+            main_param = self.optimizer.param_groups[group_index]["params"][group_order]
+            state = self.optimizer.state[main_param]
+            if state.get("step") is not None:
+                # megatron's load_state_dict gave every parameter the same step tensor; PyTorch's Adam
+                # increments it in place once per parameter, so each parameter gets its own
+                state["step"] = state["step"].detach().clone()
+                tensors = {**tensors, "step": state["step"]}
+        return set_states(self, model_param, tensors)
+
+    return set_states_keeping_step

@@ -74,3 +74,12 @@ def register(registry: Any, args: Any) -> None:
         purpose="state_dict(keep_vars=True) holds copies (param.cpu()), not the parameters: megatron's optimizer "
                 "matches its parameters in the sharded state dict by identity and fails ('Param id 0 does not "
                 "match any model sharded param'); keep PyTorch's rule")
+    registry.register(
+        "megatron.core.optimizer.distrib_optimizer.DistributedOptimizer._set_main_param_and_optimizer_states",
+        checkpoint.set_states_keeping_step_wrapper, kind="wrap", requires=_MEGATRON,
+        purpose=checkpoint.SET_STATES_PURPOSE)
+    registry.register(
+        "megatron.core.optimizer.distrib_optimizer.DistributedOptimizer.state_dict",
+        checkpoint.distributed_optimizer_state_dict_wrapper, kind="wrap", requires=_MEGATRON,
+        purpose="without Apex/TE the distributed optimizer's state_dict asserts one 'step' among its (still empty) "
+                "states before the first step: loading a torch_dist checkpoint failed")

@@ -96,6 +96,13 @@ def register(registry: Any, args: Any) -> None:
                       checkpoint.write_item_wrapper, kind="wrap", requires=_MEGATRON + _TORCH,
                       purpose="megatron-core 0.12.1's torch_dist writer calls PyTorch's _write_item without the "
                               "serialization_format argument PyTorch 2.7+ requires (TypeError on every save)")
+    registry.register("megatron.core.optimizer.distrib_optimizer.DistributedOptimizer.state_dict",
+                      checkpoint.distributed_optimizer_state_dict_wrapper, kind="wrap", requires=_MEGATRON,
+                      purpose="without Apex/TE the distributed optimizer's state_dict asserts one 'step' among its "
+                              "(still empty) states before the first step: loading a torch_dist checkpoint failed")
+    registry.register("megatron.core.optimizer.distrib_optimizer.DistributedOptimizer."
+                      "_set_main_param_and_optimizer_states", checkpoint.set_states_keeping_step_wrapper,
+                      kind="wrap", requires=_MEGATRON, purpose=checkpoint.SET_STATES_PURPOSE)
     from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",
