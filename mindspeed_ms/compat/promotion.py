@@ -70,6 +70,15 @@ def _dtypes() -> tuple[frozenset[Any], frozenset[Any], Any]:
     return integers, integers | {mindspore.bool_}, mindspore.bool_
 
 
+@functools.cache
+def _float_ids() -> frozenset[int]:
+    """ids of MindSpore's floating dtypes: MindSpore's dtypes are singletons, and an identity test costs a fraction
+    of ``==`` (~1 us against ~6 us per call): the fast path of every wrapper here."""
+    import mindspore
+
+    return frozenset(id(d) for d in (mindspore.float16, mindspore.bfloat16, mindspore.float32, mindspore.float64))
+
+
 def _default_float() -> Any:
     import mindspore
     import torch
@@ -92,9 +101,12 @@ def float_math_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     dtype before the kernel, as PyTorch does (MindSpore's kernels refuse them or stay integral)."""
     exact = _dtypes()[1]
 
+    floats = _float_ids()
+
     @functools.wraps(op)
     def promoted(input: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(input, "dtype", None) in exact:
+        dtype = getattr(input, "dtype", None)
+        if id(dtype) not in floats and dtype in exact:
             input = _cast(input, _default_float())
         return op(input, *args, **kwargs)
 
@@ -108,9 +120,13 @@ def rounding_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         integers, _, boolean = _dtypes()
 
+        floats = _float_ids()
+
         @functools.wraps(op)
         def rounded(input: Any, *args: Any, **kwargs: Any) -> Any:
             dtype = getattr(input, "dtype", None)
+            if id(dtype) in floats:
+                return op(input, *args, **kwargs)
             if dtype in integers and not args and not kwargs.get("decimals"):
                 out = kwargs.get("out")
                 result = input.copy()
@@ -134,9 +150,12 @@ def bool_refusing_wrapper(name: str, message: str) -> Callable[[Callable[..., An
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         boolean = _dtypes()[2]
 
+        floats = _float_ids()
+
         @functools.wraps(op)
         def refusing(input: Any, *args: Any, **kwargs: Any) -> Any:
-            if getattr(input, "dtype", None) == boolean:
+            dtype = getattr(input, "dtype", None)
+            if id(dtype) not in floats and dtype == boolean:
                 raise DTypeNotSupportedError(name, "Bool", message)
             return op(input, *args, **kwargs)
 
@@ -253,10 +272,19 @@ def promoting_binary_wrapper(name: str, *, reflected: bool = False, true_divisio
 
         @functools.wraps(op)
         def promoted(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
-            if subtraction and (type(other) is bool or getattr(other, "dtype", None) == boolean
-                                or getattr(self, "dtype", None) == boolean):
+            if not isinstance(other, Tensor) or not isinstance(self, Tensor):
+                if subtraction and (type(other) is bool or getattr(self, "dtype", None) is boolean
+                                    or getattr(other, "dtype", None) is boolean):
+                    raise DTypeNotSupportedError(name, "Bool", _SUB_BOOL)
+                return op(self, other, *args, **kwargs)
+            own, their = self.dtype, other.dtype
+            if own is their:  # MindSpore's dtypes are singletons: the common case costs one identity test
+                if subtraction and own is boolean:
+                    raise DTypeNotSupportedError(name, "Bool", _SUB_BOOL)
+                return op(self, other, *args, **kwargs)
+            if subtraction and (own == boolean or their == boolean):
                 raise DTypeNotSupportedError(name, "Bool", _SUB_BOOL)
-            if not isinstance(other, Tensor) or not isinstance(self, Tensor) or self.dtype == other.dtype:
+            if own == their:
                 return op(self, other, *args, **kwargs)
             wanted = result_dtype(other, self) if reflected else result_dtype(self, other)
             result = op(self, other, *args, **kwargs)

@@ -57,6 +57,14 @@ def _full(shape: tuple[int, ...], value: float, dtype: Any) -> Any:
     return ops.fill(dtype, shape, value)
 
 
+def _shape(tensor: Any) -> tuple[int, ...]:
+    """``tensor``'s shape as a plain tuple (MSAdapter's ``.shape`` builds a ``torch.Size``: ~10 us for ``0 in``)."""
+    try:
+        return tensor._shape  # type: ignore[no-any-return]
+    except AttributeError:
+        return tuple(tensor.shape)
+
+
 def _reduction_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, bool, Any]:
     """(dim, keepdim, dtype) of ``sum``/``mean``'s ``(dim=None, keepdim=False, *, dtype=None)``."""
     dim = args[0] if args else kwargs.get("dim", kwargs.get("axis"))
@@ -79,7 +87,7 @@ def empty_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def summed(input: Any, *args: Any, **kwargs: Any) -> Any:
-        if 0 not in input.shape:
+        if 0 not in _shape(input):
             return op(input, *args, **kwargs)
         dim, keepdim, dtype = _reduction_args(args, kwargs)
         if dtype is None:
@@ -91,11 +99,14 @@ def empty_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def mean_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """``mean``: PyTorch's refusal of integer inputs (without ``dtype``) and nan over an empty tensor."""
+    from mindspeed_ms.compat.promotion import _float_ids
+
+    floats = _float_ids()
 
     @functools.wraps(op)
     def mean(input: Any, *args: Any, **kwargs: Any) -> Any:
-        empty = 0 in input.shape
-        if not empty and input.dtype not in _integral() and (len(args) < 3 and kwargs.get("dtype") is None):
+        empty = 0 in _shape(input)
+        if not empty and id(input.dtype) in floats and len(args) < 3 and kwargs.get("dtype") is None:
             return op(input, *args, **kwargs)
         dim, keepdim, dtype = _reduction_args(args, kwargs)
         if dtype is None and input.dtype in _integral():
@@ -166,7 +177,7 @@ def argmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def argmax(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
-        shape = tuple(input.shape)
+        shape = _shape(input)
         if 0 in shape:
             if dim is None or shape[_dims(len(shape), dim)[0]] == 0:
                 raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0."
@@ -288,7 +299,7 @@ def extreme_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
 
         @functools.wraps(op)
         def extreme(input: Any, *args: Any, **kwargs: Any) -> Any:
-            shape = tuple(input.shape)
+            shape = _shape(input)
             dim = args[0] if args else kwargs.get("dim")
             if 0 not in shape or not isinstance(dim, int) or isinstance(dim, bool):
                 return op(input, *args, **kwargs)
