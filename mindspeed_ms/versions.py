@@ -17,6 +17,7 @@ __all__ = [
     "MINDSPORE_VERSION",
     "MSADAPTER_BRANCH", "MSADAPTER_VERSION", "PYTHON_VERSIONS",
     "MINDSPORE_REQUIREMENT", "MSADAPTER_REQUIREMENT", "MEGATRON_CORE_REQUIREMENT", "MINDSPEED_REQUIREMENT",
+    "MEGATRON_LM_REQUIREMENT",
     "MINDSPORE_INSTALL", "MSADAPTER_INSTALL", "MEGATRON_CORE_INSTALL",
     "VERSION_TABLE", "is_supported_python", "python_versions_text",
 ]
@@ -58,6 +59,9 @@ MEGATRON_CORE_REQUIREMENT = "megatron-core>=0.12,<0.13"
 #: ``mindspeed.ops`` entry points the ``mindspeed`` provider replaces. Written in the version those
 #: distributions report (see :data:`MINDSPEED_DIST_VERSION`), not the release name.
 MINDSPEED_REQUIREMENT = "mindspeed>=0.12,<0.13"
+#: Megatron-LM's training package (``megatron.training``, ``megatron.legacy``): never a distribution, always a
+#: source checkout on ``PYTHONPATH`` beside the megatron-core wheel; met when ``megatron.training`` is importable.
+MEGATRON_LM_REQUIREMENT = "megatron-lm"
 
 # --- how to install the pins --------------------------------------------------------------------------
 

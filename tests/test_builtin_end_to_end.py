@@ -52,8 +52,12 @@ def test_static_verify_passes_for_every_megatron_core_target() -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads(done.stdout)
     assert data["ok"] is True and data["static"] is True
-    megatron = [c for c in data["targets"] if c["target"].startswith("megatron.")]
-    assert megatron and all(c["state"] == "ok" for c in megatron), megatron
+    core = [c for c in data["targets"] if c["target"].startswith("megatron.core.")]
+    assert core and all(c["state"] == "ok" for c in core), [c for c in core if c["state"] != "ok"]
+    # Megatron-LM's training package is never in the megatron-core wheel: its patches wait for a checkout
+    training = [c for c in data["targets"] if c["target"].startswith(("megatron.training.", "megatron.legacy."))]
+    assert training and all(c["state"] == "skipped" and "megatron-lm is not installed" in c["reason"]
+                            for c in training), training
 
 
 SCRIPT = """

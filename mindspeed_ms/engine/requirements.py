@@ -26,7 +26,8 @@ __all__ = ["normalize_requires", "unmet_requirements", "check_requirements", "Re
 logger = logging.getLogger(__name__)
 
 #: distribution -> the module its code is imported as, where the two differ beyond ``-``/``_``
-IMPORT_NAMES = {"megatron-core": "megatron.core", "mindspeed-llm": "mindspeed_llm", "pytorch": "torch"}
+IMPORT_NAMES = {"megatron-core": "megatron.core", "megatron-lm": "megatron.training", "mindspeed-llm": "mindspeed_llm",
+                "pytorch": "torch"}
 _warned: set[tuple[str, str]] = set()
 
 

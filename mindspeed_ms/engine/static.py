@@ -37,6 +37,10 @@ UNVERIFIABLE = "unverifiable"
 _DATACLASS_NAMES = frozenset({"__dataclass_fields__", "__dataclass_params__", "__match_args__"})
 
 
+#: attributes the import system sets on every module it executes (not bound in the source)
+_IMPORT_SYSTEM_ATTRIBUTES = frozenset({"__name__", "__file__", "__spec__", "__loader__", "__package__"})
+
+
 @dataclass(frozen=True)
 class StaticResult:
     """How one target resolved against the installed sources.
@@ -271,6 +275,9 @@ class StaticResolver:
         submodule = self._module(f"{module.name}.{name}") if module.search_locations is not None else None
         if submodule is not None:
             return _Outcome([_Node("module", submodule)])
+        if name in _IMPORT_SYSTEM_ATTRIBUTES or (name == "__path__" and module.search_locations is not None):
+            # set by the import system on every module (``__path__`` on packages), never in its source
+            return _Outcome([_Node("value", module)])
         if not name.startswith("_"):
             for star in module.stars:
                 source = self._module(star)

@@ -13,12 +13,18 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+from mindspeed_ms.versions import (
+    MEGATRON_CORE_REQUIREMENT,
+    MEGATRON_LM_REQUIREMENT,
+    MINDSPORE_REQUIREMENT,
+    MSADAPTER_REQUIREMENT,
+)
 
 name = "megatron_training"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
+_MEGATRON_LM = (MEGATRON_CORE_REQUIREMENT, MEGATRON_LM_REQUIREMENT)  # megatron.training / .legacy
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _INITIALIZE = "megatron.training.initialize"
 
@@ -55,9 +61,9 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.compat import optim
 
     registry.register(f"{_INITIALIZE}.initialize_megatron", compat.allow_no_cuda_wrapper, kind="wrap",
-                      requires=_MEGATRON, purpose=ALLOW_NO_CUDA_PURPOSE)
+                      requires=_MEGATRON_LM, purpose=ALLOW_NO_CUDA_PURPOSE)
     registry.register("megatron.training.arguments.validate_args", compat.max_connections_wrapper, kind="wrap",
-                      requires=_MEGATRON, purpose=MAX_CONNECTIONS_PURPOSE)
+                      requires=_MEGATRON_LM, purpose=MAX_CONNECTIONS_PURPOSE)
     registry.register(
         "msadapter.cuda.device_count", compat.one_device_per_process, requires=_MSADAPTER,
         purpose="torch.cuda.device_count() asks the Ascend runtime ('Device Ascend not exist.'); with 0 devices "
@@ -67,9 +73,9 @@ def register(registry: Any, args: Any) -> None:
                       requires=_MEGATRON, purpose=DATASETS_PATH_PURPOSE)
     registry.register("megatron.core.datasets.utils.compile_helpers", compat.compile_helpers, requires=_MEGATRON,
                       purpose=COMPILE_HELPERS_PURPOSE)
-    registry.register("megatron.legacy.fused_kernels.load", compat.skip_fused_kernels, requires=_MEGATRON,
+    registry.register("megatron.legacy.fused_kernels.load", compat.skip_fused_kernels, requires=_MEGATRON_LM,
                       purpose=FUSED_KERNELS_PURPOSE)
-    registry.register(f"{_INITIALIZE}._warmup_jit_function", compat.skip_jit_warmup, requires=_MEGATRON,
+    registry.register(f"{_INITIALIZE}._warmup_jit_function", compat.skip_jit_warmup, requires=_MEGATRON_LM,
                       purpose=JIT_WARMUP_PURPOSE)
     for method in ("cuda", "npu"):
         registry.register(

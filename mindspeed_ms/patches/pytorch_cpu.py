@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT
+from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MEGATRON_LM_REQUIREMENT
 
 name = "pytorch_cpu"
 requires = ()
 
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT,)
+_MEGATRON_LM = (MEGATRON_CORE_REQUIREMENT, MEGATRON_LM_REQUIREMENT)  # megatron.training / .legacy
 _TORCH = ("torch>=2.1",)  # real PyTorch (this provider never runs under MSAdapter)
 _TRACKER = "megatron.core.tensor_parallel.random.CudaRNGStatesTracker"
 #: torch creation functions megatron calls with device='cuda' or torch.cuda.current_device() (arange: the rotary
@@ -117,24 +118,24 @@ def _register_training(registry: Any) -> None:
 
     initialize = "megatron.training.initialize"
     registry.register(f"{initialize}.initialize_megatron", training.allow_no_cuda_wrapper, kind="wrap",
-                      requires=_MEGATRON, purpose=shared.ALLOW_NO_CUDA_PURPOSE)
+                      requires=_MEGATRON_LM, purpose=shared.ALLOW_NO_CUDA_PURPOSE)
     registry.register("megatron.training.arguments.validate_args", training.max_connections_wrapper, kind="wrap",
-                      requires=_MEGATRON, purpose=shared.MAX_CONNECTIONS_PURPOSE)
+                      requires=_MEGATRON_LM, purpose=shared.MAX_CONNECTIONS_PURPOSE)
     registry.register(f"{initialize}._initialize_distributed", training.initialize_distributed_wrapper, kind="wrap",
-                      requires=_MEGATRON,
+                      requires=_MEGATRON_LM,
                       purpose="megatron initialises model parallelism only if torch.cuda.device_count() > 0 (0 on "
                               "CPU PyTorch): every rank ran without tensor/pipeline groups")
     registry.register(f"{initialize}._set_random_seed", training.set_random_seed_wrapper, kind="wrap",
-                      requires=_MEGATRON,
+                      requires=_MEGATRON_LM,
                       purpose="megatron seeds the model-parallel RNG tracker only if torch.cuda.device_count() > 0 "
                               "(0 on CPU PyTorch): the tracker stayed empty")
     registry.register("megatron.core.datasets.__path__", training.with_prebuilt_helpers, kind="wrap",
                       requires=_MEGATRON, purpose=shared.DATASETS_PATH_PURPOSE)
     registry.register("megatron.core.datasets.utils.compile_helpers", training.compile_helpers, requires=_MEGATRON,
                       purpose=shared.COMPILE_HELPERS_PURPOSE)
-    registry.register("megatron.legacy.fused_kernels.load", training.skip_fused_kernels, requires=_MEGATRON,
+    registry.register("megatron.legacy.fused_kernels.load", training.skip_fused_kernels, requires=_MEGATRON_LM,
                       purpose=shared.FUSED_KERNELS_PURPOSE)
-    registry.register(f"{initialize}._warmup_jit_function", training.skip_jit_warmup, requires=_MEGATRON,
+    registry.register(f"{initialize}._warmup_jit_function", training.skip_jit_warmup, requires=_MEGATRON_LM,
                       purpose=shared.JIT_WARMUP_PURPOSE)
     registry.register("torch.nn.modules.module.Module.cuda", training.module_stays_on_cpu, requires=_TORCH,
                       purpose="Module.cuda() raises without CUDA (megatron's get_model: "
