@@ -174,6 +174,7 @@ def register(registry: Any, args: Any) -> None:
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
     _register_collectives(registry)
     _register_conformance(registry)
+    _register_index_kernels(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -306,3 +307,30 @@ def _register_conformance(registry: Any) -> None:
     registry.register(
         f"{_TENSOR}.roll", missing_ops.tensor_roll, requires=_MSADAPTER,
         purpose="Tensor.roll has no CPU kernel (Roll unregistered; torch.roll goes through mindspore.numpy)")
+
+
+def _register_index_kernels(registry: Any) -> None:
+    """Register the ops whose MindSpore kernel is missing on CPU (tests/conformance/cases/ops_index.py and others)."""
+    from mindspeed_ms.compat import index_ops
+
+    missing = {
+        "index_copy": ("index_copy", True, "Tensor.index_copy does not exist under MSAdapter (AttributeError)"),
+        "index_copy_": ("index_copy_", False, "Tensor.index_copy_ raises on CPU (InplaceIndexCopy unregistered)"),
+        "index_put": ("index_put", False, "Tensor.index_put refuses values of rank other than 1 on CPU "
+                                          "('the rank of x2 must be equal to 1'); PyTorch broadcasts them"),
+        "index_put_": ("index_put_", False, "Tensor.index_put_ raises on CPU (InplaceIndexPut unregistered)"),
+        "scatter_": ("scatter_", False, "Tensor.scatter_ with a value raises on CPU (InplaceScatterValue "
+                                        "unregistered)"),
+        "scatter_add": ("scatter_add", False, "Tensor.scatter_add raises on CPU (ScatterAddExt unregistered)"),
+        "scatter_add_": ("scatter_add_", False, "Tensor.scatter_add_ raises on CPU (InplaceScatterAdd unregistered)"),
+        "uniform_": ("uniform_", False, "Tensor.uniform_ raises on CPU (InplaceUniform unregistered; "
+                                        "torch.nn.init.uniform_ and megatron's init methods)"),
+        "exponential_": ("exponential_", False, "Tensor.exponential_ raises 'Not implement exception' on CPU"),
+        "bitwise_not_": ("bitwise_not_", False, "Tensor.bitwise_not_ raises on CPU (BitwiseNot unregistered)"),
+    }
+    for method, (replacement, create, purpose) in missing.items():
+        registry.register(f"{_TENSOR}.{method}", getattr(index_ops, replacement), create_dummy=create,
+                          requires=_MINDSPORE, purpose=purpose)
+    registry.register(
+        "msadapter.ops.pointwise.addcmul", index_ops.addcmul, requires=_MSADAPTER,
+        purpose="torch.addcmul raises on CPU (AddcmulExt unregistered); input + value * tensor1 * tensor2")
