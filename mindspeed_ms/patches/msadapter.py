@@ -31,6 +31,7 @@ def register(registry: Any, args: Any) -> None:
     """
     del args
     _register_conformance(registry)
+    _register_conformance_misc(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim
 
@@ -209,3 +210,27 @@ def _register_conformance(registry: Any) -> None:
     registry.register(
         f"{_TENSOR}.storage", missing_ops.storage_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="Tensor.storage() counts bytes (size 24 for six float32; PyTorch's legacy storage: 6 elements of 4)")
+
+
+def _register_conformance_misc(registry: Any) -> None:
+    """Register PyTorch's refusals of view/bmm/t/destroy_process_group (mindspeed_ms.compat.conformance_misc)."""
+    from mindspeed_ms.compat import conformance_misc as misc
+
+    registry.register(
+        f"{_TENSOR}.view", misc.view_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.view of a non-contiguous tensor whose strides cannot hold the shape returns a reshaped copy "
+                "(writes through it are lost silently); PyTorch raises RuntimeError")
+    for target in ("msadapter.ops.blas.bmm", f"{_TENSOR}.bmm"):
+        registry.register(
+            target, misc.bmm_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="torch.bmm of 2-d tensors multiplies them as matrices; PyTorch requires 3-d (RuntimeError)")
+    for target in ("msadapter.ops.array.t", f"{_TENSOR}.t"):
+        registry.register(
+            target, misc.t_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="Tensor.t of a 3-d tensor transposes dims 0 and 1 (torch.t: AssertionError); PyTorch raises "
+                    "RuntimeError")
+    registry.register(
+        "msadapter.distributed.distributed_c10d.destroy_process_group", misc.destroy_process_group_wrapper,
+        kind="wrap", requires=_MSADAPTER,
+        purpose="torch.distributed.destroy_process_group() before init_process_group returns normally; PyTorch "
+                "raises AssertionError")

@@ -175,6 +175,7 @@ def register(registry: Any, args: Any) -> None:
     _register_collectives(registry)
     _register_conformance(registry)
     _register_index_kernels(registry)
+    _register_conformance_misc(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -334,3 +335,14 @@ def _register_index_kernels(registry: Any) -> None:
     registry.register(
         "msadapter.ops.pointwise.addcmul", index_ops.addcmul, requires=_MSADAPTER,
         purpose="torch.addcmul raises on CPU (AddcmulExt unregistered); input + value * tensor1 * tensor2")
+
+
+def _register_conformance_misc(registry: Any) -> None:
+    """Register the CPU numerics fixes of conformance/cases/ops_unary.py (mindspeed_ms.compat.conformance_misc)."""
+    from mindspeed_ms.compat import conformance_misc
+
+    for target in ("msadapter.ops.pointwise.tanh", f"{_TENSOR}.tanh", "msadapter.nn.functional.tanh"):
+        registry.register(
+            target, conformance_misc.tanh_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="MindSpore's float32 Tanh CPU kernel is off by up to 1e-4 for 3 < |x| < 7 (1.00001 at x=5, "
+                    "silently, on every float32 tanh); computed in float64 and rounded to float32")

@@ -9,7 +9,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_autograd.requires_grad_on_int_raises': 'PyTorch raises RuntimeError: only Tensors of floating point dtype can',
     'ops_autograd.retain_grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_binary.__add____grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_distributed_local.destroy_process_group_without_group_raises': 'PyTorch raises AssertionError: Process group ',
     'ops_inplace.clamp___narrow': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_inplace.clamp___owner': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_inplace.clamp___select': 'ours raises RuntimeError: The kernel Clone unregistered.',
@@ -27,11 +26,7 @@ KNOWN_DIVERGENT: dict[str, str] = {
     'ops_shape.as_strided': "result['contiguous'][0]: ours True, PyTorch False",
     'ops_shape.as_strided_method': "result['contiguous'][0]: ours True, PyTorch False",
     'ops_shape.type_strings': "x.type() is 'torch.cuda.FloatTensor' (MSAdapter's tensors report the accelerator)",
-    'ops_shape.view_of_noncontiguous_raises': 'PyTorch raises RuntimeError: view size is not compatible with input ten',
-    'ops_unary.tanh__int64': 'float32 Tanh CPU kernel is off by up to 1e-4 for 3 < |x| < 7 (gives 1.00001 at 5)',
     # refusals (conformance/cases/ops_errors.py)
-    'ops_errors.bmm_wrong_rank': 'PyTorch raises RuntimeError: batch1 must be a 3D tensor; ours returns normally',
-    'ops_errors.t_of_3d': 'PyTorch raises RuntimeError: t() expects a tensor with <= 2 dimensions; ours transposes',
 }
 
 #: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever

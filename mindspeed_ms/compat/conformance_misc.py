@@ -1,0 +1,157 @@
+"""PyTorch's refusals and numerics for a few MSAdapter ops (tests/conformance: ops_shape, ops_errors, ops_unary,
+ops_distributed_local).
+
+- ``Tensor.view`` of a non-contiguous tensor whose strides cannot express the new shape returns a reshaped copy
+  (PyTorch: RuntimeError); a write through it would be lost silently. Checked only when the tensor is not
+  contiguous, so megatron's many views of contiguous tensors pay one ``is_contiguous()`` call.
+- ``torch.bmm`` of a 2-d tensor runs as a matmul and ``Tensor.t`` of a 3-d tensor transposes; PyTorch refuses both.
+- ``torch.distributed.destroy_process_group()`` before ``init_process_group`` returns normally (PyTorch: an
+  AssertionError).
+- MindSpore's float32 CPU Tanh kernel is off by up to 1e-4 for 3 < |x| < 7 (1.00001 at x=5): computed in float64
+  and rounded back (three kernels, exact to float32 rounding).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from mindspeed_ms.errors import AdaptationError
+
+
+class TorchRefusalError(AdaptationError, RuntimeError):
+    """PyTorch refuses this call, and so do we (MindSpore would have computed something else); nothing was computed.
+
+    The message is PyTorch's.
+
+    Attributes:
+        op: the op, e.g. ``"Tensor.view"``.
+    """
+
+    def __init__(self, op: str, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def _new_shape(shape: tuple[Any, ...], numel: int) -> list[int] | None:
+    """The ints of ``view(*shape)`` with -1 resolved, or None where they are not plain ints (left to the op)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    sizes = [int(size) for size in shape if isinstance(size, int)]
+    if len(sizes) != len(shape):
+        return None
+    if sizes.count(-1) == 1:
+        known = 1
+        for size in sizes:
+            known *= size if size != -1 else 1
+        if known == 0:
+            return None
+        sizes[sizes.index(-1)] = numel // known
+    return sizes
+
+
+def view_is_possible(old_shape: tuple[int, ...], old_stride: tuple[int, ...], new_shape: list[int]) -> bool:
+    """Whether ``new_shape`` can view a tensor of ``old_shape``/``old_stride`` (PyTorch's computeStride rule)."""
+    numel = 1
+    for size in old_shape:
+        numel *= size
+    if numel == 0 or not old_shape:
+        return True
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
+                             and old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if tensor_d > 0:
+                chunk_base_stride = old_stride[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
+
+
+_VIEW_MESSAGE = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+                 "two contiguous subspaces). Use .reshape(...) instead.")
+
+
+def view_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.view`` refusing, as PyTorch does, a shape the strides of a non-contiguous tensor cannot express."""
+
+    @functools.wraps(op)
+    def view(self: Any, *shape: Any) -> Any:
+        if shape and not self.is_contiguous():
+            sizes = _new_shape(shape, self.numel())
+            if sizes is not None and not view_is_possible(tuple(self.shape), tuple(self.stride()), sizes):
+                raise TorchRefusalError("Tensor.view", _VIEW_MESSAGE)
+        return op(self, *shape)
+
+    return view
+
+
+def bmm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``bmm`` refusing operands that are not 3-d (MindSpore multiplies them as matrices)."""
+
+    @functools.wraps(op)
+    def bmm(input: Any, mat2: Any, *args: Any, **kwargs: Any) -> Any:
+        if input.ndim != 3:
+            raise TorchRefusalError("torch.bmm", "batch1 must be a 3D tensor")
+        if getattr(mat2, "ndim", 3) != 3:
+            raise TorchRefusalError("torch.bmm", "batch2 must be a 3D tensor")
+        return op(input, mat2, *args, **kwargs)
+
+    return bmm
+
+
+def t_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``t`` refusing a tensor of more than 2 dimensions (MindSpore transposes its first two, or asserts)."""
+
+    @functools.wraps(op)
+    def t(input: Any) -> Any:
+        if input.ndim > 2:
+            raise TorchRefusalError("torch.t", f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+        return op(input)
+
+    return t
+
+
+class ProcessGroupNotInitializedError(AdaptationError, AssertionError):
+    """``destroy_process_group()`` without a default process group (PyTorch asserts the same); nothing was done."""
+
+
+def destroy_process_group_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``destroy_process_group()`` refusing, as PyTorch does, when no default process group exists."""
+
+    @functools.wraps(op)
+    def destroy_process_group(group: Any = None) -> Any:
+        if group is None:
+            from msadapter import distributed
+
+            if not distributed.is_initialized():
+                raise ProcessGroupNotInitializedError("Process group cannot be None")
+        return op(group)
+
+    return destroy_process_group
+
+
+def tanh_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``tanh`` of a float32 (or integer, bool) tensor computed in float64 (the float32 CPU kernel is off by up to
+    1e-4)."""
+    import mindspore
+
+    float32, float64 = mindspore.float32, mindspore.float64
+
+    @functools.wraps(op)
+    def tanh(input: Any, *args: Any, **kwargs: Any) -> Any:
+        dtype = getattr(input, "dtype", None)
+        if dtype is not None and not args and not kwargs and (
+                dtype is float32 or not (input.is_floating_point() or input.is_complex())):
+            return op(input.to(float64)).to(float32)  # integers and bools: PyTorch's result is float32 too
+        return op(input, *args, **kwargs)
+
+    return tanh
