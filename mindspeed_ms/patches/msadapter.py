@@ -32,6 +32,7 @@ def register(registry: Any, args: Any) -> None:
     del args
     _register_conformance(registry)
     _register_conformance_misc(registry)
+    _register_grad_dtype(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim
 
@@ -107,6 +108,16 @@ _BINARY = {
 }
 _BINARY_FUNCTIONS = {"add": {}, "sub": {"subtraction": True}, "mul": {}, "div": {"true_division": True},
                      "true_divide": {"true_division": True}, "floor_divide": {}, "remainder": {}, "pow": {}}
+
+
+def _register_grad_dtype(registry: Any) -> None:
+    """Register PyTorch's refusal of gradients on integer tensors (tests/conformance/cases/ops_autograd.py)."""
+    from mindspeed_ms.compat import grad_clone
+
+    registry.register(
+        f"{_TENSOR}.requires_grad_", grad_clone.requires_grad_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.requires_grad_() of an integer or bool tensor succeeds; PyTorch raises RuntimeError (only "
+                "floating point tensors can require gradients)")
 
 
 def _register_conformance(registry: Any) -> None:

@@ -176,6 +176,7 @@ def register(registry: Any, args: Any) -> None:
     _register_conformance(registry)
     _register_index_kernels(registry)
     _register_conformance_misc(registry)
+    _register_grad_clone(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -188,6 +189,25 @@ def register(registry: Any, args: Any) -> None:
     registry.register(
         "torch_npu.npu_fusion_attention", npu_compat.npu_fusion_attention, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_fusion_attention calls FlashAttentionScore, which has no CPU kernel")
+
+
+def _register_grad_clone(registry: Any) -> None:
+    """Register the fixes of autograd paths that need the Clone kernel, absent on CPU (compat/grad_clone.py)."""
+    from mindspeed_ms.compat import grad_clone
+
+    for target in (f"{_TENSOR}.__add__", f"{_TENSOR}.add", "msadapter.ops.pointwise.add"):
+        registry.register(
+            target, grad_clone.add_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="a + c with both requiring grad and a leaf among them fails at backward ('The kernel Clone "
+                    "unregistered': the engine clones add's shared dout for the leaf): leaves enter through a view")
+    for name, purpose in (
+            ("retain_grad", "y.retain_grad() fails at backward (the engine clones the kept gradient: no CPU Clone "
+                            "kernel): a tensor hook keeps it"),
+            ("retains_grad", "Tensor.retains_grad for the retain_grad() above"),
+            ("grad", "Tensor.grad of a retain_grad() tensor (no warning once retained)"),
+            ("clamp_", "Tensor.clamp_ calls InplaceClampScalar, which needs the Clone kernel (absent on CPU): "
+                       "clamped out of place, written back through views")):
+        registry.register(f"{_TENSOR}.{name}", getattr(grad_clone, name), requires=_MSADAPTER, purpose=purpose)
 
 
 _C10D = "msadapter.distributed.distributed_c10d"

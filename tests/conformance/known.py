@@ -6,18 +6,7 @@ from __future__ import annotations
 
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
-    'ops_autograd.requires_grad_on_int_raises': 'PyTorch raises RuntimeError: only Tensors of floating point dtype can',
-    'ops_autograd.retain_grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_binary.__add____grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___narrow': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___owner': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___select': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___slice': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___transpose': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___view': 'ours raises RuntimeError: The kernel Clone unregistered.',
-    'ops_inplace.clamp___view_of_view': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_misc.rng_state_round_trip': "result['replays']: ours False, PyTorch True",
-    'ops_nn.add_fn_alpha__grad': 'ours raises RuntimeError: The kernel Clone unregistered.',
     'ops_nn.concatenate__float16': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",
     'ops_nn.concatenate__float32': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",
     'ops_nn.concatenate__grad': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",

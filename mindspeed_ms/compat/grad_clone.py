@@ -1,0 +1,129 @@
+"""Autograd paths that reach MindSpore's ``Clone`` kernel, which the CPU backend does not have.
+
+MindSpore's autograd engine clones a gradient before it keeps it when the same gradient tensor is also handed to
+another consumer: ``add``'s backward gives its one ``dout`` to both operands, so ``a + c`` with both operands
+requiring grad and a leaf among them fails at ``backward()`` ("The kernel Clone unregistered"), as does the
+gradient a ``retain_grad()`` tensor keeps while passing it on. ``clamp_`` calls ``InplaceClampScalar``, which clones
+on CPU even outside autograd.
+
+- :func:`add_wrapper`: when both tensor operands require grad, each *leaf* operand enters the add through a view of
+  itself (no kernel, same memory): the view's backward hands the leaf a tensor of its own. Values, dtype and
+  gradients are exactly PyTorch's; nothing changes when at most one operand requires grad.
+- :func:`retain_grad`: a tensor hook keeps a copy of the gradient (accumulated over backward passes, as PyTorch).
+- :func:`clamp_`: the clamp is computed out of place and written into ``self`` through its views.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Callable
+
+from mindspeed_ms.compat.inplace import write_back
+from mindspeed_ms.compat.inplace_checks import check_inplace
+from mindspeed_ms.engine.errors import AdaptationError
+
+__all__ = ["GradDTypeError", "RetainGradError", "add_wrapper", "retain_grad", "retains_grad", "grad", "clamp_",
+           "requires_grad_wrapper"]
+
+_NOT_RETAINED = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.")
+
+
+class GradDTypeError(AdaptationError, RuntimeError):
+    """Only floating point and complex tensors can require gradients (PyTorch's refusal; the message is its).
+
+    Attributes:
+        dtype: the refused dtype, e.g. ``"Int64"``.
+    """
+
+    def __init__(self, dtype: str) -> None:
+        super().__init__(f"only Tensors of floating point dtype can require gradients (got {dtype}; cast the "
+                         f"tensor with .float() first)", target="Tensor.requires_grad_")
+        self.dtype = dtype
+
+
+class RetainGradError(AdaptationError, RuntimeError):
+    """``retain_grad()`` on a tensor that does not require grad (PyTorch's refusal; the message is its)."""
+
+    def __init__(self) -> None:
+        super().__init__("can't retain_grad on Tensor that has requires_grad=False", target="Tensor.retain_grad")
+
+
+def requires_grad_wrapper(requires_grad_: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``Tensor.requires_grad_()`` refuse integer and bool tensors, as PyTorch does (MSAdapter accepts them)."""
+
+    @functools.wraps(requires_grad_)
+    def checked(self: Any, requires_grad: bool = True) -> Any:
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            raise GradDTypeError(str(self.dtype))
+        return requires_grad_(self, requires_grad)
+
+    return checked
+
+
+def _own_gradient(tensor: Any) -> Any:
+    """Return ``tensor``, or a view of it when it is a leaf (so its gradient arrives as a tensor of its own)."""
+    return tensor.view(tensor.shape) if tensor.is_leaf else tensor
+
+
+def add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.__add__`` / ``Tensor.add`` / ``torch.add`` so that backward does not need ``Clone``."""
+    from mindspore import Tensor
+
+    @functools.wraps(op)
+    def add(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
+        if (isinstance(other, Tensor) and isinstance(self, Tensor) and self.requires_grad and other.requires_grad
+                and (self.is_leaf or other.is_leaf)):
+            return op(_own_gradient(self), _own_gradient(other), *args, **kwargs)
+        return op(self, other, *args, **kwargs)
+
+    return add
+
+
+def retain_grad(self: Any) -> None:
+    """``Tensor.retain_grad``: a non-leaf tensor keeps its gradient in ``.grad`` (accumulated), a leaf is unchanged.
+
+    Raises:
+        RetainGradError: ``self`` does not require grad (a ``RuntimeError``, as PyTorch's).
+    """
+    if not self.requires_grad:
+        raise RetainGradError
+    if self.is_leaf or getattr(self, "_mindspeed_retains_grad", False):
+        return
+
+    def keep(grad: Any) -> None:
+        previous = self._grad
+        self._grad = grad.clone() if previous is None else previous + grad
+
+    self.register_hook(keep)
+    self._mindspeed_retains_grad = True
+
+
+def _retains_grad(self: Any) -> bool:
+    return bool(getattr(self, "_mindspeed_retains_grad", False))
+
+
+retains_grad = property(_retains_grad, doc="True for a non-leaf tensor after retain_grad().")
+
+
+def _get_grad(self: Any) -> Any:
+    if not self.is_leaf and self.requires_grad and not _retains_grad(self):
+        warnings.warn(_NOT_RETAINED, UserWarning, stacklevel=2)
+    return self._grad
+
+
+def _set_grad(self: Any, value: Any) -> None:
+    self._grad = value
+
+
+grad = property(_get_grad, _set_grad, doc="The gradient computed for this tensor (leaf, or retain_grad()).")
+
+
+def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - PyTorch's parameter names
+    """``Tensor.clamp_``: clamp out of place, write the result into ``self`` (and its base); return ``self``."""
+    from mindspore import ops
+
+    check_inplace("clamp_", self, *(bound for bound in (min, max) if bound is not None))
+    return write_back("clamp_", self, ops.clamp(self, min, max))
