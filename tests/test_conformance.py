@@ -67,7 +67,6 @@ PATHS_NOT_YET_CLEAN = pytest.mark.xfail(strict=True, reason="KNOWN_DIVERGENT sti
                                         "/work/notes/conformance_findings.md lists them (issue 19 item 3)")
 
 
-@PATHS_NOT_YET_CLEAN
 def test_no_known_divergence_on_the_gpt_path() -> None:
     """Ops traced on megatron-core's GPT example may not diverge (a remaining limitation must be a loud error)."""
     assert not _divergent_on("gpt")
