@@ -28,6 +28,14 @@ def test_index_put_out_of_range_raises_index_error_and_writes_nothing() -> None:
     np.testing.assert_array_equal(x.asnumpy(), np.arange(6).reshape(2, 3))
 
 
+def test_index_copy_out_of_range_writes_nothing() -> None:
+    x = _tensor()
+    with pytest.raises(index_ops.IndexOutOfRangeError):
+        index_ops.index_copy_(x, 0, mindspore.tensor([0, 2], mindspore.int64),
+                              mindspore.tensor(np.ones((2, 3), np.float32)))
+    np.testing.assert_array_equal(x.asnumpy(), np.arange(6).reshape(2, 3))
+
+
 def test_index_put_accepts_negative_indices() -> None:
     out = index_ops.index_put(_tensor(), (mindspore.tensor([-1], mindspore.int64),), mindspore.tensor(9.0))
     np.testing.assert_array_equal(out.asnumpy(), [[0, 1, 2], [9, 9, 9]])
@@ -41,7 +49,7 @@ def test_index_copy_with_int32_index_raises_like_pytorch() -> None:
 
 def test_scatter_add_out_of_range_raises_before_writing() -> None:
     x = _tensor()
-    with pytest.raises(index_ops.IndexOutOfRangeError):
+    with pytest.raises(InPlaceWriteError, match="index 2 is out of bounds for dimension 0 with size 2"):
         index_ops.scatter_add_(x, 0, mindspore.tensor([[2, 0, 0]], mindspore.int64),
                                mindspore.tensor(np.ones((1, 3), np.float32)))
     np.testing.assert_array_equal(x.asnumpy(), np.arange(6).reshape(2, 3))

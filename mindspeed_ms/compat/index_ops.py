@@ -20,8 +20,8 @@ from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import BOOL, FLOATING, InPlaceWriteError, category, check_inplace
 from mindspeed_ms.errors import AdaptationError
 
-__all__ = ["IndexOutOfRangeError", "index_copy", "index_copy_", "index_put", "index_put_", "scatter_",
-           "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul"]
+__all__ = ["IndexArgumentError", "IndexOutOfRangeError", "index_copy", "index_copy_", "index_put", "index_put_",
+           "scatter_", "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul"]
 
 
 class IndexOutOfRangeError(AdaptationError, IndexError):
@@ -36,6 +36,18 @@ class IndexOutOfRangeError(AdaptationError, IndexError):
     def __init__(self, op: str, index: int, dim: int, size: int) -> None:
         self.op, self.index, self.dim, self.size = op, index, dim, size
         super().__init__(f"{op}(): index {index} is out of bounds for dimension {dim} with size {size}")
+
+
+class IndexArgumentError(AdaptationError, IndexError):
+    """Indices PyTorch refuses (dtype, mask shape, count, broadcast), with PyTorch's message; nothing was written.
+
+    Attributes:
+        op: the operation, e.g. ``"index_put_"``.
+    """
+
+    def __init__(self, op: str, message: str) -> None:
+        self.op = op
+        super().__init__(message)
 
 
 def _is_int64(tensor: Any) -> bool:
@@ -100,40 +112,48 @@ def index_copy(self: Any, dim: int, index: Any, source: Any) -> Any:
 
 def index_copy_(self: Any, dim: int, index: Any, source: Any) -> Any:
     """Copy ``source`` into ``self`` at ``index`` along ``dim``, in place (``Tensor.index_copy_``)."""
-    check_inplace("index_copy_", self, source)
+    check_inplace("index_copy_", self)
     return write_back("index_copy_", self, index_copy(self, dim, index, source))
 
 
 def _linear_indices(op: str, self: Any, indices: Any) -> Any:
     """Return the advanced ``indices`` as one ``[..., k]`` int64 tensor of non-negative coordinates."""
     import mindspore
+    import numpy as np
     from mindspore import ops
 
     if not isinstance(indices, (tuple, list)):
         raise InPlaceWriteError(op, "argument", f"{op}(): indices must be a tuple of tensors, got {type(indices)}")
     coords: list[Any] = []
-    for position, index in enumerate(indices):
+    for index in indices:
         if index is None:
             raise InPlaceWriteError(op, "unsupported", f"{op}(): a None entry in indices is not supported on this "
                                                        f"backend; index with x[..., idx] = v instead")
-        kind = category(index)
-        if kind == BOOL:
-            coords.extend(ops.nonzero(index).astype(mindspore.int64).unbind(1))
+        if category(index) == BOOL or "UInt8" in str(index.dtype):  # uint8 indices are masks to PyTorch
+            start = len(coords)
+            mask_shape = tuple(self.shape[start:start + _ndim(index)])
+            if tuple(index.shape) != mask_shape:
+                raise IndexArgumentError(op, f"The shape of the mask {list(index.shape)} at index {start} does not "
+                                             f"match the shape of the indexed tensor {list(self.shape)} at index "
+                                             f"{start}")
+            coords.extend(ops.nonzero(index.astype(mindspore.bool_)).astype(mindspore.int64).unbind(1))
             continue
-        if "Int64" not in str(index.dtype) and "Int32" not in str(index.dtype) and "UInt8" not in str(index.dtype):
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if "Int64" not in str(index.dtype) and "Int32" not in str(index.dtype):
+            raise IndexArgumentError(op, "tensors used as indices must be long, int, byte or bool tensors")
         dim = len(coords)
         if dim >= _ndim(self):
-            raise IndexError(f"too many indices for tensor of dimension {_ndim(self)} (got {len(indices)})")
+            raise IndexArgumentError(op, f"too many indices for tensor of dimension {_ndim(self)} (got {len(indices)})")
         size = int(self.shape[dim])
         index = index.astype(mindspore.int64)
         _check_range(op, index, dim, size, allow_negative=True)
         coords.append(ops.where(index < 0, index + size, index))
-        del position
     if len(coords) > _ndim(self):
-        raise IndexError(f"too many indices for tensor of dimension {_ndim(self)} (got {len(coords)})")
-    shape = tuple(ops.broadcast_shape(*(tuple(c.shape) for c in coords))) if len(coords) > 1 else tuple(
-        coords[0].shape)
+        raise IndexArgumentError(op, f"too many indices for tensor of dimension {_ndim(self)} (got {len(coords)})")
+    try:
+        shape = tuple(int(n) for n in np.broadcast_shapes(*(tuple(c.shape) for c in coords)))
+    except ValueError as error:
+        raise IndexArgumentError(op, f"shape mismatch: indexing tensors could not be broadcast together with "
+                                     f"shapes {[tuple(c.shape) for c in coords]}") from error
     return ops.stack([c.broadcast_to(shape) for c in coords], -1)
 
 
@@ -161,15 +181,15 @@ def index_put(self: Any, indices: Any, values: Any, accumulate: bool = False) ->
 
 def index_put_(self: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """Put ``values`` into ``self`` at ``indices`` in place (``Tensor.index_put_``)."""
-    check_inplace("index_put_", self, values)
+    check_inplace("index_put_", self)
     return write_back("index_put_", self, index_put(self, indices, values, accumulate))
 
 
 def _scatter_args(op: str, self: Any, dim: int, index: Any, src: Any) -> tuple[int, Any]:
     """Validate ``scatter``'s arguments as PyTorch does; return the wrapped dim and ``src`` cut to ``index``."""
     dim = _wrap_dim(op, dim, _ndim(self))
-    if not _is_int64(index):
-        raise InPlaceWriteError(op, "argument", f"{op}(): Expected dtype int64 for index")
+    if not _is_int64(index) and "Int32" not in str(index.dtype):
+        raise InPlaceWriteError(op, "argument", "scatter(): Expected dtype int32/int64 for index")
     if _ndim(index) != _ndim(self) or _ndim(index) != _ndim(src):
         raise InPlaceWriteError(op, "shape", "Index tensor must have the same number of dimensions as self and "
                                              "src tensors")
@@ -178,7 +198,10 @@ def _scatter_args(op: str, self: Any, dim: int, index: Any, src: Any) -> tuple[i
             raise InPlaceWriteError(op, "shape", f"Expected index {tuple(index.shape)} to be smaller than self "
                                                  f"{tuple(self.shape)} apart from dimension {dim} and to be smaller "
                                                  f"size than src {tuple(src.shape)}")
-    _check_range(op, index, dim, int(self.shape[dim]) if _ndim(self) else 1, allow_negative=False)
+    try:
+        _check_range(op, index, dim, int(self.shape[dim]) if _ndim(self) else 1, allow_negative=False)
+    except IndexOutOfRangeError as error:  # PyTorch's scatter kernels raise RuntimeError here, not IndexError
+        raise InPlaceWriteError(op, "argument", str(error).replace(f"{op}(): ", "")) from error
     if tuple(src.shape) != tuple(index.shape):
         src = src[tuple(slice(0, int(n)) for n in index.shape)]
     return dim, src
@@ -207,7 +230,7 @@ def scatter_(self: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
                                                            "use scatter_add_ or scatter_reduce_")
     source = _scatter_source(self, index, src, value)
     dim, source = _scatter_args("scatter_", self, dim, index, source)
-    check_inplace("scatter_", self, source)
+    check_inplace("scatter_", self)
     if not index.numel():
         return self
     return write_back("scatter_", self, ops.tensor_scatter_elements(self, index, source, dim))
@@ -227,7 +250,7 @@ def scatter_add(self: Any, dim: int, index: Any, src: Any) -> Any:
 
 def scatter_add_(self: Any, dim: int, index: Any, src: Any) -> Any:
     """Add ``src`` into ``self`` at ``index`` along ``dim`` in place (``Tensor.scatter_add_``)."""
-    check_inplace("scatter_add_", self, src)
+    check_inplace("scatter_add_", self)
     return write_back("scatter_add_", self, scatter_add(self, dim, index, src))
 
 
