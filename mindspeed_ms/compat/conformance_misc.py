@@ -155,3 +155,43 @@ def tanh_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input, *args, **kwargs)
 
     return tanh
+
+
+def concatenate_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.concatenate`` accepting ``axis=`` (PyTorch's NumPy alias of ``dim``; MSAdapter: TypeError)."""
+
+    @functools.wraps(op)
+    def concatenate(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        if "axis" in kwargs:
+            if args or "dim" in kwargs:
+                raise TypeError("concatenate() got multiple values for argument 'dim'")
+            kwargs["dim"] = kwargs.pop("axis")
+        return op(tensors, *args, **kwargs)
+
+    return concatenate
+
+
+def _is_int(value: Any) -> bool:
+    """An int (not a bool) or an integral float (nn.Upsample passes ``float(scale_factor)``)."""
+    if isinstance(value, float):
+        return value.is_integer() and value > 0
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def interpolate_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``interpolate`` with an integral ``scale_factor`` (or a sequence of them), as PyTorch accepts: passed as the
+    output ``size`` it gives (each spatial size times the factor; MindSpore refuses an int, and a float one with
+    'nearest' on 3-d input). Exact: an integral factor makes PyTorch's source-index scale ``size_in / size_out``."""
+
+    @functools.wraps(op)
+    def interpolate(input: Any, size: Any = None, scale_factor: Any = None, *args: Any, **kwargs: Any) -> Any:
+        factors = scale_factor if isinstance(scale_factor, (tuple, list)) else None
+        if size is None and (_is_int(scale_factor) or (factors and all(_is_int(f) for f in factors))):
+            spatial = tuple(input.shape[2:])
+            factors = factors or (scale_factor,) * len(spatial)
+            if len(factors) == len(spatial):
+                size = tuple(int(d) * int(f) for d, f in zip(spatial, factors))
+                scale_factor = None
+        return op(input, size, scale_factor, *args, **kwargs)
+
+    return interpolate

@@ -245,3 +245,10 @@ def _register_conformance_misc(registry: Any) -> None:
         kind="wrap", requires=_MSADAPTER,
         purpose="torch.distributed.destroy_process_group() before init_process_group returns normally; PyTorch "
                 "raises AssertionError")
+    registry.register(
+        "msadapter.ops.array.concatenate", misc.concatenate_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.concatenate(tensors, axis=1) raises TypeError (PyTorch accepts axis= as NumPy's name of dim)")
+    registry.register(
+        "msadapter.nn.functional.interpolate", misc.interpolate_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.nn.functional.interpolate(x, scale_factor=2) raises TypeError (MindSpore wants a float; "
+                "PyTorch accepts an int)")
