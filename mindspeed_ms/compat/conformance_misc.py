@@ -195,3 +195,40 @@ def interpolate_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input, size, scale_factor, *args, **kwargs)
 
     return interpolate
+
+
+def as_strided_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.as_strided`` / ``Tensor.as_strided``: a view of ``self``'s storage, as in PyTorch (MSAdapter gathers
+    a contiguous copy: writes through it, or to ``self``, are not seen by the other), with PyTorch's checks (the
+    view op reads past the storage unchecked).
+
+    MindSpore's AsStrided view op has no working backward ("The pointer[base_shape] is null"): where a gradient
+    is recorded MSAdapter's differentiable copy stays (reads and gradients are PyTorch's; a write through the
+    result does not reach ``self``).
+    """
+
+    @functools.wraps(op)
+    def as_strided(self: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
+        import msadapter
+        from mindspore.ops.auto_generate.gen_ops_prim import as_strided_op
+
+        size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+        if len(size) != len(stride):
+            raise TorchRefusalError("torch.as_strided", "mismatch in length of strides and shape")
+        offset = self.storage_offset() if storage_offset is None else int(storage_offset)
+        if min(size + stride + (offset,)) < 0:
+            raise TorchRefusalError(
+                "torch.as_strided", f"as_strided: Negative strides, sizes or offset are not supported, got "
+                                    f"size={list(size)}, stride={list(stride)}, storage_offset={offset}")
+        items = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        needed, available = items * self.element_size(), self.untyped_storage().nbytes()
+        if needed > available:
+            raise TorchRefusalError(
+                "torch.as_strided", f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                                    f"{offset}, and itemsize {self.element_size()} requiring a storage size of "
+                                    f"{needed} are out of bounds for storage of size {available}")
+        if self.requires_grad and msadapter.is_grad_enabled():
+            return op(self, size, stride, storage_offset)
+        return as_strided_op(self, size, stride, offset)
+
+    return as_strided

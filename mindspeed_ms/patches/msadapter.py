@@ -252,3 +252,9 @@ def _register_conformance_misc(registry: Any) -> None:
         "msadapter.nn.functional.interpolate", misc.interpolate_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.nn.functional.interpolate(x, scale_factor=2) raises TypeError (MindSpore wants a float; "
                 "PyTorch accepts an int)")
+    for target in ("msadapter.ops.creation.as_strided", f"{_TENSOR}.as_strided"):
+        registry.register(
+            target, misc.as_strided_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="torch.as_strided returns a gathered contiguous copy (writes through it, or to its input, are not "
+                    "seen by the other); MindSpore's AsStrided view op, with PyTorch's checks (it reads past the "
+                    "storage unchecked; where a gradient is recorded the copy stays: the view op has no backward)")

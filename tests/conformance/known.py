@@ -7,13 +7,6 @@ from __future__ import annotations
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
     'ops_misc.rng_state_round_trip': "result['replays']: ours False, PyTorch True",
-    'ops_nn.concatenate__float16': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",
-    'ops_nn.concatenate__float32': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",
-    'ops_nn.concatenate__grad': "ours raises TypeError: concatenate() got an unexpected keyword argument 'axis'",
-    'ops_nn.interpolate__float32': "ours raises TypeError: For 'interpolate', the 'scale_factor' must be float, but go",
-    'ops_nn.interpolate__grad': "ours raises TypeError: For 'interpolate', the 'scale_factor' must be float, but got '",
-    'ops_shape.as_strided': "result['contiguous'][0]: ours True, PyTorch False",
-    'ops_shape.as_strided_method': "result['contiguous'][0]: ours True, PyTorch False",
     'ops_shape.type_strings': "x.type() is 'torch.cuda.FloatTensor' (MSAdapter's tensors report the accelerator)",
     # refusals (conformance/cases/ops_errors.py)
 }
