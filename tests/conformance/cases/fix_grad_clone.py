@@ -25,6 +25,10 @@ def add_of_leaves_grads(torch: Any) -> Any:
                      "leaf_nonleaf": lambda t, a, c: a + (c * 3),
                      "chain_reuses_leaf": lambda t, a, c: (a + c) + a,
                      "self_plus_self": lambda t, a, c: a + a,
+                     "clone_leaf": lambda t, a, c: a.clone() + c,
+                     "clones": lambda t, a, c: a.clone() + c.clone(),
+                     "python_sum": lambda t, a, c: sum([a, c]),
+                     "alpha_clone": lambda t, a, c: t.add(a.clone(), c, alpha=2),
                      "alpha": lambda t, a, c: t.add(a, c, alpha=2),
                      "alpha_float": lambda t, a, c: t.add(a, c, alpha=-0.5),
                      "method": lambda t, a, c: a.add(c),
@@ -46,7 +50,11 @@ def add_of_leaves_bias_and_residual_grads(torch: Any) -> Any:
     (y * tensor(torch, (4, 3), seed=6)).sum().backward()
     twice = tensor(torch, (3,), seed=7, requires_grad=True)
     (twice + twice + twice).sum().backward()
-    return {"x": x.grad, "bias": bias.grad, "residual": residual.grad, "twice": twice.grad}
+    a = tensor(torch, (3, 2), seed=8, requires_grad=True)
+    c = tensor(torch, (2, 3), seed=9, requires_grad=True)
+    (a.t() + c).mul(tensor(torch, (2, 3), seed=10)).sum().backward()
+    return {"x": x.grad, "bias": bias.grad, "residual": residual.grad, "twice": twice.grad, "a_t": a.grad,
+            "c": c.grad}
 
 
 @case("Tensor.__add__")
