@@ -199,7 +199,7 @@ def _register_grad_clone(registry: Any) -> None:
         registry.register(
             target, grad_clone.add_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="a + c with both requiring grad and a leaf among them fails at backward ('The kernel Clone "
-                    "unregistered': the engine clones add's shared dout for the leaf): both operands enter through a view")
+                    "unregistered': the engine clones add's shared dout for the leaf): both operands enter via a view")
     for name, purpose in (
             ("retain_grad", "y.retain_grad() fails at backward (the engine clones the kept gradient: no CPU Clone "
                             "kernel): a tensor hook keeps it"),
