@@ -21,7 +21,7 @@ from mindspeed_ms.compat.inplace_checks import BOOL, FLOATING, InPlaceWriteError
 from mindspeed_ms.errors import AdaptationError
 
 __all__ = ["IndexArgumentError", "IndexOutOfRangeError", "index_copy", "index_copy_", "index_put", "index_put_",
-           "scatter_", "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul"]
+           "scatter_", "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul", "addcdiv"]
 
 
 class IndexOutOfRangeError(AdaptationError, IndexError):
@@ -320,3 +320,26 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1, out: Any 
         return ops.addcmul(input, tensor1, tensor2, mindspore.tensor(value, dtype=input.dtype))
     product = tensor1 * tensor2
     return input + (product if value == 1 else product * value)
+
+
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1, out: Any = None) -> Any:  # noqa: A002
+    """Return ``input + value * tensor1 / tensor2`` (``torch.addcdiv``, Adam's step; AddcdivExt has no CPU kernel)."""
+    import mindspore
+    from mindspore import ops
+
+    if out is not None:
+        raise InPlaceWriteError("addcdiv", "unsupported", "torch.addcdiv(out=...) is not supported on this "
+                                                          "backend; assign the result instead")
+    if category(tensor1) != FLOATING and category(tensor2) != FLOATING:
+        raise InPlaceWriteError("addcdiv", "argument", "Integer division with addcdiv is no longer supported, and "
+                                                       "in a future release addcdiv will perform a true division "
+                                                       "of tensor1 and tensor2. The historic addcdiv behavior can "
+                                                       "be implemented as (input + value * torch.trunc(tensor1 / "
+                                                       "tensor2)).to(input.dtype) for integer inputs and as (input "
+                                                       "+ value * tensor1 / tensor2) for float inputs. The future "
+                                                       "addcdiv behavior is just the latter implementation: (input "
+                                                       "+ value * tensor1 / tensor2), for all dtypes.")
+    if category(input) == FLOATING and input.dtype == tensor1.dtype == tensor2.dtype:
+        return ops.addcdiv(input, tensor1, tensor2, mindspore.tensor(value, dtype=input.dtype))
+    quotient = tensor1 / tensor2
+    return input + (quotient if value == 1 else quotient * value)

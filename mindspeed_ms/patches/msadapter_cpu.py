@@ -355,6 +355,9 @@ def _register_index_kernels(registry: Any) -> None:
     registry.register(
         "msadapter.ops.pointwise.addcmul", index_ops.addcmul, requires=_MSADAPTER,
         purpose="torch.addcmul raises on CPU (AddcmulExt unregistered); input + value * tensor1 * tensor2")
+    registry.register(
+        "msadapter.ops.pointwise.addcdiv", index_ops.addcdiv, requires=_MSADAPTER,
+        purpose="torch.addcdiv and Tensor.addcdiv_ raise on CPU (AddcdivExt unregistered; Adam's step)")
 
 
 def _register_conformance_misc(registry: Any) -> None:

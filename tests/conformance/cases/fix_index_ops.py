@@ -177,3 +177,16 @@ def moe_unpermute_patterns_with_gradients(torch: Any) -> Any:
             "index_copy": grad_of(torch, index_copy, tensor(torch, (5, 4), seed=13)),
             "weighted": grad_of(torch, lambda t: unpermute(t) * weights, tensor(torch, (5, 4), seed=14)),
             "group_mask": group_mask}
+
+
+@case("torch.addcdiv", "Tensor.addcdiv_")
+def addcdiv_values_views_and_gradients(torch: Any) -> Any:
+    a, b, c = tensor(torch, (3, 4)), tensor(torch, (3, 4), seed=1), tensor(torch, (3, 4), seed=2, low=0.5, high=2.0)
+    base = a.clone()
+    view = base[1:, :2]
+    returned = view.addcdiv_(b[1:, :2], c[1:, :2], value=-0.3)
+    return {"out": torch.addcdiv(a, b, c, value=0.5), "float16": torch.addcdiv(a.half(), b.half(), c.half()),
+            "broadcast": torch.addcdiv(a, b[0], c[:, :1]), "base": base, "returns_self": returned is view,
+            "grad": grad_of(torch, lambda x, y, z: torch.addcdiv(x, y, z, value=2.0), a, b, c),
+            "int_raises": _refusal(torch, lambda: tensor(torch, (3,), "int64"),
+                                   lambda x: torch.addcdiv(x, x, x + 5))}
