@@ -7,9 +7,10 @@ it is about (``None`` when it is about no single target).
 
 The engine's errors are defined in :mod:`mindspeed_ms.engine.errors`, the ops' in
 :mod:`mindspeed_ms.ops.errors` (loaded on first use: that package needs MindSpore) and the
-migration tools' in :mod:`mindspeed_ms.migrate.errors`, those of the CPU in-place semantics, the optimizer,
-the runtime settings and the parity tool beside their code (all loaded on first use); the adaptation layer's (providers,
-framework switch, backend) are defined here. All are importable from this module.
+migration tools' in :mod:`mindspeed_ms.migrate.errors`; those of the compat code (CPU semantics, collectives,
+optimizers, checkpoints), the runtime settings, the parity tool, the bootstrap and the patch manager beside their
+code (all loaded on first use); the adaptation layer's (providers, framework switch, backend) are defined here.
+All are importable from this module.
 """
 
 from __future__ import annotations
@@ -28,13 +29,25 @@ from mindspeed_ms.migrate.errors import FeatureTableError, LaunchScriptError, Sc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from mindspeed_ms.bootstrap.launch import CommandNotFoundError, RunCommandError
+    from mindspeed_ms.compat.conformance_misc import ProcessGroupNotInitializedError, TorchRefusalError
+    from mindspeed_ms.compat.cpu_collectives import CollectiveError
+    from mindspeed_ms.compat.grad_clone import GradDTypeError, RetainGradError
+    from mindspeed_ms.compat.index_ops import IndexArgumentError, IndexOutOfRangeError
     from mindspeed_ms.compat.inplace import InPlaceOnViewError
     from mindspeed_ms.compat.inplace_checks import InPlaceWriteError
+    from mindspeed_ms.compat.megatron_parallel import BucketSyncError
+    from mindspeed_ms.compat.megatron_speed import ClipGradTypeError
+    from mindspeed_ms.compat.megatron_training import AscendRuntimeUnavailableError, DatasetHelpersUnavailableError
     from mindspeed_ms.compat.msadapter_cpu_ops import UnsupportedOpOptionError
     from mindspeed_ms.compat.optim import UnsupportedOptimizerFeatureError
+    from mindspeed_ms.compat.promotion import DTypeNotSupportedError, OperandTypeError
+    from mindspeed_ms.compat.serialization import CheckpointFormatError
     from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError
     from mindspeed_ms.parity.capture import ParityMismatchError
-    from mindspeed_ms.parity.runner import ParityRunError, ParitySetupError
+    from mindspeed_ms.parity.runner import ParityNoStepError, ParityRunError, ParitySetupError
+    from mindspeed_ms.patch_manager.carry_over import AdoptionError
+    from mindspeed_ms.patch_manager.manager import WrapperNotFoundError
     from mindspeed_ms.runtime import RuntimeSettingError
 
 __all__ = [
@@ -64,6 +77,25 @@ __all__ = [
     "ParityMismatchError",
     "ParitySetupError",
     "ParityRunError",
+    "WrapperNotFoundError",
+    "AdoptionError",
+    "ParityNoStepError",
+    "DTypeNotSupportedError",
+    "OperandTypeError",
+    "TorchRefusalError",
+    "ProcessGroupNotInitializedError",
+    "CheckpointFormatError",
+    "CollectiveError",
+    "DatasetHelpersUnavailableError",
+    "AscendRuntimeUnavailableError",
+    "IndexOutOfRangeError",
+    "IndexArgumentError",
+    "ClipGradTypeError",
+    "GradDTypeError",
+    "RetainGradError",
+    "BucketSyncError",
+    "RunCommandError",
+    "CommandNotFoundError",
 ]
 
 #: Errors defined beside the code that raises them, loaded on first use (the ops' package imports MindSpore;
@@ -80,6 +112,25 @@ _LAZY = {
     "ParityMismatchError": "mindspeed_ms.parity.capture",
     "ParitySetupError": "mindspeed_ms.parity.runner",
     "ParityRunError": "mindspeed_ms.parity.runner",
+    "WrapperNotFoundError": "mindspeed_ms.patch_manager.manager",
+    "AdoptionError": "mindspeed_ms.patch_manager.carry_over",
+    "ParityNoStepError": "mindspeed_ms.parity.runner",
+    "DTypeNotSupportedError": "mindspeed_ms.compat.promotion",
+    "OperandTypeError": "mindspeed_ms.compat.promotion",
+    "TorchRefusalError": "mindspeed_ms.compat.conformance_misc",
+    "ProcessGroupNotInitializedError": "mindspeed_ms.compat.conformance_misc",
+    "CheckpointFormatError": "mindspeed_ms.compat.serialization",
+    "CollectiveError": "mindspeed_ms.compat.cpu_collectives",
+    "DatasetHelpersUnavailableError": "mindspeed_ms.compat.megatron_training",
+    "AscendRuntimeUnavailableError": "mindspeed_ms.compat.megatron_training",
+    "IndexOutOfRangeError": "mindspeed_ms.compat.index_ops",
+    "IndexArgumentError": "mindspeed_ms.compat.index_ops",
+    "ClipGradTypeError": "mindspeed_ms.compat.megatron_speed",
+    "GradDTypeError": "mindspeed_ms.compat.grad_clone",
+    "RetainGradError": "mindspeed_ms.compat.grad_clone",
+    "BucketSyncError": "mindspeed_ms.compat.megatron_parallel",
+    "RunCommandError": "mindspeed_ms.bootstrap.launch",
+    "CommandNotFoundError": "mindspeed_ms.bootstrap.launch",
 }
 
 
