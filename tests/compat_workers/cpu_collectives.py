@@ -89,6 +89,8 @@ main_grad = grad_buffer[0:4].view(2, 2)
 main_grad.add_(torch.full((2, 2), float(rank + 1), dtype=torch.float32))
 param_buffer = torch.zeros(8)
 param_buffer[rank * 4:(rank + 1) * 4] = float(rank + 5)
+param = torch.nn.Parameter(torch.zeros(2, 2))  # megatron bucket param, its main_grad a view of the buffer
+param.main_grad = main_grad
 ddp_config = types.SimpleNamespace(check_for_nan_in_grad=False, check_for_large_grads=False,
                                    num_distributed_optimizer_instances=1, use_distributed_optimizer=True,
                                    average_in_collective=False, overlap_grad_reduce=False,
@@ -98,7 +100,7 @@ group = types.SimpleNamespace(
     intra_distributed_optimizer_instance_group=None, intra_distributed_optimizer_instance_rank=rank,
     intra_distributed_optimizer_instance_size=world, data_parallel_group=None,
     buckets=[types.SimpleNamespace(grad_data=grad_buffer[0:8].view(8), param_data=param_buffer[0:8].view(8),
-                                   gradient_scaling_factor=0.5)])
+                                   gradient_scaling_factor=0.5, params_list=[param], params={param})])
 parallel.start_grad_sync(group)
 parallel.start_param_sync(group)
 results["bucket_grad_sync"] = main_grad.numpy().tolist()
