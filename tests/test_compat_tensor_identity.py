@@ -1,53 +1,77 @@
-"""Conversions without change return the tensor itself; cat promotes (mindspeed_ms.compat.tensor_identity).
-The conformance cases (fix_identity) compare the same with real PyTorch."""
+"""mindspeed_ms.compat.tensor_identity: Tensor.to / cpu identity rules and accelerator requests on the CPU backend."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from mindspeed_ms.compat.tensor_identity import cat_promotion_wrapper, identity_cpu_wrapper, identity_to_wrapper
+import pytest
+
+from mindspeed_ms.compat import tensor_identity
 
 
-@dataclass
-class DTypedTensor:
-    """A tensor as the wrappers see it: a dtype name, a shape, an item size."""
+class _Device:
+    """Shaped like torch.device: a class named ``device`` with a string ``type``."""
 
-    dtype: str
-    shape: tuple[int, ...] = (2,)
-    itemsize: int = 4
-
-    def astype(self, dtype: str) -> DTypedTensor:
-        return DTypedTensor(dtype, self.shape, 8 if dtype.endswith("64") else 4)
+    def __init__(self, kind: str) -> None:
+        self.type = kind
 
 
-def _to(self: DTypedTensor, dtype: str | None = None, **kwargs: Any) -> DTypedTensor:
-    return DTypedTensor(dtype or self.dtype, self.shape, self.itemsize)  # always a copy, as MSAdapter's
+_Device.__name__ = "device"
 
 
-def test_to_without_a_change_returns_the_tensor_itself() -> None:
-    x = DTypedTensor("Float32")
-    to = identity_to_wrapper(_to)
-    assert to(x, "Float32") is x
-    assert to(x) is x
+class _DType:
+    """Shaped like a dtype (MindSpore's ``Float`` type): not a string, no string ``type``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DType) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
 
-def test_to_with_a_change_or_copy_true_returns_the_copy() -> None:
-    x = DTypedTensor("Float32")
-    to = identity_to_wrapper(_to)
-    assert to(x, "Float16").dtype == "Float16"
-    assert to(x, "Float32", copy=True) is not x
+F16, F32, F64 = _DType("float16"), _DType("float32"), _DType("float64")
 
 
-def test_cpu_returns_the_tensor_itself() -> None:
-    x = DTypedTensor("Int64")
-    assert identity_cpu_wrapper(lambda self: DTypedTensor(self.dtype))(x) is x
+class _Tensor:
+    def __init__(self, dtype: _DType = F32) -> None:
+        self.dtype = dtype
+        self.shape = (2,)
 
 
-def test_cat_casts_every_input_to_the_highest_category_then_widest_dtype() -> None:
+def _recording_to(seen: list) -> Any:
+    def to(self: _Tensor, *args: Any, **kwargs: Any) -> _Tensor:
+        seen.append((args, kwargs))
+        return _Tensor(kwargs.get("dtype") or next((a for a in args if isinstance(a, _DType)), self.dtype))
+
+    return to
+
+
+@pytest.mark.parametrize(("args", "kwargs", "expected_args", "expected_kwargs"), [
+    ((), {"device": "Ascend"}, (), {"device": "cpu"}),           # torch.cuda.current_device() under MSAdapter
+    (("cuda",), {}, ("cpu",), {}),
+    (("npu:1",), {}, ("cpu",), {}),
+    ((0,), {}, ("cpu",), {}),
+    ((_Device("cuda"),), {}, ("cpu",), {}),
+    (("cuda", F16), {}, ("cpu", F16), {}),
+    ((), {"device": "npu", "dtype": F64}, (), {"device": "cpu", "dtype": F64}),
+    ((F16,), {}, (F16,), {}),                                      # a dtype is not a device
+    ((), {"device": "cpu"}, (), {"device": "cpu"}),
+    ((True,), {}, (True,), {}),                                    # non_blocking, not an ordinal
+    (("not-a-device",), {}, ("not-a-device",), {}),                # left for MSAdapter to refuse
+])
+def test_a_move_to_an_accelerator_stays_on_the_host(args: tuple, kwargs: dict, expected_args: tuple,
+                                                     expected_kwargs: dict) -> None:
     seen: list = []
-    cat = cat_promotion_wrapper(lambda tensors, dim=0: seen.append([t.dtype for t in tensors]))
-    cat([DTypedTensor("Int64", itemsize=8), DTypedTensor("Float32")])
-    cat([DTypedTensor("Int32"), DTypedTensor("Int64", itemsize=8)])
-    cat([DTypedTensor("Float32"), DTypedTensor("Float32")])
-    assert seen == [["Float32", "Float32"], ["Int64", "Int64"], ["Float32", "Float32"]]
+    tensor_identity.identity_to_wrapper(_recording_to(seen))(_Tensor(), *args, **kwargs)
+    assert seen == [(expected_args, expected_kwargs)]
+
+
+def test_to_without_a_change_returns_the_tensor_itself_and_a_dtype_change_a_new_one() -> None:
+    to = tensor_identity.identity_to_wrapper(_recording_to([]))
+    tensor = _Tensor()
+    assert to(tensor, device="Ascend") is tensor
+    converted = to(tensor, F16)
+    assert converted is not tensor and converted.dtype == F16

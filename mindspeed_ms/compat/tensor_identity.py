@@ -23,6 +23,13 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(to)
     def to_or_self(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # A move to an accelerator (``device=torch.cuda.current_device()``, "cuda", "npu", an ordinal) stays on
+        # the host: the CPU backend's device rule (README, "Device reported on CPU"); MSAdapter would try to
+        # create an Ascend context and fail (megatron's MoE router moves its weight that way on every forward).
+        if "device" in kwargs and _is_accelerator(kwargs["device"]):
+            kwargs["device"] = "cpu"
+        if args and _is_accelerator(args[0]):
+            args = ("cpu", *args[1:])
         result = to(self, *args, **kwargs)
         if kwargs.get("copy") or result is self:
             return result
@@ -31,6 +38,21 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return to_or_self
+
+
+#: device names that mean an accelerator (MSAdapter's ``torch.cuda.current_device()`` is ``"Ascend"``)
+_ACCELERATORS = frozenset({"cuda", "npu", "ascend"})
+
+
+def _is_accelerator(device: Any) -> bool:
+    """Whether ``device`` names an accelerator (a dtype, tensor, ``None`` or an unknown name does not)."""
+    if isinstance(device, bool) or device is None:
+        return False
+    if isinstance(device, int):
+        return True  # an accelerator ordinal
+    kind = device if isinstance(device, str) else (
+        device.type if type(device).__name__ == "device" and isinstance(getattr(device, "type", None), str) else None)
+    return kind is not None and kind.split(":", 1)[0].lower() in _ACCELERATORS
 
 
 def identity_cpu_wrapper(cpu: Callable[..., Any]) -> Callable[..., Any]:
