@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 
 import pytest
 
 from mindspeed_ms import ApplyReport, PatchRegistry, PatchStatus
+from mindspeed_ms.engine.registry import filling, registry_being_filled
 from mindspeed_ms.errors import (
     AdaptationError,
     PatchApplyError,
@@ -392,6 +394,31 @@ def test_provider_scope_names_the_provider(reg):
     with reg.provider("mine"):
         reg.register("json.dumps", replacement)
     assert reg.status()[0].provider == "mine"
+
+
+def test_registry_being_filled_is_the_innermost_block_and_the_outer_one_after_it(reg, make_registry):
+    inner = make_registry("inner")
+    assert registry_being_filled() is None
+    with reg.provider("outer"):
+        with filling(inner):
+            assert registry_being_filled() is inner
+        assert registry_being_filled() is reg
+    assert registry_being_filled() is None
+
+
+def test_registry_being_filled_is_not_seen_by_another_thread(reg):
+    seen = []
+    with reg.provider("mine"):
+        thread = threading.Thread(target=lambda: seen.append(registry_being_filled()))
+        thread.start()
+        thread.join()
+    assert seen == [None]
+
+
+def test_registry_being_filled_is_restored_when_the_provider_block_raises(reg):
+    with pytest.raises(ZeroDivisionError), reg.provider("broken"):
+        raise ZeroDivisionError
+    assert registry_being_filled() is None
 
 
 def test_trace_counts_calls(make_registry, modules):

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
@@ -31,7 +32,7 @@ from .targets import locate, parse_target, suggest
 from .watcher import ImportWatcher
 from .watcher import watcher as default_watcher
 
-__all__ = ["PatchRegistry", "registry_being_filled", "MISSING_TARGET_POLICIES"]
+__all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_POLICIES"]
 
 logger = logging.getLogger("mindspeed_ms")
 
@@ -42,17 +43,35 @@ MISSING_TARGET_POLICIES = ("error", "skip")
 INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation", "mindspeed_ms.providers"}
 
 
-# registries inside a provider()/transaction() block, innermost last (see registry_being_filled)
-_filling: list[PatchRegistry] = []
+# The registry a provider()/transaction() block (or filling()) is registering into, per context: a
+# thread, or an asyncio task, started elsewhere does not see another's block.
+_being_filled: ContextVar[PatchRegistry | None] = ContextVar("mindspeed_ms_registry_being_filled", default=None)
 
 
 def registry_being_filled() -> PatchRegistry | None:
-    """Return the registry a provider is registering into right now (innermost), or ``None``.
+    """Return the registry being filled in this context right now (the innermost block's), or ``None``.
 
-    ``MindSporeAdaptation.register`` uses it, so a provider that registers through that spelling
-    fills the registry it was handed (the one ``mindspeed-ms patches``/``verify`` list).
+    ``MindSporeAdaptation.register`` and the MindSpeed manager facade use it, so a provider that
+    registers through those spellings fills the registry it was handed (the one ``mindspeed-ms
+    patches``/``verify`` list). Inside :meth:`PatchRegistry.provider`, :meth:`PatchRegistry.transaction`
+    or :func:`filling` it is that block's registry; other threads and contexts do not see it.
     """
-    return _filling[-1] if _filling else None
+    return _being_filled.get()
+
+
+@contextmanager
+def filling(registry: PatchRegistry) -> Iterator[PatchRegistry]:
+    """Make ``registry`` the one :func:`registry_being_filled` returns in this context, for the block.
+
+    Blocks nest (the innermost wins, the outer one is back on exit). Registrations made inside are
+    not attributed or rolled back by this alone: :meth:`PatchRegistry.provider` does that (and
+    enters this block itself).
+    """
+    token = _being_filled.set(registry)
+    try:
+        yield registry
+    finally:
+        _being_filled.reset(token)
 
 
 def _caller_site() -> str:
@@ -364,7 +383,7 @@ class PatchRegistry:
             outer, outer_fallback = self._provider, self._fallback
             if not keep_provider:
                 self._provider, self._fallback = name, fallback
-        _filling.append(self)
+        token = _being_filled.set(self)
         try:
             yield
         except BaseException:
@@ -378,7 +397,7 @@ class PatchRegistry:
                         self._patches.setdefault(target, patch)
             raise
         finally:
-            _filling.remove(self)
+            _being_filled.reset(token)
             with self._lock:
                 self._scopes[:] = [item for item in self._scopes if item is not scope]
                 self._provider, self._fallback = outer, outer_fallback
