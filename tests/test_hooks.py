@@ -409,3 +409,55 @@ def test_a_registry_can_use_an_import_watcher_of_its_own(make_registry, modules,
     assert importlib.import_module("h_own").func is new_func
     registry.revert()
     assert own not in sys.meta_path and sys.modules["h_own"].func() == "orig"
+
+
+# --- when_imported: the generic one-shot "call this when module X has executed" ---
+def test_when_imported_calls_back_once_after_the_module_executes(modules):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    modules.write("h_once", "VALUE = 'executed'\n")
+    seen = []
+    own.when_imported("h_once", lambda module: seen.append(module.VALUE))
+    assert seen == []
+    mod = importlib.import_module("h_once")
+    assert seen == ["executed"]
+    importlib.reload(mod)
+    assert seen == ["executed"]  # once, not on every execution
+    assert own not in sys.meta_path  # nothing left subscribed: the watcher took itself off
+
+
+def test_when_imported_calls_back_at_once_for_a_module_already_imported(modules):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    mod = modules.load("h_there", "VALUE = 1\n")
+    seen = []
+    own.when_imported("h_there", seen.append)
+    assert seen == [mod]
+    assert own not in sys.meta_path
+
+
+def test_a_cancelled_when_imported_never_calls_back(modules):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    modules.write("h_cancelled", "VALUE = 1\n")
+    seen = []
+    cancel = own.when_imported("h_cancelled", seen.append)
+    cancel()
+    cancel()  # idempotent
+    importlib.import_module("h_cancelled")
+    assert seen == []
+    assert own not in sys.meta_path
+
+
+def test_when_imported_fires_for_the_package_before_its_submodules_execute(modules):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    modules.write("h_parent.child", "import h_parent\nSEEN = h_parent.ORDER[:]\n")
+    modules.write("h_parent", "ORDER = []\n", package=True)
+    own.when_imported("h_parent", lambda module: module.ORDER.append("callback"))
+    child = importlib.import_module("h_parent.child")
+    assert child.SEEN == ["callback"]

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
-from types import ModuleType
-from typing import Any
+
+# Imported when the adaptor arms the watcher in PyTorch mode: ``typing`` is kept off the run-time path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import ModuleType
+    from typing import Any
 
 __all__ = ["find_spec", "find_spec_on_path", "search_locations"]
 

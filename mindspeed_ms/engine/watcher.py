@@ -26,19 +26,23 @@ import importlib.util
 import sys
 import threading
 import weakref
-from collections.abc import Sequence
-from importlib.abc import Loader, MetaPathFinder
-from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any, Callable
 
 from .errors import BlockedModuleError
 from .finders import find_spec as _find_spec
 
+# The adaptor arms this watcher in PyTorch mode (see :meth:`ImportWatcher.when_imported`), where
+# importing costs must stay small: ``importlib.abc`` (it pulls ``importlib.resources``, ``tempfile``,
+# ``random``...) and ``typing`` are not imported at run time; a finder and a loader need no ABC base.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from importlib.machinery import ModuleSpec
+    from typing import Any
+
+    Callback = Callable[[ModuleType], None]
+
 __all__ = ["ImportWatcher", "watcher", "BlockedModuleError"]
-
-Callback = Callable[[ModuleType], None]
-
 
 
 class _BlockAwareFindSpec:
@@ -68,7 +72,7 @@ def _is_initializing(module: ModuleType) -> bool:
     return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
-class _HookedLoader(Loader):
+class _HookedLoader:
     """Delegate to the real loader, then fire the watcher's callbacks for the module."""
 
     def __init__(self, loader: Any, watcher: ImportWatcher, name: str) -> None:
@@ -93,7 +97,7 @@ class _HookedLoader(Loader):
         return getattr(self._loader, name)
 
 
-class ImportWatcher(MetaPathFinder):
+class ImportWatcher:
     """A finder holding, per module name, the callbacks to fire and the blocks in force.
 
     Each registry subscribes with a key of its own, so it can disarm exactly its hooks. One
@@ -121,6 +125,42 @@ class ImportWatcher(MetaPathFinder):
             if current is not None and name not in self._seen:
                 self._remember(name, current)
             self._install()
+
+    def when_imported(self, name: str, callback: Callback) -> Callable[[], None]:
+        """Call ``callback(module)`` once, when module ``name`` finishes executing; at once if it is imported.
+
+        The generic "run this when that module is there" hook (wrapt's post-import hook, once): the
+        adaptation defers PyTorch mode's work on ``megatron`` with it, so that importing the adaptor
+        imports nothing. A module in ``sys.modules`` counts as imported, even while it executes.
+
+        Args:
+            name: the module's dotted name.
+            callback: called with the module, outside the watcher's lock.
+
+        Returns:
+            A function that cancels the call if it has not happened yet (idempotent).
+        """
+        current = sys.modules.get(name)
+        if current is not None:
+            callback(current)
+            return _nothing
+        pending = [callback]  # emptied by whichever of firing and cancelling comes first
+
+        def once(module: ModuleType) -> None:
+            self.unwatch([name], key)
+            try:
+                fire = pending.pop()
+            except IndexError:  # another thread fired or cancelled it
+                return
+            fire(module)
+
+        def cancel() -> None:
+            pending.clear()
+            self.unwatch([name], key)
+
+        key = id(once)  # unique while subscribed: the watcher holds ``once``
+        self.watch(name, key, once)
+        return cancel
 
     def unwatch(self, names: Sequence[str], key: int) -> None:
         """Remove the callbacks of ``key`` for ``names``."""
@@ -216,7 +256,8 @@ class ImportWatcher(MetaPathFinder):
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         if not isinstance(spec.loader, _HookedLoader) or spec.loader._watcher is not self:
-            spec.loader = _HookedLoader(spec.loader, self, fullname)
+            # a loader by protocol: subclassing importlib.abc.Loader would import importlib.resources (see above)
+            spec.loader = _HookedLoader(spec.loader, self, fullname)  # type: ignore[assignment]
         return spec
 
     def fire(self, name: str, module: ModuleType) -> None:
@@ -243,6 +284,10 @@ class ImportWatcher(MetaPathFinder):
                     missed.append((name, module))
         for name, module in missed:
             self.fire(name, module)
+
+
+def _nothing() -> None:
+    """Cancel a call that already happened."""
 
 
 watcher = ImportWatcher()
