@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from mindspeed_ms.patch import Patch
+    from mindspeed_ms.engine.patch_record import Patch
+    from mindspeed_ms.engine.registry import PatchRegistry
+    from mindspeed_ms.engine.status import ApplyReport, PatchStatus
     from mindspeed_ms.providers import ProviderRun
-    from mindspeed_ms.registry import PatchRegistry
     from mindspeed_ms.runtime import RuntimeSetting
-    from mindspeed_ms.status import ApplyReport, PatchStatus
 
 __all__ = ["MindSporeAdaptation", "default_registry", "pytorch_registry", "execute_mindspore", "prepare_backend",
            "run_providers", "collect_patches", "PARITY_DIR_ENV",
@@ -92,8 +92,7 @@ def default_registry() -> PatchRegistry:
     with _state.lock:
         if _state.registry is None:
             from mindspeed_ms.engine.errors import SettingError
-            from mindspeed_ms.engine.registry import MISSING_TARGET_POLICIES
-            from mindspeed_ms.registry import PatchRegistry
+            from mindspeed_ms.engine.registry import MISSING_TARGET_POLICIES, PatchRegistry
 
             raw = os.environ.get(MISSING_TARGETS_ENV, "")
             policy = raw.strip().lower() or "error"
@@ -222,7 +221,7 @@ def collect_patches(framework: str = "mindspore", argv: Sequence[str] = (),
     Raises:
         ProviderError: a provider failed to load or to register.
     """
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
     args = parse_args(argv)
     args.ai_framework = framework
@@ -303,7 +302,7 @@ def pytorch_registry() -> PatchRegistry:
     """
     with _state.lock:
         if _state.pytorch_registry is None:
-            from mindspeed_ms.registry import PatchRegistry
+            from mindspeed_ms.engine.registry import PatchRegistry
 
             _state.pytorch_registry = PatchRegistry(name="mindspeed_ms.pytorch")
         return _state.pytorch_registry

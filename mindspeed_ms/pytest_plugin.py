@@ -23,7 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from mindspeed_ms.adaptation import MindSporeAdaptation
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
     from mindspeed_ms.verify import TargetCheck
 
 __all__ = ["patch_registry", "mindspore_adaptation", "VerifyItem"]
@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture()
 def patch_registry(request: pytest.FixtureRequest) -> Iterator[PatchRegistry]:
     """Yield a fresh PatchRegistry; whatever it applied is reverted at teardown."""
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
     registry = PatchRegistry(name=f"pytest:{request.node.name}")
     try:
@@ -101,7 +101,7 @@ class _VerifySession(pytest.Collector):
             self.resolver = static_resolver()  # reads `torch` as the runtime maps it (MSAdapter)
             return
         from mindspeed_ms.adaptation import prepare_backend
-        from mindspeed_ms.registry import PatchRegistry
+        from mindspeed_ms.engine.registry import PatchRegistry
 
         if self.framework == "mindspore":
             prepare_backend()

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindspeed_ms.registry import PatchRegistry
-    from mindspeed_ms.status import PatchStatus
+    from mindspeed_ms.engine.registry import PatchRegistry
+    from mindspeed_ms.engine.status import PatchStatus
 
 __all__ = ["assert_patched", "assert_not_patched", "write_distribution"]
 
 
 def _describe(obj: Any) -> str:
     """Return ``module.qualname (file:line)`` for a function or class, else its repr."""
-    from mindspeed_ms.signatures import unwrap_descriptor
+    from mindspeed_ms.engine.signatures import unwrap_descriptor
 
     func = unwrap_descriptor(obj)
     name = getattr(func, "__qualname__", None)
@@ -36,7 +36,7 @@ def _describe(obj: Any) -> str:
 
 def _chain(obj: Any) -> list[Any]:
     """Return ``obj`` unwrapped from its descriptor, then every ``__wrapped__`` below it."""
-    from mindspeed_ms.signatures import unwrap_descriptor
+    from mindspeed_ms.engine.signatures import unwrap_descriptor
 
     items = [obj, unwrap_descriptor(obj)]
     current = items[-1]
@@ -58,7 +58,7 @@ def _status(target: str, registry: PatchRegistry | None) -> tuple[PatchRegistry,
 
 
 def _current(target: str) -> Any:
-    from mindspeed_ms.targets import resolve_target
+    from mindspeed_ms.engine.targets import resolve_target
 
     return resolve_target(target).raw
 

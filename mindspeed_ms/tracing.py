@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from mindspeed_ms.registry import PatchRegistry
+    from mindspeed_ms.engine.registry import PatchRegistry
 
 __all__ = ["arm_trace_report", "current_rank", "trace_path", "write_trace_report"]
 

@@ -2,8 +2,8 @@
 
 :func:`verify_registry` backs ``mindspeed-ms verify`` and the pytest plugin's
 ``--mindspeed-ms-verify`` items. It resolves each target by importing it
-(:func:`mindspeed_ms.targets.resolve_target`) or, with ``static=True``, by reading the installed
-sources (:mod:`mindspeed_ms.static`), and compares signatures (:mod:`mindspeed_ms.signatures`).
+(:func:`mindspeed_ms.engine.targets.resolve_target`) or, with ``static=True``, by reading the installed
+sources (:mod:`mindspeed_ms.engine.static`), and compares signatures (:mod:`mindspeed_ms.engine.signatures`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     Args:
         patch: a :class:`~mindspeed_ms.Patch` record.
         static: resolve by reading sources; signatures are compared from source too (nothing is imported).
-        resolver: a :class:`~mindspeed_ms.static.StaticResolver` to reuse across calls (static only).
+        resolver: a :class:`~mindspeed_ms.engine.static.StaticResolver` to reuse across calls (static only).
 
     Returns:
         The :class:`TargetCheck`.
@@ -174,7 +174,7 @@ def verify_registry(registry: PatchRegistry, *, static: bool = False) -> list[Ta
 
     Args:
         registry: a registry filled by providers, not applied.
-        static: read sources instead of importing (see :mod:`mindspeed_ms.static`).
+        static: read sources instead of importing (see :mod:`mindspeed_ms.engine.static`).
 
     Returns:
         One :class:`TargetCheck` per target, in registration order.

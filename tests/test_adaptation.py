@@ -20,8 +20,8 @@ import pytest
 
 from mindspeed_ms import adaptation
 from mindspeed_ms.adaptation import MindSporeAdaptation, configure_logging, current_rank, write_trace_report
+from mindspeed_ms.engine.registry import PatchRegistry
 from mindspeed_ms.errors import FrameworkError, PatchValidationError, SettingError
-from mindspeed_ms.registry import PatchRegistry
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
+from mindspeed_ms.engine.watcher import watcher
 from mindspeed_ms.errors import PatchApplyError
-from mindspeed_ms.hooks import watcher
 
 SOURCE = "def func():\n    return 'orig'\n\nclass K:\n    def meth(self):\n        return 'orig'\n"
 

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 from _helpers import unique, write_files
 
+from mindspeed_ms.engine.registry import PatchRegistry
 from mindspeed_ms.errors import ProviderError
 from mindspeed_ms.providers import (
     Provider,
@@ -18,7 +19,6 @@ from mindspeed_ms.providers import (
     discover_providers,
     register_providers,
 )
-from mindspeed_ms.registry import PatchRegistry
 from mindspeed_ms.testing import write_distribution
 
 

@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 import mindspeed_ms.patches
-from mindspeed_ms.registry import PatchRegistry
+from mindspeed_ms.engine.registry import PatchRegistry
 from mindspeed_ms.testing import assert_not_patched, assert_patched, write_distribution
 
 pytest_plugins = ["pytester"]

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from mindspeed_ms.engine.requirements import normalize_requires, unmet_requirements
 from mindspeed_ms.errors import PatchValidationError
-from mindspeed_ms.requirements import normalize_requires, unmet_requirements
 
 
 def test_normalize_accepts_string_and_sequence():

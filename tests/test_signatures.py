@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from mindspeed_ms.signatures import signature_problems
+from mindspeed_ms.engine.signatures import signature_problems
 
 
 def original(a, b, *, c=1):

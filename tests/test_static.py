@@ -1,4 +1,4 @@
-"""Tests of mindspeed_ms.static: resolving targets from installed sources without importing them."""
+"""Tests of mindspeed_ms.engine.static: resolving targets from installed sources without importing them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import mindspeed_ms.static
-from mindspeed_ms.static import MISSING, OK, UNVERIFIABLE, StaticResolver, resolve_static
+import mindspeed_ms.engine.static
+from mindspeed_ms.engine.static import MISSING, OK, UNVERIFIABLE, StaticResolver, resolve_static
 
 PACKAGE = {
     "stpkg/__init__.py": """
@@ -96,7 +96,7 @@ def source_tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _one(target: str, root: Path) -> mindspeed_ms.static.StaticResult:
+def _one(target: str, root: Path) -> mindspeed_ms.engine.static.StaticResult:
     return resolve_static(target, search_path=[str(root)])[0]
 
 
@@ -210,7 +210,7 @@ def test_to_dict_is_json_serialisable(source_tree: Path) -> None:
 
 _SUBPROCESS_CHECK = """
 import json, sys
-from mindspeed_ms import static as module
+from mindspeed_ms.engine import static as module
 results = module.resolve_static(sys.argv[2:])
 watched = {"megatron", "torch", "msadapter", "mindspore", "stpkg"}
 heavy = sorted(name for name in sys.modules if name.split(".")[0] in watched)
@@ -230,7 +230,7 @@ def test_real_megatron_core_sources_resolve_without_importing_anything(source_tr
     ]
     env = dict(os.environ, PYTHONPATH=str(source_tree))
     completed = subprocess.run(
-        [sys.executable, "-c", _SUBPROCESS_CHECK, mindspeed_ms.static.__file__, *targets],
+        [sys.executable, "-c", _SUBPROCESS_CHECK, mindspeed_ms.engine.static.__file__, *targets],
         cwd=str(source_tree / "stns"), env=env, capture_output=True, text=True, timeout=120, check=False,
     )
     assert completed.returncode == 0, completed.stderr

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
+from mindspeed_ms.engine.targets import locate, parse_target, resolve_target
 from mindspeed_ms.errors import PatchValidationError, TargetNotFoundError
-from mindspeed_ms.targets import locate, parse_target, resolve_target
 
 
 @pytest.mark.parametrize("bad", ["", ".a", "a.", "a..b", "a.1b", "a.class", "a.b-c", "a b"])

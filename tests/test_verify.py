@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _helpers import unique, write_files
 
-from mindspeed_ms.registry import PatchRegistry
+from mindspeed_ms.engine.registry import PatchRegistry
 from mindspeed_ms.verify import check_target, verify_registry
 
 

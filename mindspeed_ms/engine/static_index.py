@@ -1,4 +1,4 @@
-"""The bindings a module's source makes, read with ``ast`` (for :mod:`mindspeed_ms.static`).
+"""The bindings a module's source makes, read with ``ast`` (for :mod:`mindspeed_ms.engine.static`).
 
 Every name a module's top level can bind — classes, functions, assignments, imports, ``from``
 imports and ``*`` imports — including bindings inside module-level ``if``/``try``/``with``/loop
