@@ -64,9 +64,11 @@ def test_register_apply_revert_work_explicitly_in_pytorch_mode(target_module: Mo
 
     MindSporeAdaptation.register(f"{target_module.__name__}.compute", compute)
     [status] = MindSporeAdaptation.status()
-    assert status.state == "registered" and status.registered_at.startswith(__file__)
+    assert status.state == "registered"
+    assert status.registered_at.startswith(__file__)
     report = MindSporeAdaptation.apply()
-    assert report.applied == 1 and target_module.compute is compute
+    assert report.applied == 1
+    assert target_module.compute is compute
     MindSporeAdaptation.revert()
     assert target_module.compute(1) == ("original", 1)
 
@@ -109,7 +111,8 @@ def test_execute_in_pytorch_mode_does_nothing(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MINDSPEED_MS_DISABLE", "pytorch_cpu")
     before = set(sys.modules)
     assert MindSporeAdaptation.execute() is None
-    assert adaptation._state.registry is None and adaptation._state.pytorch_registry is None
+    assert adaptation._state.registry is None
+    assert adaptation._state.pytorch_registry is None
     assert not {name for name in set(sys.modules) - before if name.startswith(("msadapter", "mindspore"))}
 
 
@@ -125,12 +128,15 @@ def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches_
         assert MindSporeAdaptation.execute() is None
         assert adaptation._state.pytorch_registry is None  # nothing until megatron is imported
         trigger = sys.meta_path[0]
-        assert isinstance(trigger, adaptation._ArmOnImport) and trigger.name == "megatron"
-        assert trigger.find_spec("megatronic") is None and adaptation._state.pytorch_registry is None
+        assert isinstance(trigger, adaptation._ArmOnImport)
+        assert trigger.name == "megatron"
+        assert trigger.find_spec("megatronic") is None
+        assert adaptation._state.pytorch_registry is None
         assert trigger.find_spec("megatron.core") is None  # what `import megatron.core` asks first
         assert trigger not in sys.meta_path
         registry = adaptation._state.pytorch_registry
-        assert registry is not None and registry is not adaptation._state.registry
+        assert registry is not None
+        assert registry is not adaptation._state.registry
         statuses = registry.status()
         assert {status.provider for status in statuses} == {"pytorch_cpu"}
         assert "megatron.core.tensor_parallel.random.CudaRNGStatesTracker.add" in {s.target for s in statuses}
@@ -153,7 +159,8 @@ def test_execute_rejects_an_invalid_framework(monkeypatch: pytest.MonkeyPatch) -
 def test_get_args_reads_argv_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["train.py", "--use-ascend-coc", "--tensor-model-parallel-size", "2"])
     args = MindSporeAdaptation.get_args()
-    assert args.use_ascend_coc is True and args.tensor_model_parallel_size == "2"
+    assert args.use_ascend_coc is True
+    assert args.tensor_model_parallel_size == "2"
 
 
 def test_repatch_to_pytorch_reverts_and_keeps_the_args(target_module: ModuleType) -> None:
@@ -216,7 +223,8 @@ def test_a_malformed_switch_of_the_default_registry_is_a_typed_error(monkeypatch
     monkeypatch.setenv(variable, value)
     with pytest.raises(SettingError, match=variable) as caught:
         MindSporeAdaptation.registry()
-    assert isinstance(caught.value, ValueError) and (caught.value.variable, caught.value.value) == (variable, value)
+    assert isinstance(caught.value, ValueError)
+    assert (caught.value.variable, caught.value.value) == (variable, value)
 
 
 @pytest.mark.parametrize("value", ["flase", "2", "nope"])
@@ -245,7 +253,8 @@ def test_trace_report_counts_calls_per_target(target_module: ModuleType, tmp_pat
     assert data["called"] == [{"target": f"{name}.compute", "calls": 3, "replacement": replacement,
                                "provider": None}]
     assert data["not_called"] == [f"{name}.rng_state"]
-    assert data["traced"] is True and len(data["patches"]) == 2
+    assert data["traced"] is True
+    assert len(data["patches"]) == 2
 
 
 def test_trace_file_name_gets_the_rank(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -340,7 +349,8 @@ def test_a_crashing_runs_trace_report_is_complete_up_to_the_crash(tmp_path: Path
     assert report.exists(), done.stderr[-2000:]
     data = json.loads(report.read_text())
     [called] = data["called"]
-    assert called["target"] == "trace_target.compute" and called["calls"] == 5  # every call up to the crash
+    assert called["target"] == "trace_target.compute"
+    assert called["calls"] == 5  # every call up to the crash
     expected = {"exception": "exception: RuntimeError: boom", "fork": "exception: RuntimeError: boom",
                 "os_exit_later": "exception: RuntimeError: boom", "sigterm": "signal: SIGTERM",
                 "own_handler": "exit"}[how]

@@ -101,7 +101,8 @@ def test_registrations_made_before_adoption_are_carried_over_and_aliases_share_o
     assert {"f": ours["f"], "g": ours["g"]} == reference
     assert ours["status"]["pmx_target.f"] == ["applied", "mindspeed.patch_utils"]
     assert ours["status"]["pmx_target.g"] == ["applied", "mindspeed.patch_utils"]
-    assert ours["one_registry"] == "PatchesInfo" and {"pmx_target.f", "pmx_target.g"} <= set(ours["kept"])
+    assert ours["one_registry"] == "PatchesInfo"
+    assert {"pmx_target.f", "pmx_target.g"} <= set(ours["kept"])
 
 
 def test_patches_mindspeed_applied_before_adoption_fail_loudly_naming_them(tmp_path: Path) -> None:
@@ -109,5 +110,6 @@ def test_patches_mindspeed_applied_before_adoption_fail_loudly_naming_them(tmp_p
     script = BEFORE + "M.apply_patches()\nimport mindspeed_ms.adaptor\n"
     done = _python(script, "--ai-framework", "pytorch", cwd=tmp_path, **{ADOPT_ENV: "1"})
     assert done.returncode != 0
-    assert "AdoptionError" in done.stderr and "'pmx_target.f'" in done.stderr
+    assert "AdoptionError" in done.stderr
+    assert "'pmx_target.f'" in done.stderr
     assert "mindspeed_ms.adaptor before anything applies" in done.stderr  # says what to do

@@ -26,7 +26,8 @@ def test_device_target_reads_mindspore_context_on_this_cpu_machine(monkeypatch: 
 
 def test_environment_override_is_normalised_and_cached(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(device.DEVICE_ENV_VAR, "npu")
-    assert device.device_target() == "Ascend" and device.is_ascend()
+    assert device.device_target() == "Ascend"
+    assert device.is_ascend()
     monkeypatch.setenv(device.DEVICE_ENV_VAR, "gpu")
     assert device.device_target() == "Ascend"  # cached until cleared
     device.clear_device_cache()

@@ -41,10 +41,12 @@ def test_a_later_registration_takes_the_target_from_a_fallback_and_it_waits_visi
     reg.apply()
     assert mod.func(1) == ("theirs", 1)
     (status,) = reg.status()
-    assert status.state == "applied" and status.replacement.endswith("theirs")
+    assert status.state == "applied"
+    assert status.replacement.endswith("theirs")
     assert status.provider == "mindspeed.patch_utils"
     assert len(status.superseded) == 1
-    assert "ours" in status.superseded[0] and "'megatron_core'" in status.superseded[0]
+    assert "ours" in status.superseded[0]
+    assert "'megatron_core'" in status.superseded[0]
     assert "1 built-in fix superseded" in reg.report().summary()
     reg.revert()
     assert mod.func(1) == ("orig", 1)
@@ -72,7 +74,9 @@ def test_withdrawing_the_winner_gives_the_target_back_to_the_fallback(reg, modul
     reg.apply()
     assert mod.func(3) == ("ours", 3)
     (status,) = reg.status()
-    assert status.superseded == () and status.provider == "megatron_core" and status.state == "applied"
+    assert status.superseded == ()
+    assert status.provider == "megatron_core"
+    assert status.state == "applied"
     reg.revert()
     assert mod.func(3) == ("orig", 3)
 
@@ -147,7 +151,8 @@ def test_built_in_providers_are_fallbacks_and_other_providers_are_not(reg, modul
     from mindspeed_ms.providers import Provider, discover_providers, register_providers
 
     found = discover_providers({}, entry_points=False)
-    assert found.providers and all(provider.builtin for provider in found.providers)
+    assert found.providers
+    assert all(provider.builtin for provider in found.providers)
     mod = modules.load("fb_providers", SOURCE)
 
     def fix(registry, args):
@@ -174,7 +179,8 @@ def test_a_superseding_replacement_left_out_for_its_requirements_gives_the_targe
     reg.apply()
     assert mod.func(1) == ("ours", 1)  # the fallback, not the original
     (status,) = reg.status()
-    assert status.state == "applied" and status.provider == "megatron_core"
+    assert status.state == "applied"
+    assert status.provider == "megatron_core"
     assert any("theirs" in note and "left out" in note for note in status.warnings)
     reg.revert()
     assert mod.func(1) == ("orig", 1)
@@ -188,7 +194,8 @@ def test_status_names_the_provider_of_the_installed_replacement_not_of_the_waiti
     reg.apply()
     assert mod.func(1) == ("theirs", 1)
     (status,) = reg.status()
-    assert status.provider is None and status.replacement.endswith("theirs")
+    assert status.provider is None
+    assert status.replacement.endswith("theirs")
     assert "'megatron_core'" in status.superseded[0]
 
 

@@ -50,7 +50,9 @@ def test_invalid_flag_value_lists_the_choices() -> None:
     with pytest.raises(FrameworkError) as info:
         get_ai_framework(argv=["--ai-framework", "tensorflow"], environ={})
     message = str(info.value)
-    assert "'tensorflow'" in message and "'pytorch'" in message and "'mindspore'" in message
+    assert "'tensorflow'" in message
+    assert "'pytorch'" in message
+    assert "'mindspore'" in message
     assert isinstance(info.value, ValueError)
 
 
@@ -109,8 +111,10 @@ def declare_mindspore_flags(group: Any) -> None:
 def test_declared_flags_have_their_types_and_defaults() -> None:
     args = get_args(["--enable-a2avc", "0", "--seq1f1b-splits", "4", "--lr", "0.1"],
                     declarations=[declare_mindspore_flags])
-    assert args.enable_a2avc == 0 and not args.enable_a2avc  # the string '0' would be truthy
-    assert args.seq1f1b_splits == 4 and isinstance(args.seq1f1b_splits, int)
+    assert args.enable_a2avc == 0
+    assert not args.enable_a2avc  # the string '0' would be truthy
+    assert args.seq1f1b_splits == 4
+    assert isinstance(args.seq1f1b_splits, int)
     assert args.enable_share_memory is False  # absent: its declared default
     assert args.lr == "0.1"  # undeclared: read as given
     assert args.moe_fb_overlap is None  # neither given nor declared
@@ -136,7 +140,8 @@ def test_private_names_still_raise_attribute_error() -> None:
 def test_full_namespace_keeps_its_values_and_gains_missing_declared_flags() -> None:
     megatron_args = argparse.Namespace(seq1f1b_splits=8)
     with_declared_flags(megatron_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
-    assert megatron_args.seq1f1b_splits == 8 and megatron_args.enable_a2avc == 0
+    assert megatron_args.seq1f1b_splits == 8
+    assert megatron_args.enable_a2avc == 0
     cli_args = get_args(["--seq1f1b-splits", "2"])
     with_declared_flags(cli_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
     assert cli_args.seq1f1b_splits == 2

@@ -24,7 +24,8 @@ def test_target_in_unimported_module_is_patched_when_it_is_imported(reg, modules
     modules.write("h_lazy", SOURCE)
     reg.register("h_lazy.func", new_func)
     report = reg.apply()
-    assert report.pending == 1 and "h_lazy" not in sys.modules
+    assert report.pending == 1
+    assert "h_lazy" not in sys.modules
     mod = importlib.import_module("h_lazy")
     assert mod.func is new_func
     assert reg.status()[0].state == "applied"
@@ -84,8 +85,10 @@ def test_deferred_missing_attribute_is_failed_and_import_still_works(reg, module
     with caplog.at_level(logging.ERROR, logger="mindspeed_ms"):
         mod = importlib.import_module("h_fail")
     states = {s.target: s for s in reg.status()}
-    assert states["h_fail.fnuc"].state == "failed" and "'func'" in states["h_fail.fnuc"].reason
-    assert states["h_fail.K.meth"].state == "applied" and mod.K().meth() == "new"
+    assert states["h_fail.fnuc"].state == "failed"
+    assert "'func'" in states["h_fail.fnuc"].reason
+    assert states["h_fail.K.meth"].state == "applied"
+    assert mod.K().meth() == "new"
     assert any("h_fail.fnuc" in r.getMessage() for r in caplog.records)
 
 
@@ -113,8 +116,10 @@ def test_apply_is_idempotent(reg, modules):
     first = reg.apply()
     installed = mod.func
     second = reg.apply()
-    assert mod.func is installed and len(wrapped) == 1  # the second apply() installed nothing
-    assert first.counts == second.counts and second.applied == 1
+    assert mod.func is installed
+    assert len(wrapped) == 1  # the second apply() installed nothing
+    assert first.counts == second.counts
+    assert second.applied == 1
     reg.revert()
     assert mod.func() == "orig"
 
@@ -195,7 +200,8 @@ def test_apply_and_revert_from_several_threads(make_registry, modules):
     assert errors == []
     assert seen <= {"new", "orig"}
     registry.revert()
-    assert mod.func() == "orig" and not registry.is_applied
+    assert mod.func() == "orig"
+    assert not registry.is_applied
 
 
 def test_sibling_from_import_during_package_init_sees_the_patch(reg, modules):
@@ -240,7 +246,8 @@ def test_a_wrapt_post_import_hook_on_a_hooked_module_fires_our_hook_once(reg, mo
     assert (sys.meta_path[0] is reg.watcher) == (first == "ours")
     mod = importlib.import_module(name)
     assert [m.__name__ for m in seen] == [name]
-    assert len(applied) == 1 and mod.func() == "orig+w"
+    assert len(applied) == 1
+    assert mod.func() == "orig+w"
     reg.revert()
     assert mod.func() == "orig"
 
@@ -255,7 +262,8 @@ def test_deferred_target_in_a_namespace_folder_of_an_unimported_package_applies_
     report = reg.apply()
     assert report.pending == 1
     mod = importlib.import_module("h_nsreg.space.deep.mod")
-    assert mod.func is new_func and reg.status()[0].state == "applied"
+    assert mod.func is new_func
+    assert reg.status()[0].state == "applied"
     reg.revert()
     assert mod.func() == "orig"
 
@@ -299,7 +307,8 @@ def test_status_catches_up_with_a_module_imported_past_our_finder(reg, modules, 
     reg.apply()
     sys.meta_path.insert(0, _FrontFinder({"h_front2"}))
     mod = importlib.import_module("h_front2")
-    assert reg.status()[0].state == "applied" and mod.func is new_func
+    assert reg.status()[0].state == "applied"
+    assert mod.func is new_func
 
 
 def test_find_spec_of_a_blocked_module_is_none_and_its_import_raises(reg, modules):
@@ -311,7 +320,8 @@ def test_find_spec_of_a_blocked_module_is_none_and_its_import_raises(reg, module
     assert importlib.util.find_spec("h_blocked") is None
     with pytest.raises(ModuleNotFoundError, match="blocked by mindspeed_ms registry test") as info:
         importlib.import_module("h_blocked")
-    assert isinstance(info.value, BlockedModuleError) and isinstance(info.value, AdaptationError)
+    assert isinstance(info.value, BlockedModuleError)
+    assert isinstance(info.value, AdaptationError)
     assert info.value.name == "h_blocked"
     reg.revert()
     assert importlib.util.find_spec("h_blocked") is not None
@@ -357,9 +367,11 @@ def test_a_reexported_target_ends_the_same_whatever_the_import_order(make_regist
         importlib.import_module(name)
     registry.apply()
     pkg = importlib.import_module(name)
-    assert pkg.func is new_func and pkg.impl.func is new_func
+    assert pkg.func is new_func
+    assert pkg.impl.func is new_func
     registry.revert()
-    assert pkg.impl.func() == "orig" and pkg.func is pkg.impl.func
+    assert pkg.impl.func() == "orig"
+    assert pkg.func is pkg.impl.func
 
 
 def test_strict_deferred_failure_reports_the_real_states(make_registry, modules):
@@ -372,7 +384,8 @@ def test_strict_deferred_failure_reports_the_real_states(make_registry, modules)
         importlib.import_module("h_strict2")
     states = {s.target: (s.state, s.reason) for s in strict.status()}
     assert states["h_strict2.K.meth"] == ("pending-import", None)  # rolled back, still armed
-    assert states["h_strict2.fnuc"][0] == "failed" and "'func'" in states["h_strict2.fnuc"][1]
+    assert states["h_strict2.fnuc"][0] == "failed"
+    assert "'func'" in states["h_strict2.fnuc"][1]
 
 
 def test_an_interrupt_inside_a_deferred_wrap_rolls_the_module_back_with_real_states(reg, modules):
@@ -393,7 +406,8 @@ def test_an_interrupt_inside_a_deferred_wrap_rolls_the_module_back_with_real_sta
     states = {s.target: s.state for s in reg.status()}
     assert states == {"h_interrupt.func": "pending-import", "h_interrupt.K.meth": "failed"}
     mod = importlib.import_module("h_interrupt")  # the next import applies both
-    assert mod.func is new_func and mod.K().meth() == "orig"
+    assert mod.func is new_func
+    assert mod.K().meth() == "orig"
     assert {s.state for s in reg.status()} == {"applied"}
 
 
@@ -405,10 +419,12 @@ def test_a_registry_can_use_an_import_watcher_of_its_own(make_registry, modules,
     modules.write("h_own", SOURCE)
     registry.register("h_own.func", new_func)
     registry.apply()
-    assert own.watched() == ("h_own",) and "h_own" not in watcher.watched()
+    assert own.watched() == ("h_own",)
+    assert "h_own" not in watcher.watched()
     assert importlib.import_module("h_own").func is new_func
     registry.revert()
-    assert own not in sys.meta_path and sys.modules["h_own"].func() == "orig"
+    assert own not in sys.meta_path
+    assert sys.modules["h_own"].func() == "orig"
 
 
 # --- when_imported: the generic one-shot "call this when module X has executed" ---

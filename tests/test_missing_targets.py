@@ -49,9 +49,11 @@ def test_skip_leaves_the_missing_target_out_with_its_reason_and_applies_the_rest
     try:
         assert mod.func() == "new"
         assert not hasattr(mod.Config, "dict_torch_dtype_to_str")
-        assert report.applied == 1 and report.skipped == 1
+        assert report.applied == 1
+        assert report.skipped == 1
         (skipped,) = [s for s in report.statuses if s.state == "skipped"]
-        assert "target missing" in skipped.reason and "dict_dtype_to_str" in skipped.reason
+        assert "target missing" in skipped.reason
+        assert "dict_dtype_to_str" in skipped.reason
         assert any("dict_torch_dtype_to_str" in record.getMessage() for record in caplog.records)
     finally:
         reg.revert()
@@ -71,7 +73,8 @@ def test_the_environment_sets_the_process_wide_registrys_policy(value, expected)
                           timeout=120)
     if expected is None:
         assert done.returncode != 0
-        assert "MINDSPEED_MS_MISSING_TARGETS='bogus'" in done.stderr and "SettingError" in done.stderr
+        assert "MINDSPEED_MS_MISSING_TARGETS='bogus'" in done.stderr
+        assert "SettingError" in done.stderr
     else:
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == expected
@@ -90,9 +93,12 @@ def test_skip_is_the_same_policy_for_a_target_in_a_module_imported_after_apply(m
         with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
             mod = importlib.import_module("mt_late")
         states = {s.target: (s.state, s.reason) for s in reg.status()}
-        assert states["mt_late.func"][0] == "applied" and mod.func() == "new"
+        assert states["mt_late.func"][0] == "applied"
+        assert mod.func() == "new"
         state, reason = states["mt_late.Config.dict_torch_dtype_to_str"]
-        assert state == "skipped" and "missing_targets='skip'" in (reason or "") and "dict_dtype_to_str" in reason
+        assert state == "skipped"
+        assert "missing_targets='skip'" in (reason or "")
+        assert "dict_dtype_to_str" in reason
         assert not any(record.levelno >= logging.ERROR for record in caplog.records)
     finally:
         reg.revert()
@@ -140,7 +146,9 @@ def test_mindspeeds_manager_raises_only_on_the_renamed_class_attribute_and_creat
     with pytest.raises(RuntimeError, match="no exist dict_torch_dtype_to_str"):
         manager.apply_patches()
     # applied before the raise and not undone; _rotate_half created silently; the rest never applied
-    assert emb.apply_rotary(1) == "new" and emb._rotate_half(1) == "new" and emb.after() == "orig"
+    assert emb.apply_rotary(1) == "new"
+    assert emb._rotate_half(1) == "new"
+    assert emb.after() == "orig"
 
 
 def test_ours_fails_atomically_by_default_and_skips_both_on_request(modules):
@@ -152,7 +160,8 @@ def test_ours_fails_atomically_by_default_and_skips_both_on_request(modules):
     _stale_registrations(bind_manager(strict))
     with pytest.raises(PatchApplyError):
         bind_manager(strict).apply_patches()
-    assert emb.apply_rotary(1) == "orig" and not hasattr(emb, "_rotate_half")  # nothing applied, nothing created
+    assert emb.apply_rotary(1) == "orig"
+    assert not hasattr(emb, "_rotate_half")  # nothing applied, nothing created
     skipping = PatchRegistry("stale-skip", missing_targets="skip")
     _stale_registrations(bind_manager(skipping))
     try:
@@ -160,7 +169,8 @@ def test_ours_fails_atomically_by_default_and_skips_both_on_request(modules):
         states = {s.target: s.state for s in skipping.status()}
         assert states == {"mt_emb.apply_rotary": "applied", "mt_emb._rotate_half": "skipped",
                           "mt_cfg.PretrainedConfig.dict_torch_dtype_to_str": "skipped", "mt_emb.after": "applied"}
-        assert emb.after() == "new" and not hasattr(emb, "_rotate_half")
+        assert emb.after() == "new"
+        assert not hasattr(emb, "_rotate_half")
     finally:
         skipping.revert()
 
@@ -171,4 +181,5 @@ def test_the_readme_states_what_mindspeeds_manager_does_on_the_two_stale_targets
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     assert "MindSpeed's own manager raises on those two" not in readme
     assert "raises only on `PretrainedConfig.dict_torch_dtype_to_str`" in readme
-    assert "after applying 163 of the 199" in readme and "silently *creates*" in readme
+    assert "after applying 163 of the 199" in readme
+    assert "silently *creates*" in readme

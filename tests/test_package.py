@@ -25,7 +25,8 @@ def test_public_api_is_importable_from_the_root():
                   PatchApplyError):
         assert issubclass(error, AdaptationError)
         assert error("x", target="a.b").target == "a.b"
-    assert issubclass(PatchValidationError, ValueError) and issubclass(TargetNotFoundError, LookupError)
+    assert issubclass(PatchValidationError, ValueError)
+    assert issubclass(TargetNotFoundError, LookupError)
     assert issubclass(SignatureMismatchError, TypeError)
 
 
@@ -62,11 +63,15 @@ def test_op_and_backend_errors_join_the_hierarchy():
     )
 
     error = OpArgumentError("npu_gmm", "group_list", "expected to end at 9")
-    assert isinstance(error, ValueError) and isinstance(error, AdaptationError)
-    assert (error.op, error.argument) == ("npu_gmm", "group_list") and "'group_list'" in str(error)
-    assert issubclass(OpDTypeError, TypeError) and issubclass(OpDTypeError, AdaptationError)
+    assert isinstance(error, ValueError)
+    assert isinstance(error, AdaptationError)
+    assert (error.op, error.argument) == ("npu_gmm", "group_list")
+    assert "'group_list'" in str(error)
+    assert issubclass(OpDTypeError, TypeError)
+    assert issubclass(OpDTypeError, AdaptationError)
     missing = BackendNotInstalledError("install it", name="msadapter")
-    assert isinstance(missing, ModuleNotFoundError) and missing.name == "msadapter"
+    assert isinstance(missing, ModuleNotFoundError)
+    assert missing.name == "msadapter"
     assert issubclass(BackendImportError, ImportError)
 
 

@@ -80,11 +80,15 @@ def test_register_patch_is_data_and_apply_patches_installs(target: Any, manager:
     manager.register_patch("pm_target.compute", replacement)
     assert target.compute(1) == ("original", 1)
     patch = manager.patches_info["pm_target.compute"]
-    assert not patch.is_applied and patch.patch_func is replacement and patch.orig_func is None
+    assert not patch.is_applied
+    assert patch.patch_func is replacement
+    assert patch.orig_func is None
     manager.apply_patches()
     assert target.compute(1) == ("replaced", 1)
-    assert patch.is_applied and patch.final_patch_func is replacement
-    assert patch.orig_func(1) == ("original", 1) and patch.orig_module is target
+    assert patch.is_applied
+    assert patch.final_patch_func is replacement
+    assert patch.orig_func(1) == ("original", 1)
+    assert patch.orig_module is target
     [status] = reg.status()
     assert (status.state, status.provider) == ("applied", "mindspeed.patch_utils")
     assert status.registered_at.startswith(__file__)
@@ -164,7 +168,8 @@ def test_patches_info_apply_patch_installs_one_target_before_the_others(target: 
     manager.apply_patches()
     assert target.Model().forward(1) == ("replaced", 1)
     reg.revert()
-    assert target.compute(1) == ("original", 1) and target.Model().forward(1) == ("forward", 1)
+    assert target.compute(1) == ("original", 1)
+    assert target.Model().forward(1) == ("forward", 1)
 
 
 def test_remove_wrappers_then_apply_again(target: Any, manager: Any) -> None:
@@ -204,7 +209,9 @@ def test_set_patch_func_and_remove_patch_keep_wrappers(target: Any, manager: Any
     assert target.compute(1) == ("traced", ("replaced", 1))
     patch.remove_patch()
     assert target.compute(1) == ("original", 1)
-    assert patch.patch_func is None and list(patch.wrappers) == [trace_wrapper] and not patch.is_applied
+    assert patch.patch_func is None
+    assert list(patch.wrappers) == [trace_wrapper]
+    assert not patch.is_applied
     patch.apply_patch()
     assert target.compute(1) == ("traced", ("original", 1))
 
@@ -245,7 +252,8 @@ def test_typo_is_an_error_not_a_created_attribute(target: Any, manager: Any, reg
         manager.apply_patches()
     assert not hasattr(target, "compte")
     [check] = verify_registry(reg)
-    assert check.state == "missing" and check.suggestions == ("compute",)
+    assert check.state == "missing"
+    assert check.suggestions == ("compute",)
 
 
 def test_create_dummy_adds_the_attribute_on_purpose_and_shows_it(target: Any, manager: Any,
@@ -254,7 +262,8 @@ def test_create_dummy_adds_the_attribute_on_purpose_and_shows_it(target: Any, ma
     manager.apply_patches()
     assert target.brand_new(1) == ("replaced", 1)
     [status] = reg.status()
-    assert status.stub and status.state == "applied"
+    assert status.stub
+    assert status.state == "applied"
     reg.revert()
     assert not hasattr(target, "brand_new")
 
@@ -284,12 +293,14 @@ def test_lazy_reference_registers_without_importing(manager: Any, modules: Any, 
 def test_parse_path_reads_modules_and_classes_like_mindspeed(target: Any) -> None:
     assert Patch.parse_path("pm_target", "compute", False) == (target, target.compute)
     owner, helper = Patch.parse_path("pm_target.Model", "helper", False)
-    assert owner is target.Model and helper(1) == ("helper", 1)
+    assert owner is target.Model
+    assert helper(1) == ("helper", 1)
     assert Patch.parse_path("pm_target", None, False) == (target, None)
     with pytest.raises(TargetNotFoundError, match="did you mean 'compute'"):
         Patch.parse_path("pm_target", "compte", False)
     owner, dummy = Patch.parse_path("pm_target", "compte", True)
-    assert owner is target and not hasattr(target, "compte")
+    assert owner is target
+    assert not hasattr(target, "compte")
     with pytest.raises(NotImplementedError):
         dummy()
 
@@ -328,11 +339,14 @@ def test_foreign_setattr_after_apply_is_reported_as_overwritten(target: Any, man
     target.compute = someone_elses  # e.g. MindSpeed's own manager patching after ours
     states = {s.target: (s.state, s.reason) for s in reg.status()}
     state, reason = states["pm_target.compute"]
-    assert state == "overwritten" and "someone_elses" in (reason or "")
+    assert state == "overwritten"
+    assert "someone_elses" in (reason or "")
     assert states["pm_target.Model.forward"][0] == "applied"
-    assert reg.report().counts["overwritten"] == 1 and "1 overwritten" in reg.report().summary()
+    assert reg.report().counts["overwritten"] == 1
+    assert "1 overwritten" in reg.report().summary()
     [check] = [c for c in verify_registry(reg) if c.target == "pm_target.compute"]
-    assert check.state == "overwritten" and check.is_failure
+    assert check.state == "overwritten"
+    assert check.is_failure
 
 
 def test_a_second_registry_stacked_on_ours_is_not_drift(target: Any, manager: Any, reg: PatchRegistry,
@@ -355,7 +369,8 @@ def test_lazy_reference_with_a_typo_is_missing_at_verify_and_failed_at_apply(man
     manager.register_patch("pm_typo_target.compute", "pm_typo_impl:compte")
     for static in (True, False):
         [check] = verify_registry(reg, static=static)
-        assert check.state == "missing" and check.suggestions == ("compute",), static
+        assert check.state == "missing", static
+        assert check.suggestions == ("compute",), static
         assert "'pm_typo_impl:compte'" in (check.reason or "")
     reg.revert()
     import sys
@@ -365,5 +380,6 @@ def test_lazy_reference_with_a_typo_is_missing_at_verify_and_failed_at_apply(man
     manager.apply_patches()  # the target is not imported yet: armed
     module = importlib.import_module("pm_typo_target")
     [status] = reg.status()
-    assert status.state == "failed" and "compte" in (status.reason or "")
+    assert status.state == "failed"
+    assert "compte" in (status.reason or "")
     assert module.compute(1) == ("original", 1)

@@ -59,7 +59,8 @@ def trace_wrapper(fn: Any) -> Any:
 
 def _stand_in_manager() -> Any:
     spec = importlib.util.spec_from_file_location(f"stand_in_patch_utils_{uuid.uuid4().hex[:8]}", STAND_IN)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.MindSpeedPatchesManager

@@ -125,4 +125,5 @@ def test_applied_builtin_set_fixes_the_cpu_traps_through_the_torch_api(tmp_path:
     env.update(GLOG_v="3", MINDSPEED_MS_LOG_LEVEL="WARNING")
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, env=env,
                           cwd=str(tmp_path))
-    assert done.returncode == 0 and "ALL TRAPS FIXED" in done.stdout, done.stdout[-3000:] + done.stderr[-5000:]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert "ALL TRAPS FIXED" in done.stdout, done.stdout[-3000:] + done.stderr[-5000:]

@@ -39,7 +39,8 @@ def test_plain_function_replacing_staticmethod_installs_a_staticmethod(reg, modu
     reg.register("d_static.Klass.static", lambda x: ("new", x))
     reg.apply()
     assert isinstance(vars(mod.Klass)["static"], staticmethod)
-    assert mod.Klass().static(1) == ("new", 1) and mod.Klass.static(2) == ("new", 2)
+    assert mod.Klass().static(1) == ("new", 1)
+    assert mod.Klass.static(2) == ("new", 2)
     reg.revert()
     assert vars(mod.Klass)["static"] is before
 
@@ -73,7 +74,8 @@ def test_plain_function_replacing_property_becomes_the_getter(reg, modules):
     reg.register("d_prop.Klass.prop", lambda self: "new-prop")
     reg.apply()
     installed = vars(mod.Klass)["prop"]
-    assert isinstance(installed, property) and installed.fset is before.fset
+    assert isinstance(installed, property)
+    assert installed.fset is before.fset
     obj = mod.Klass()
     assert obj.prop == "new-prop"
     obj.prop = 5
@@ -95,7 +97,8 @@ def test_inherited_target_is_set_on_the_named_class_and_deleted_on_revert(reg, m
     reg.register("d_inh.Klass.inherited", lambda self: "child")
     reg.apply()
     assert "inherited" in vars(mod.Klass)
-    assert mod.Klass().inherited() == "child" and mod.Base().inherited() == "base"
+    assert mod.Klass().inherited() == "child"
+    assert mod.Base().inherited() == "base"
     reg.revert()
     assert "inherited" not in vars(mod.Klass)
     assert mod.Klass().inherited() == "base"
@@ -149,7 +152,8 @@ def test_alias_pass_never_calls_module_getattr(reg, modules):
     modules.load("a_lazy", "def __getattr__(name):\n    raise RuntimeError('touched ' + name)\n")
     reg.register("a_target4.func", lambda: "new")
     report = reg.apply()  # would raise if the pass used hasattr/getattr on a_lazy
-    assert report.applied == 1 and report.statuses[0].aliases == ()
+    assert report.applied == 1
+    assert report.statuses[0].aliases == ()
     assert sys.modules["a_target4"].func() == "new"
 
 
@@ -172,7 +176,9 @@ def test_stub_modules_answer_find_spec_like_imported_packages(reg):
     reg.apply()
     try:
         spec = importlib.util.find_spec("stub_spec_zz")
-        assert spec is not None and spec.name == "stub_spec_zz" and spec.origin is None
+        assert spec is not None
+        assert spec.name == "stub_spec_zz"
+        assert spec.origin is None
         assert importlib.util.find_spec("stub_spec_zz.iface").name == "stub_spec_zz.iface"
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module("stub_spec_zz.not_there")
@@ -216,11 +222,13 @@ def test_block_of_imported_module_removes_and_restores_it(reg, modules):
     parent = sys.modules["blocked2"]
     reg.block("blocked2.inner")
     reg.apply()
-    assert "blocked2.inner" not in sys.modules and "inner" not in vars(parent)
+    assert "blocked2.inner" not in sys.modules
+    assert "inner" not in vars(parent)
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("blocked2.inner")
     reg.revert()
-    assert sys.modules["blocked2.inner"] is inner and parent.inner is inner
+    assert sys.modules["blocked2.inner"] is inner
+    assert parent.inner is inner
 
 
 def test_a_wrap_raising_on_the_7th_of_10_targets_leaves_all_untouched(reg, modules):
@@ -241,7 +249,8 @@ def test_a_wrap_raising_on_the_7th_of_10_targets_leaves_all_untouched(reg, modul
         reg.apply()
     assert info.value.target == "atomic_mod.f6"
     assert isinstance(info.value.__cause__, RuntimeError)
-    assert dict(vars(mod)) == before and dict(vars(user)) == user_before
+    assert dict(vars(mod)) == before
+    assert dict(vars(user)) == user_before
     states = {s.target: (s.state, s.reason) for s in reg.status()}
     # the culprit says why in status(); every other patch of the batch is back to registered
     assert states.pop("atomic_mod.f6") == ("failed", "RuntimeError: wrap exploded")
@@ -261,7 +270,8 @@ def test_from_import_taken_while_applied_is_restored_by_revert(reg, modules):
     user = modules.load("p_late_user", "from p_late import func\n")
     assert user.func is late_new
     reg.revert()
-    assert user.func is original and mod.func is original
+    assert user.func is original
+    assert mod.func is original
 
 
 def test_revert_leaves_the_module_defining_the_replacement_alone(reg, modules):
@@ -283,7 +293,8 @@ def test_deferred_submodule_replacement_puts_the_original_back_on_its_parent(reg
     reg.apply()
     import p_sub_pkg.sub  # noqa: F401 - the deferred replacement goes in on this import
 
-    assert sys.modules["p_sub_pkg.sub"] is fake and sys.modules["p_sub_pkg"].sub is fake
+    assert sys.modules["p_sub_pkg.sub"] is fake
+    assert sys.modules["p_sub_pkg"].sub is fake
     reg.revert()
     parent = sys.modules["p_sub_pkg"]
     assert sys.modules["p_sub_pkg.sub"].value == "orig"
@@ -323,7 +334,8 @@ def test_an_instance_property_is_set_and_restored_through_the_property(reg, modu
     assert mod.obj.level == "patched"
     with caplog.at_level("WARNING", logger="mindspeed_ms"):
         reg.revert()
-    assert mod.obj.level == "first" and "level" not in vars(mod.obj)
+    assert mod.obj.level == "first"
+    assert "level" not in vars(mod.obj)
     assert not caplog.records
 
 
@@ -356,14 +368,16 @@ def test_a_wrap_returning_none_fails_apply_naming_it_and_rolls_back(reg, modules
     with pytest.raises(PatchApplyError, match="forgetful_wrapper.*returned None") as info:
         reg.apply()
     assert info.value.target == "p_none.func"
-    assert mod.other is original and mod.func() == "orig"
+    assert mod.other is original
+    assert mod.func() == "orig"
 
 
 def test_create_dummy_attribute_under_an_existing_class_is_a_stub_removed_on_revert(reg, modules):
     mod = modules.load("p_cls", DESCRIPTORS)
     reg.register("p_cls.Klass.added", lambda self: "stub", create_dummy=True)
     reg.apply()
-    assert mod.Klass().added() == "stub" and reg.status()[0].stub is True
+    assert mod.Klass().added() == "stub"
+    assert reg.status()[0].stub is True
     reg.revert()
     assert "added" not in vars(mod.Klass)
 
@@ -376,7 +390,8 @@ def test_create_dummy_under_a_missing_class_member_is_a_typed_error(reg, modules
     with pytest.raises(PatchApplyError, match="'p_cls2.Klass' is not a module") as info:
         reg.apply()
     assert isinstance(info.value.__cause__, TargetNotFoundError)
-    assert "p_cls2.Klass.Inner" not in sys.modules and not hasattr(mod.Klass, "Inner")
+    assert "p_cls2.Klass.Inner" not in sys.modules
+    assert not hasattr(mod.Klass, "Inner")
 
 
 def test_the_alias_pass_is_linear_in_bindings_whatever_the_name_sharing(modules):
@@ -468,7 +483,8 @@ def test_create_dummy_under_a_blocked_module_creates_stubs_instead_of_waiting(re
 
     assert callable(stub.Linear)
     reg.revert()
-    assert "blocked_te_shim" not in sys.modules and "blocked_te_shim.pytorch" not in sys.modules
+    assert "blocked_te_shim" not in sys.modules
+    assert "blocked_te_shim.pytorch" not in sys.modules
 
 
 def test_an_inherited_method_patched_on_a_subclass_can_be_installed_again(reg, modules):
@@ -496,4 +512,5 @@ class Child(Base):
     assert mod.Child().load() == ("wrapped", "patched")
     assert reg.status()[0].state == "applied"
     reg.revert()
-    assert "load" not in vars(mod.Child) and mod.Child().load() == "base"
+    assert "load" not in vars(mod.Child)
+    assert mod.Child().load() == "base"

@@ -28,14 +28,17 @@ def test_a_plain_callable_is_a_provider_named_after_its_entry_point() -> None:
         pass
 
     provider = as_provider(register, "downstream", "entry point 'downstream'")
-    assert provider.name == "downstream" and provider.register is register and provider.requires == ()
+    assert provider.name == "downstream"
+    assert provider.register is register
+    assert provider.requires == ()
 
 
 def test_an_object_with_name_requires_and_register_is_a_provider() -> None:
     calls: list[object] = []
     obj = SimpleNamespace(name="mine", requires="packaging>=20", register=lambda registry, args: calls.append(args))
     provider = as_provider(obj, "fallback", "test")
-    assert provider.name == "mine" and provider.requires == ("packaging>=20",)
+    assert provider.name == "mine"
+    assert provider.requires == ("packaging>=20",)
     provider.register(None, "args")
     assert calls == ["args"]
 
@@ -93,7 +96,8 @@ def test_disabled_builtin_is_never_imported(builtin_package: str) -> None:
                                    builtin_package=builtin_package)
     assert [p.name for p in discovery.providers] == ["custom-name"]
     assert sorted(item.name for item in discovery.disabled) == ["alpha", "beta"]
-    assert f"{builtin_package}.beta" not in sys.modules and f"{builtin_package}.alpha" not in sys.modules
+    assert f"{builtin_package}.beta" not in sys.modules
+    assert f"{builtin_package}.alpha" not in sys.modules
 
 
 def test_provider_can_be_disabled_by_its_own_name(builtin_package: str) -> None:
@@ -108,7 +112,8 @@ def test_unknown_disabled_name_is_a_warning(builtin_package: str, caplog: pytest
         discovery = discover_providers({"MINDSPEED_MS_DISABLE": "alhpa"}, entry_points=False,
                                        builtin_package=builtin_package)
     assert discovery.unknown_disabled == ("alhpa",)
-    assert "'alhpa'" in caplog.text and "'alpha'" in caplog.text
+    assert "'alhpa'" in caplog.text
+    assert "'alpha'" in caplog.text
     assert len(discovery.providers) == 3
 
 
@@ -180,7 +185,8 @@ def test_entry_point_of_an_installed_distribution_is_discovered(
     run = register_providers(registry, demo, SimpleNamespace())
     assert run.registered == ("demo",)
     [status] = registry.status()
-    assert status.target == "json.JSONDecoder.raw_decode" and status.provider == "demo"
+    assert status.target == "json.JSONDecoder.raw_decode"
+    assert status.provider == "demo"
 
 
 def test_disabled_entry_point_is_never_imported(
@@ -203,7 +209,8 @@ def test_written_distribution_exposes_its_entry_points(tmp_path: Path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     discovery = discover_providers({}, builtin=False)
     [provider] = [p for p in discovery.providers if p.name == "written"]
-    assert "written-provider 0.3" in provider.origin and provider.register.__module__ == module
+    assert "written-provider 0.3" in provider.origin
+    assert provider.register.__module__ == module
 
 
 # -- registration ---------------------------------------------------------------------------------
@@ -221,7 +228,8 @@ def test_provider_that_raises_is_named_and_every_registration_of_the_run_withdra
                  Provider("never", good, origin="test")]
     with pytest.raises(ProviderError, match="'bad'.*KeyError.*withdrawn") as info:
         register_providers(registry, providers, SimpleNamespace())
-    assert info.value.provider == "bad" and isinstance(info.value.__cause__, KeyError)
+    assert info.value.provider == "bad"
+    assert isinstance(info.value.__cause__, KeyError)
     assert registry.status() == []  # the earlier provider's registrations too: a retry starts clean
 
 
@@ -230,9 +238,11 @@ def test_provider_with_unmet_requires_is_skipped_and_reported() -> None:
     provider = Provider("needs-nothing-real", lambda registry, args: registered.append("x"),
                         requires=("no-such-distribution-xyz>=1",), origin="test")
     run = register_providers(PatchRegistry("requires"), [provider], SimpleNamespace())
-    assert run.registered == () and registered == []
+    assert run.registered == ()
+    assert registered == []
     [skipped] = run.skipped
-    assert skipped.name == "needs-nothing-real" and "no-such-distribution-xyz is not installed" in skipped.reason
+    assert skipped.name == "needs-nothing-real"
+    assert "no-such-distribution-xyz is not installed" in skipped.reason
 
 
 def test_providers_receive_the_args(tmp_path: Path) -> None:
@@ -300,7 +310,8 @@ def test_withdrawing_a_provider_keeps_the_users_identical_registration() -> None
     registry.register("json.loads", shared_wrapper)
     registry.withdraw_provider("p")
     statuses = {s.target: s for s in registry.status()}
-    assert statuses["json.dumps"].kinds == ("replace",) and statuses["json.dumps"].provider is None
+    assert statuses["json.dumps"].kinds == ("replace",)
+    assert statuses["json.dumps"].provider is None
     assert statuses["json.loads"].kinds == ("wrap",)
 
 
@@ -319,7 +330,9 @@ def test_a_provider_that_unregisters_then_raises_gives_back_the_users_registrati
         register_providers(registry, [_provider("meddler", meddler)], SimpleNamespace())
     assert isinstance(info.value.__cause__, ValueError)
     [status] = registry.status()
-    assert status.target == "json.dumps" and status.kinds == ("wrap",) and status.provider is None
+    assert status.target == "json.dumps"
+    assert status.kinds == ("wrap",)
+    assert status.provider is None
 
 
 def test_a_users_forced_replacement_survives_providers_registering_again() -> None:
@@ -360,7 +373,8 @@ def test_requirements_belong_to_each_registration() -> None:
 
     with registry.applied() as report:
         assert json.dumps({}) == "forced"
-    assert report.applied == 1 and report.statuses[0].requires == ()
+    assert report.applied == 1
+    assert report.statuses[0].requires == ()
 
 
 def test_a_skipped_registration_is_named_with_its_provider_and_reason() -> None:
@@ -374,7 +388,8 @@ def test_a_skipped_registration_is_named_with_its_provider_and_reason() -> None:
     registry.revert()
     [status] = report.statuses
     assert status.state == "skipped"
-    assert "base_wrapper" in status.reason and "'needy'" in status.reason
+    assert "base_wrapper" in status.reason
+    assert "'needy'" in status.reason
     assert "no-such-dist-xyz is not installed" in status.reason
 
 
@@ -421,4 +436,5 @@ def test_declared_blocks_are_lifted_when_a_provider_fails() -> None:
     with pytest.raises(ProviderError):
         register_providers(registry, [as_provider(blocker, "blocker", "test"), _provider("f", failing)],
                            SimpleNamespace(), enforce_blocks=True)
-    assert importlib.util.find_spec("json") is not None and len(registry) == 0
+    assert importlib.util.find_spec("json") is not None
+    assert len(registry) == 0

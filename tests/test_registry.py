@@ -100,9 +100,11 @@ def test_module_target_replaced_in_sys_modules_and_parent(reg, modules):
     fake.value = "fake"
     reg.register("m_pkg.sub", fake)
     reg.apply()
-    assert sys.modules["m_pkg.sub"] is fake and sys.modules["m_pkg"].sub is fake
+    assert sys.modules["m_pkg.sub"] is fake
+    assert sys.modules["m_pkg"].sub is fake
     reg.revert()
-    assert sys.modules["m_pkg.sub"] is original and sys.modules["m_pkg"].sub is original
+    assert sys.modules["m_pkg.sub"] is original
+    assert sys.modules["m_pkg"].sub is original
 
 
 def test_module_target_needs_a_module_replacement(reg, modules):
@@ -186,7 +188,8 @@ def test_conflict_names_both_registration_sites(reg):
         reg.register("json.dumps", other)
     message = str(info.value)
     assert message.count("test_registry.py:") == 2
-    assert len(info.value.sites) == 2 and info.value.sites[0] != info.value.sites[1]
+    assert len(info.value.sites) == 2
+    assert info.value.sites[0] != info.value.sites[1]
     assert reg.status()[0].replacement.endswith("replacement")
 
 
@@ -216,7 +219,8 @@ def test_validation_errors_leave_the_registry_unchanged(reg, kwargs, match):
     new_func = kwargs.pop("new_func", replacement)
     with pytest.raises(PatchValidationError, match=match) as info:
         reg.register("json.dumps", new_func, **kwargs)
-    assert isinstance(info.value, ValueError) and isinstance(info.value, AdaptationError)
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, AdaptationError)
     assert len(reg) == 0
 
 
@@ -240,9 +244,12 @@ def test_missing_attribute_fails_apply_with_suggestions_and_changes_nothing(reg,
     with pytest.raises(PatchApplyError) as info:
         reg.apply()
     cause = info.value.__cause__
-    assert isinstance(cause, TargetNotFoundError) and isinstance(cause, LookupError)
-    assert cause.suggestions == ("method",) and cause.resolved == "m_typo.Klass"
-    assert "'method'" in str(info.value) and info.value.target == "m_typo.Klass.methd"
+    assert isinstance(cause, TargetNotFoundError)
+    assert isinstance(cause, LookupError)
+    assert cause.suggestions == ("method",)
+    assert cause.resolved == "m_typo.Klass"
+    assert "'method'" in str(info.value)
+    assert info.value.target == "m_typo.Klass.methd"
     assert mod.func is original
     assert not hasattr(mod.Klass, "methd")
 
@@ -284,7 +291,8 @@ def test_unregister_one_wrap_keeps_the_rest_for_next_apply(reg, modules):
     reg.register("m_unreg2.func", a_wrapper)
     reg.apply()
     reg.unregister("m_unreg2.func", a_wrapper)
-    assert mod.func is not replacement and mod.func(1) == ("orig", 1, 2)
+    assert mod.func is not replacement
+    assert mod.func(1) == ("orig", 1, 2)
     assert reg.status()[0].state == "registered"
     reg.apply()
     assert mod.func is replacement
@@ -307,15 +315,19 @@ def test_status_fields_and_report_to_dict(reg, modules):
     by_target = {s.target: s for s in reg.status()}
     applied = by_target["m_status.func"]
     assert isinstance(applied, PatchStatus)
-    assert applied.state == "applied" and applied.purpose == "because"
+    assert applied.state == "applied"
+    assert applied.purpose == "because"
     assert applied.replacement == f"{__name__}.replacement"
-    assert applied.registered_at.startswith(__file__) and applied.sources == (applied.registered_at,)
+    assert applied.registered_at.startswith(__file__)
+    assert applied.sources == (applied.registered_at,)
     assert by_target["m_status_lazy.func"].state == "pending-import"
     skipped = by_target["m_status.Klass.method"]
-    assert skipped.state == "skipped" and "no-such-distribution-zz is not installed" in skipped.reason
+    assert skipped.state == "skipped"
+    assert "no-such-distribution-zz is not installed" in skipped.reason
     assert (report.applied, report.pending, report.skipped, report.failed) == (1, 1, 1, 0)
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["counts"]["applied"] == 1 and len(data["patches"]) == 3
+    assert data["counts"]["applied"] == 1
+    assert len(data["patches"]) == 3
     with pytest.raises(AttributeError):
         applied.state = "x"  # frozen
 
@@ -332,7 +344,9 @@ def test_requires_out_of_range_is_skipped_with_reason(reg, modules):
     reg.register("m_req2.func", replacement, requires="wrapt<1")
     reg.apply()
     status = reg.status()[0]
-    assert status.state == "skipped" and "wrapt" in status.reason and "'wrapt<1'" in status.reason
+    assert status.state == "skipped"
+    assert "wrapt" in status.reason
+    assert "'wrapt<1'" in status.reason
     assert mod.func is not replacement
 
 
@@ -341,7 +355,8 @@ def test_signature_mismatch_is_a_warning(reg, modules):
     reg.register("m_sig.func", lambda a: a)
     reg.apply()
     warnings = reg.status()[0].warnings
-    assert warnings and "'b'" in " ".join(warnings)
+    assert warnings
+    assert "'b'" in " ".join(warnings)
 
 
 def test_signature_mismatch_is_an_error_when_strict(make_registry, modules):
@@ -426,7 +441,8 @@ def test_trace_counts_calls(make_registry, modules):
     traced = make_registry("traced", trace=True)
     traced.register("m_trace.func", replacement)
     traced.apply()
-    assert mod.func is not replacement and mod.func.__wrapped__ is replacement
+    assert mod.func is not replacement
+    assert mod.func.__wrapped__ is replacement
     mod.func(1)
     mod.func(2)
     assert traced.status()[0].calls == 2
@@ -436,13 +452,15 @@ def test_untraced_installed_object_is_the_replacement(reg, modules):
     mod = modules.load("m_notrace", SOURCE)
     reg.register("m_notrace.func", replacement)
     reg.apply()
-    assert mod.func is replacement and reg.status()[0].calls is None
+    assert mod.func is replacement
+    assert reg.status()[0].calls is None
 
 
 def test_registry_state_is_per_instance(make_registry):
     one, two = make_registry("one"), make_registry("two")
     one.register("json.dumps", replacement)
-    assert len(two) == 0 and isinstance(two, PatchRegistry)
+    assert len(two) == 0
+    assert isinstance(two, PatchRegistry)
 
 
 def test_trace_shim_keeps_method_binding_and_descriptor_kind(make_registry, modules):
@@ -460,7 +478,8 @@ def test_trace_shim_keeps_method_binding_and_descriptor_kind(make_registry, modu
     traced.register("m_trace2.K.stat", lambda x: -x)
     traced.apply()
     assert mod.K().meth(3) == ("new", 3)
-    assert isinstance(vars(mod.K)["stat"], staticmethod) and mod.K.stat(2) == -2
+    assert isinstance(vars(mod.K)["stat"], staticmethod)
+    assert mod.K.stat(2) == -2
     assert [s.calls for s in traced.status()] == [1, 1]
 
 
@@ -490,7 +509,8 @@ def test_withdraw_provider_removes_exactly_its_registrations(reg, modules):
     assert sorted(touched) == ["m_withdraw.Klass.method", "m_withdraw.func"]
     assert mod.Klass().method(1) == ("orig-method", 1)
     assert [s.target for s in reg.status()] == ["m_withdraw.func"]
-    assert reg.status()[0].kinds == ("wrap",) and reg.status()[0].provider is None
+    assert reg.status()[0].kinds == ("wrap",)
+    assert reg.status()[0].provider is None
     reg.apply()
     assert mod.func(1) == ("user", ("orig", 1, 2))
 
@@ -498,7 +518,8 @@ def test_withdraw_provider_removes_exactly_its_registrations(reg, modules):
 def test_patches_returns_the_records_in_order(reg):
     first = reg.register("json.dumps", replacement)
     second = reg.block("xml.dom")
-    assert reg.patches() == [first, second] and second.is_block
+    assert reg.patches() == [first, second]
+    assert second.is_block
 
 
 def test_wrap_registered_after_apply_is_installed_by_the_next_apply(reg, modules):
@@ -514,9 +535,11 @@ def test_wrap_registered_after_apply_is_installed_by_the_next_apply(reg, modules
     reg.register("m_dirty.func", late_wrapper)
     assert mod.func is replacement  # not before the next apply()
     reg.apply()
-    assert mod.func(1) == ("late", ("new", 1, 2)) and user.func is mod.func
+    assert mod.func(1) == ("late", ("new", 1, 2))
+    assert user.func is mod.func
     reg.revert()
-    assert mod.func is original and user.func is original
+    assert mod.func is original
+    assert user.func is original
 
 
 def test_failed_reinstall_keeps_the_previous_installation(reg, modules):
@@ -530,7 +553,8 @@ def test_failed_reinstall_keeps_the_previous_installation(reg, modules):
     reg.register("m_dirty2.func", broken_wrapper)
     with pytest.raises(PatchApplyError):
         reg.apply()
-    assert mod.func is replacement and reg.status()[0].state == "applied"
+    assert mod.func is replacement
+    assert reg.status()[0].state == "applied"
     reg.unregister("m_dirty2.func", broken_wrapper)
     reg.revert()
     assert mod.func(1) == ("orig", 1, 2)

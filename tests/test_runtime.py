@@ -32,8 +32,10 @@ def test_environment_overrides_each_setting() -> None:
            "MINDSPEED_MS_CPU_OP_THREADS": "1", "MINDSPEED_MS_CPU_AFFINITY": "0"}
     chosen = {setting.name: setting for setting in choose_runtime_settings("CPU", env)}
     assert set(chosen) == set(SETTINGS_ENV)
-    assert chosen["launch_blocking"].value is False and chosen["dispatch_threads"].value == 2
-    assert chosen["cpu_op_threads"].value == 1 and chosen["cpu_affinity"].value is False
+    assert chosen["launch_blocking"].value is False
+    assert chosen["dispatch_threads"].value == 2
+    assert chosen["cpu_op_threads"].value == 1
+    assert chosen["cpu_affinity"].value is False
     assert chosen["launch_blocking"].describe() == "launch_blocking=off (env)"
     assert chosen["dispatch_threads"].describe() == "dispatch_threads=2 (env)"
 
@@ -44,7 +46,8 @@ def test_environment_overrides_each_setting() -> None:
 def test_malformed_override_is_a_typed_error_naming_the_variable(variable: str, value: str) -> None:
     with pytest.raises(RuntimeSettingError, match=variable) as caught:
         choose_runtime_settings("CPU", {variable: value})
-    assert isinstance(caught.value, ValueError) and caught.value.variable == variable
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.variable == variable
 
 
 def _train(tmp_path: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -94,7 +97,8 @@ def test_settings_reach_mindspore_in_mindspore_mode_and_not_in_pytorch_mode(tmp_
     mindspore = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], capture_output=True,
                                text=True, timeout=300, env=env)
     assert mindspore.returncode == 0, mindspore.stderr[-3000:]
-    assert "blocking True" in mindspore.stdout and "launch_blocking" in mindspore.stdout
+    assert "blocking True" in mindspore.stdout
+    assert "launch_blocking" in mindspore.stdout
     pytorch = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                              env=dict(env, MINDSPEED_MS_DISABLE="pytorch_cpu"))
     assert pytorch.returncode == 0, pytorch.stderr[-3000:]
@@ -106,4 +110,5 @@ def test_a_non_ascii_digit_is_a_typed_error_not_a_bare_value_error(value: str) -
     for variable in ("MINDSPEED_MS_DISPATCH_THREADS", "MINDSPEED_MS_CPU_OP_THREADS"):
         with pytest.raises(RuntimeSettingError, match=variable) as caught:
             choose_runtime_settings("CPU", {variable: value})
-        assert caught.value.variable == variable and caught.value.value == value
+        assert caught.value.variable == variable
+        assert caught.value.value == value

@@ -41,7 +41,8 @@ def test_missing_varargs_and_varkw_are_reported():
         return x
 
     problems = signature_problems(loose, strict)
-    assert any("*args" in p for p in problems) and any("**kwargs" in p for p in problems)
+    assert any("*args" in p for p in problems)
+    assert any("**kwargs" in p for p in problems)
 
 
 def test_extra_required_parameter_is_reported():
@@ -72,7 +73,9 @@ def test_a_positional_parameter_losing_its_default_is_reported() -> None:
         pass
 
     problems = signature_problems(original, replacement)
-    assert len(problems) == 1 and "'mode'" in problems[0] and "default" in problems[0]
+    assert len(problems) == 1
+    assert "'mode'" in problems[0]
+    assert "default" in problems[0]
 
 
 def test_a_keyword_only_parameter_losing_its_default_is_reported() -> None:
@@ -83,7 +86,8 @@ def test_a_keyword_only_parameter_losing_its_default_is_reported() -> None:
         pass
 
     problems = signature_problems(original, replacement)
-    assert len(problems) == 1 and "keyword-only parameter 'mode'" in problems[0]
+    assert len(problems) == 1
+    assert "keyword-only parameter 'mode'" in problems[0]
 
 
 def test_a_parameter_keeping_its_default_is_fine() -> None:
@@ -105,5 +109,6 @@ def test_losing_a_default_is_a_warning_at_apply(reg, modules) -> None:  # type: 
     reg.register("sig_default.f", strict_f)
     reg.apply()
     [status] = reg.status()
-    assert status.state == "applied" and any("'mode'" in warning for warning in status.warnings)
+    assert status.state == "applied"
+    assert any("'mode'" in warning for warning in status.warnings)
     assert mod.f is strict_f

@@ -132,12 +132,14 @@ def test_defined_targets_resolve_with_their_location(
     result = _one(target, source_tree)
     assert result.state == OK, result.reason
     assert result.kind == kind
-    assert result.location is not None and line_in in result.location
+    assert result.location is not None
+    assert line_in in result.location
 
 
 def test_method_inherited_from_object_resolves(source_tree: Path) -> None:
     result = _one("stpkg.core.Engine.__init__", source_tree)
-    assert result.state == OK and result.kind == "object"
+    assert result.state == OK
+    assert result.kind == "object"
 
 
 def test_misspelled_method_fails_with_a_repr_quoted_suggestion(source_tree: Path) -> None:
@@ -145,12 +147,14 @@ def test_misspelled_method_fails_with_a_repr_quoted_suggestion(source_tree: Path
     assert result.state == MISSING
     assert result.resolved == "stpkg.core.Engine"
     assert result.suggestions == ("run",)
-    assert "'rnu'" in (result.reason or "") and "did you mean 'run'" in (result.reason or "")
+    assert "'rnu'" in (result.reason or "")
+    assert "did you mean 'run'" in (result.reason or "")
 
 
 def test_misspelled_submodule_suggests_the_real_one(source_tree: Path) -> None:
     result = _one("stpkg.cor.Engine", source_tree)
-    assert result.state == MISSING and "core" in result.suggestions
+    assert result.state == MISSING
+    assert "core" in result.suggestions
 
 
 def test_missing_top_level_module_suggests_close_names(source_tree: Path) -> None:
@@ -166,23 +170,27 @@ def test_bare_annotation_binds_nothing(source_tree: Path) -> None:
 
 def test_namespace_package_knows_its_submodules(source_tree: Path) -> None:
     result = _one("stns.sbu.f", source_tree)
-    assert result.state == MISSING and result.suggestions == ("sub",)
+    assert result.state == MISSING
+    assert result.suggestions == ("sub",)
 
 
 def test_module_getattr_makes_unknown_names_unverifiable(source_tree: Path) -> None:
     result = _one("stpkg.lazy.anything", source_tree)
-    assert result.state == UNVERIFIABLE and "__getattr__" in (result.reason or "")
+    assert result.state == UNVERIFIABLE
+    assert "__getattr__" in (result.reason or "")
 
 
 def test_extension_module_is_unverifiable_not_missing(source_tree: Path) -> None:
     assert _one("stpkg.ext", source_tree).state == OK
     result = _one("stpkg.ext.fast_kernel", source_tree)
-    assert result.state == UNVERIFIABLE and "no Python source" in (result.reason or "")
+    assert result.state == UNVERIFIABLE
+    assert "no Python source" in (result.reason or "")
 
 
 def test_computed_base_class_makes_missing_attribute_unverifiable(source_tree: Path) -> None:
     result = _one("stpkg.core.Dynamic.whatever", source_tree)
-    assert result.state == UNVERIFIABLE and "make_base()" in (result.reason or "")
+    assert result.state == UNVERIFIABLE
+    assert "make_base()" in (result.reason or "")
 
 
 def test_attribute_of_a_function_is_unverifiable(source_tree: Path) -> None:
@@ -191,7 +199,8 @@ def test_attribute_of_a_function_is_unverifiable(source_tree: Path) -> None:
 
 def test_malformed_target_is_reported_not_raised(source_tree: Path) -> None:
     result = _one("stpkg..core", source_tree)
-    assert result.state == MISSING and "dotted path" in (result.reason or "")
+    assert result.state == MISSING
+    assert "dotted path" in (result.reason or "")
 
 
 def test_sys_path_is_searched_like_the_import_system(
@@ -200,7 +209,8 @@ def test_sys_path_is_searched_like_the_import_system(
     monkeypatch.syspath_prepend(str(source_tree))
     results = StaticResolver().resolve("stpkg.core.Engine.Inner.Deeper.method")
     assert results.state == OK
-    assert "stpkg" not in sys.modules and "stpkg.core" not in sys.modules
+    assert "stpkg" not in sys.modules
+    assert "stpkg.core" not in sys.modules
 
 
 def test_to_dict_is_json_serialisable(source_tree: Path) -> None:
@@ -262,7 +272,8 @@ def test_module_made_at_run_time_by_a_custom_loader_is_unverifiable(monkeypatch:
     proxy.__path__ = []
     monkeypatch.setitem(sys.modules, "static_proxy_pkg", proxy)
     result = StaticResolver().resolve("static_proxy_pkg.nn.Module")
-    assert result.state == UNVERIFIABLE and "ProxyLoader" in (result.reason or "")
+    assert result.state == UNVERIFIABLE
+    assert "ProxyLoader" in (result.reason or "")
 
 
 # -- namespace folders, mangled names, ABC bases, the runtime's module mapping (issue 11 items 2, 21-23)
@@ -276,7 +287,8 @@ def _tree(root: Path, files: dict[str, str]) -> None:
 def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_path: Path) -> None:
     _tree(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
     [result] = resolve_static("nsreg.space.deep.mod.f", search_path=[str(tmp_path)])
-    assert result.state == OK and result.location.endswith("mod.py:1")
+    assert result.state == OK
+    assert result.location.endswith("mod.py:1")
 
 
 def test_the_import_system_view_resolves_a_namespace_folder_of_an_unimported_package(

@@ -51,7 +51,8 @@ def test_locate_reads_class_attributes_through_vars_along_the_mro(modules):
     """)
     located = locate("mro_mod.Child.s")
     assert isinstance(located.raw, staticmethod)
-    assert located.owner is mod.Child and located.defined_on is mod.Base
+    assert located.owner is mod.Child
+    assert located.defined_on is mod.Base
 
 
 def test_locate_missing_top_level_module_is_not_found():
@@ -66,7 +67,8 @@ def test_resolve_target_imports_and_suggests_close_matches(modules):
     with pytest.raises(TargetNotFoundError) as info:
         resolve_target("res_mod.compute_los")
     assert info.value.suggestions == ("compute_loss",)
-    assert "'compute_loss'" in str(info.value) and "'res_mod'" in str(info.value)
+    assert "'compute_loss'" in str(info.value)
+    assert "'res_mod'" in str(info.value)
     assert resolve_target("res_mod.compute_loss").raw.__name__ == "compute_loss"
 
 
@@ -74,7 +76,8 @@ def test_resolve_target_reports_missing_submodule(modules):
     modules.write("res_pkg.real", "x = 1\n")
     with pytest.raises(TargetNotFoundError) as info:
         resolve_target("res_pkg.reel.x")
-    assert info.value.missing == "reel" and info.value.resolved == "res_pkg"
+    assert info.value.missing == "reel"
+    assert info.value.resolved == "res_pkg"
     assert "real" in info.value.suggestions
 
 
@@ -99,9 +102,11 @@ def test_a_module_subclass_forwarding_through_a_class_getattr_is_resolved_and_re
     try:
         registry.register(f"{proxy.__name__}.compile", lambda: "patched")
         registry.apply()
-        assert proxy.compile() == "patched" and registry.status()[0].state == "applied"
+        assert proxy.compile() == "patched"
+        assert registry.status()[0].state == "applied"
         registry.revert()
-        assert proxy.compile is original and "compile" not in vars(proxy)
+        assert proxy.compile is original
+        assert "compile" not in vars(proxy)
     finally:
         registry.revert()
         del sys.modules[proxy.__name__]

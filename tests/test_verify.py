@@ -56,12 +56,15 @@ def test_dynamic_verify_reports_each_target_by_state(verified: tuple[PatchRegist
     assert checks[f"{mod}.compute"].state == "ok"
     assert checks[f"{mod}.Layer.forward"].state == "ok"
     typo = checks[f"{mod}.Layer.forwrad"]
-    assert typo.state == "missing" and "'forward'" in (typo.reason or "") and typo.is_failure
+    assert typo.state == "missing"
+    assert "'forward'" in (typo.reason or "")
+    assert typo.is_failure
     assert checks[f"{mod}.compute_fast"].state == "stub"
     incompatible = checks[f"{mod}.combine"]
-    assert incompatible.state == "incompatible" and "'b'" in (incompatible.reason or "")
-    assert checks[f"{mod}_broken.anything"].state == "error" and "broken at import" in (
-        checks[f"{mod}_broken.anything"].reason or "")
+    assert incompatible.state == "incompatible"
+    assert "'b'" in (incompatible.reason or "")
+    assert checks[f"{mod}_broken.anything"].state == "error"
+    assert "broken at import" in (checks[f"{mod}_broken.anything"].reason or "")
     assert checks[f"{mod}.skipped"].state == "skipped"
     assert "verify_blocked_dependency" not in checks  # blocks are not targets
     assert all(check.provider == "tests" for check in checks.values())
@@ -85,8 +88,10 @@ def test_static_verify_imports_nothing(verified: tuple[PatchRegistry, str]) -> N
     assert checks[f"{mod}_broken.anything"].state == "missing"
     assert checks[f"{mod}.Layer.forward"].state == "ok"
     combine = checks[f"{mod}.combine"]  # the target's signature read from source, the replacement's from the lambda
-    assert combine.state == "incompatible" and "'b'" in (combine.reason or "")
-    assert mod not in sys.modules and f"{mod}_broken" not in sys.modules
+    assert combine.state == "incompatible"
+    assert "'b'" in (combine.reason or "")
+    assert mod not in sys.modules
+    assert f"{mod}_broken" not in sys.modules
 
 
 def test_static_verify_compares_a_lazy_reference_signature_from_source_importing_neither(
@@ -124,10 +129,13 @@ def test_static_verify_compares_a_lazy_reference_signature_from_source_importing
         if name in ("forward_ok", "forward_decorated"):  # a decorator hides the signature: not judged
             assert check.state == "ok", (name, check)
         elif name == "forward_drops_mask":
-            assert check.state == "incompatible" and "'mask'" in (check.reason or ""), check
+            assert check.state == "incompatible", check
+            assert "'mask'" in (check.reason or ""), check
         else:
-            assert check.state == "incompatible" and "'scale'" in (check.reason or ""), check
-    assert target not in sys.modules and impl not in sys.modules
+            assert check.state == "incompatible", check
+            assert "'scale'" in (check.reason or ""), check
+    assert target not in sys.modules
+    assert impl not in sys.modules
 
 
 def test_check_target_of_a_wrap_only_checks_resolution() -> None:
@@ -141,7 +149,8 @@ def test_target_whose_module_fails_without_its_blocks_is_an_error(verified: tupl
     registry, mod = verified
     [patch] = [p for p in registry.patches() if p.target == f"{mod}.compute"]
     check = check_target(patch)  # no blocks in force: the shim's RuntimeError surfaces
-    assert check.state == "error" and "shim present but unusable" in (check.reason or "")
+    assert check.state == "error"
+    assert "shim present but unusable" in (check.reason or "")
 
 
 def test_one_target_that_crashes_static_resolution_is_that_targets_error(
@@ -159,5 +168,7 @@ def test_one_target_that_crashes_static_resolution_is_that_targets_error(
     monkeypatch.setattr(StaticResolver, "resolve", flaky)
     checks = {check.target: check for check in verify_registry(registry, static=True)}
     crashed = checks[f"{mod}.combine"]
-    assert crashed.state == "error" and crashed.is_failure and "KeyError" in crashed.reason
+    assert crashed.state == "error"
+    assert crashed.is_failure
+    assert "KeyError" in crashed.reason
     assert checks[f"{mod}.compute"].state == "ok"
