@@ -104,7 +104,8 @@ def _report(completed: subprocess.CompletedProcess[str]) -> dict:
 def test_pytorch_mode_imports_nothing_heavy_and_patches_nothing(site: Path) -> None:
     report = _report(_run(site, "import mindspeed_ms.adaptor\n" + REPORT, "--num-layers", "2"))
     assert report["compute"] == ["original", 1]
-    assert report["loaded"] == [] and report["importlib.metadata"] is False
+    assert report["loaded"] == []
+    assert report["importlib.metadata"] is False
     assert report["states"] == {}
 
 
@@ -112,7 +113,8 @@ def test_pytorch_mode_imports_nothing_heavy_and_patches_nothing(site: Path) -> N
 def test_flag_switches_to_mindspore_and_applies_downstream_patches(site: Path, flag: list[str]) -> None:
     completed = _run(site, "import mindspeed_ms.adaptor\nimport torch\n" + REPORT, "--lr", "0.1", *flag)
     report = _report(completed)
-    assert report["compute"] == ["patched", 1] and report["fast"] == "fast-original"
+    assert report["compute"] == ["patched", 1]
+    assert report["fast"] == "fast-original"
     assert report["torch_from"].startswith("msadapter")
     assert report["states"] == {"ms_demo_target.compute": "applied"}
     # The target is imported after the adaptor: the summary counts it as waiting, then the hook applies it.
@@ -129,7 +131,8 @@ def test_invalid_framework_fails_the_import_listing_the_choices(site: Path) -> N
     completed = _run(site, "import mindspeed_ms.adaptor\n", "--ai-framework", "mindspor")
     assert completed.returncode != 0
     assert "FrameworkError" in completed.stderr
-    assert "'mindspor'" in completed.stderr and "'pytorch', 'mindspore'" in completed.stderr
+    assert "'mindspor'" in completed.stderr
+    assert "'pytorch', 'mindspore'" in completed.stderr
 
 
 def test_missing_msadapter_is_an_import_error_saying_how_to_install(site: Path) -> None:
@@ -172,7 +175,8 @@ def test_disabled_downstream_provider_is_not_imported(site: Path) -> None:
     completed = _run(site, script, "--ai-framework", "mindspore",
                      MINDSPEED_MS_DISABLE=",".join([*BUILTIN, "downstream"]))
     report = _report(completed)
-    assert report["compute"] == ["original", 1] and report["states"] == {}
+    assert report["compute"] == ["original", 1]
+    assert report["states"] == {}
     assert "MindSpore backend, 0 patches applied; providers skipped: " in completed.stderr
     assert "downstream (disabled by MINDSPEED_MS_DISABLE)" in completed.stderr
 
@@ -196,13 +200,15 @@ def test_failing_provider_stops_execute_naming_it(site: Path) -> None:
     completed = _run(site, "import mindspeed_ms.adaptor\n", "--ai-framework", "mindspore", DOWNSTREAM_FAIL="1")
     assert completed.returncode != 0
     assert "ProviderError: provider 'downstream'" in completed.stderr
-    assert "downstream provider broke" in completed.stderr and "withdrawn" in completed.stderr
+    assert "downstream provider broke" in completed.stderr
+    assert "withdrawn" in completed.stderr
 
 
 def test_summary_only_on_rank_zero_and_debug_lists_patches(site: Path) -> None:
     script = "import mindspeed_ms.adaptor\n"
     other_rank = _run(site, script, "--ai-framework", "mindspore", RANK_ID="1", RANK="0")
-    assert other_rank.returncode == 0 and "MindSpore backend" not in other_rank.stderr
+    assert other_rank.returncode == 0
+    assert "MindSpore backend" not in other_rank.stderr
     debug = _run(site, script, "--ai-framework", "mindspore", MINDSPEED_MS_LOG_LEVEL="DEBUG")
     assert "DEBUG: ms_demo_target.compute: pending-import -> ms_downstream_provider.compute [downstream]" in (
         debug.stderr)

@@ -77,7 +77,8 @@ def reporter(tmp_path: Path) -> Path:
 def test_the_startup_folder_goes_first_on_pythonpath_once_and_the_rest_stays() -> None:
     env = bootstrap_environment({"PYTHONPATH": f"/a{os.pathsep}{STARTUP_DIR}{os.pathsep}/b", "X": "1"})
     assert env["PYTHONPATH"].split(os.pathsep) == [STARTUP_DIR, "/a", "/b"]
-    assert env["X"] == "1" and env[BOOTSTRAP_ENV] == STARTUP_DIR
+    assert env["X"] == "1"
+    assert env[BOOTSTRAP_ENV] == STARTUP_DIR
     assert "MINDSPEED_AI_FRAMEWORK" not in env
     assert sorted(os.listdir(STARTUP_DIR)) in (["sitecustomize.py"], ["__pycache__", "sitecustomize.py"])
 
@@ -91,11 +92,13 @@ def test_a_framework_given_to_run_goes_to_the_environment_and_an_unknown_one_is_
 
 def test_a_command_is_resolved_on_the_new_path_and_a_missing_one_is_a_typed_error(tmp_path: Path) -> None:
     launch = prepare_launch(["python", "-c", "pass"], {"PATH": BIN})
-    assert os.path.samefile(launch.executable, sys.executable) and launch.argv == ("python", "-c", "pass")
+    assert os.path.samefile(launch.executable, sys.executable)
+    assert launch.argv == ("python", "-c", "pass")
     assert launch.to_dict()["environment"]["PYTHONPATH"] == STARTUP_DIR
     with pytest.raises(CommandNotFoundError, match="'no-such-program' not found on PATH") as caught:
         prepare_launch(["no-such-program"], {"PATH": str(tmp_path)})
-    assert isinstance(caught.value, FileNotFoundError) and caught.value.command == "no-such-program"
+    assert isinstance(caught.value, FileNotFoundError)
+    assert caught.value.command == "no-such-program"
     with pytest.raises(RunCommandError, match="no command given"):
         prepare_launch([], {})
 
@@ -105,7 +108,8 @@ def test_a_command_is_resolved_on_the_new_path_and_a_missing_one_is_a_typed_erro
 def test_cli_usage_errors_exit_2_and_a_dry_run_prints_json(tmp_path: Path) -> None:
     assert _mindspeed_ms("run").returncode == 2
     missing = _mindspeed_ms("run", "--", "no-such-program")
-    assert missing.returncode == 2 and "'no-such-program' not found" in missing.stderr
+    assert missing.returncode == 2
+    assert "'no-such-program' not found" in missing.stderr
     dry = _mindspeed_ms("run", "--dry-run", "--json", "--ai-framework", "mindspore", "--", "python", "x.py",
                         "--json")
     assert dry.returncode == 0, dry.stderr
@@ -126,8 +130,10 @@ def test_a_plain_script_in_mindspore_mode_gets_msadapters_torch_without_importin
     done = _mindspeed_ms("run", "--", "python", str(reporter), "--import-torch", "--ai-framework", "mindspore")
     assert done.returncode == 0, done.stderr[-3000:]
     (report,) = _reports(done.stdout)
-    assert report["adapted_first"] and report["providers"]
-    assert report["torch"] == "msadapter" and report["sum"] == 3.0
+    assert report["adapted_first"]
+    assert report["providers"]
+    assert report["torch"] == "msadapter"
+    assert report["sum"] == 3.0
     assert Path(report["package"]).parent == ROOT / "mindspeed_ms"  # the launcher's own package
     assert "MindSpore backend" in done.stderr
 
@@ -142,7 +148,8 @@ def test_pytorch_mode_imports_the_adaptor_and_nothing_heavy(reporter: Path, tmp_
                           env=dict(env, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path / "shadow")])))
     assert done.returncode == 0, done.stderr
     (report,) = _reports(done.stdout)
-    assert report["adapted_first"] and not report["providers"]
+    assert report["adapted_first"]
+    assert not report["providers"]
     assert report["heavy"] == [], report["heavy"]
     assert Path(report["package"]).parent == ROOT / "mindspeed_ms"
 
@@ -152,7 +159,9 @@ def test_the_reference_interpreter_gets_the_adaptor_and_its_own_real_torch(repor
     done = _mindspeed_ms("run", "--", reference_python(), str(reporter), "--import-torch", env=env)
     assert done.returncode == 0, done.stderr
     (report,) = _reports(done.stdout)
-    assert report["adapted_first"] and report["torch"] != "msadapter" and report["sum"] == 3.0
+    assert report["adapted_first"]
+    assert report["torch"] != "msadapter"
+    assert report["sum"] == 3.0
 
 
 def test_a_launcher_is_left_alone_and_a_hidden_sitecustomize_still_runs_after_the_adaptor(tmp_path: Path) -> None:
@@ -176,7 +185,8 @@ def test_a_failing_adaptor_stops_the_process_with_status_1_and_says_why(reporter
     done = _mindspeed_ms("run", "--", "python", str(reporter), "--ai-framework", "jax")
     assert done.returncode == 1
     assert "REPORT" not in done.stdout
-    assert "FrameworkError" in done.stderr and "invalid AI framework 'jax'" in done.stderr
+    assert "FrameworkError" in done.stderr
+    assert "invalid AI framework 'jax'" in done.stderr
 
 
 def test_msrun_workers_are_each_adapted(reporter: Path, tmp_path: Path) -> None:
@@ -194,4 +204,6 @@ def test_msrun_workers_are_each_adapted(reporter: Path, tmp_path: Path) -> None:
                for report in _reports((logs / name).read_text())}
     assert sorted(reports) == ["0", "1"]
     for report in reports.values():
-        assert report["adapted_first"] and report["providers"] and report["torch"] == "msadapter"
+        assert report["adapted_first"]
+        assert report["providers"]
+        assert report["torch"] == "msadapter"

@@ -39,11 +39,13 @@ def test_patches_apply_lists_every_builtin_patch_with_a_reason() -> None:
     assert {"third_party", "msadapter", "msadapter_cpu", "megatron_core", "mindspeed"} <= providers
     assert all(p.get("purpose") for p in patches), [p["target"] for p in patches if not p.get("purpose")]
     states = {p["target"]: p["state"] for p in patches}
-    assert states["transformer_engine"] == "applied" and states["apex"] == "applied"
+    assert states["transformer_engine"] == "applied"
+    assert states["apex"] == "applied"
     assert states["mindspore.common.tensor.Tensor.zero_"] == "applied"
     # MindSpeed is not installed in this environment: its patches are skipped, with the reason.
     mindspeed = [p for p in patches if p["provider"] == "mindspeed"]
-    assert mindspeed and all(p["state"] == "skipped" and "mindspeed" in p["reason"] for p in mindspeed)
+    assert mindspeed
+    assert all(p["state"] == "skipped" and "mindspeed" in p["reason"] for p in mindspeed)
     assert not [p for p in patches if p["state"] == "failed"]
 
 
@@ -51,13 +53,15 @@ def test_static_verify_passes_for_every_megatron_core_target() -> None:
     done = _cli("verify", "--static", "--json")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads(done.stdout)
-    assert data["ok"] is True and data["static"] is True
+    assert data["ok"] is True
+    assert data["static"] is True
     core = [c for c in data["targets"] if c["target"].startswith("megatron.core.")]
-    assert core and all(c["state"] == "ok" for c in core), [c for c in core if c["state"] != "ok"]
+    assert core
+    assert all(c["state"] == "ok" for c in core), [c for c in core if c["state"] != "ok"]
     # Megatron-LM's training package is never in the megatron-core wheel: its patches wait for a checkout
     training = [c for c in data["targets"] if c["target"].startswith(("megatron.training.", "megatron.legacy."))]
-    assert training and all(c["state"] == "skipped" and "megatron-lm is not installed" in c["reason"]
-                            for c in training), training
+    assert training, training
+    assert all(c["state"] == "skipped" and "megatron-lm is not installed" in c["reason"] for c in training), training
 
 
 SCRIPT = """

@@ -75,7 +75,9 @@ def test_patches_lists_registered_patches_without_importing_targets(
     assert header.split() == ["target", "kind", "state", "replacement", "provider", "registered", "at", "reason"]
     assert set(rule) <= {"-", " "}
     assert row.split()[:3] == [f"{downstream}.compute", "replace", "registered"]
-    assert "downstream" in row and "demo replacement" in row and "cli_provider_" in row
+    assert "downstream" in row
+    assert "demo replacement" in row
+    assert "cli_provider_" in row
     assert "1 patches, pytorch mode; providers: downstream" in out
     assert downstream not in sys.modules
 
@@ -83,7 +85,8 @@ def test_patches_lists_registered_patches_without_importing_targets(
 def test_patches_json_is_the_only_thing_on_stdout(downstream: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["patches", "--ai-framework", "mindspore", "--json", "--", "--use-fast-path"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["framework"] == "mindspore" and data["applied"] is False
+    assert data["framework"] == "mindspore"
+    assert data["applied"] is False
     assert [(p["target"], p["state"], p["provider"]) for p in data["patches"]] == [
         (f"{downstream}.compute", "registered", "downstream"), (f"{downstream}.fast", "registered", "downstream")]
     assert data["providers"]["registered"] == ["downstream"]
@@ -130,10 +133,13 @@ def test_verify_fails_on_a_typo_with_a_suggestion(
     argv = ["verify", "--ai-framework", "pytorch", "--json", *(["--static"] if static else []), "--", "--typo"]
     assert main(argv) == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["ok"] is False and data["static"] is static
+    assert data["ok"] is False
+    assert data["static"] is static
     [typo] = [item for item in data["targets"] if item["state"] == "missing"]
-    assert typo["target"] == f"{downstream}.compte" and "'compute'" in typo["reason"]
-    assert typo["suggestions"] == ["compute"] and typo["provider"] == "downstream"
+    assert typo["target"] == f"{downstream}.compte"
+    assert "'compute'" in typo["reason"]
+    assert typo["suggestions"] == ["compute"]
+    assert typo["provider"] == "downstream"
 
 
 def test_failing_provider_exits_1_naming_it(
@@ -189,7 +195,8 @@ def test_console_script_verifies_and_applies_real_megatron_targets(tmp_path: Pat
                             text=True, timeout=300, check=False)
     assert verify.returncode == 1, verify.stderr
     states = {item["target"].rpartition(".")[2]: item for item in json.loads(verify.stdout)["targets"]}
-    assert states["_set_cuda_rng_state"]["state"] == "ok" and states["forward"]["state"] == "ok"
+    assert states["_set_cuda_rng_state"]["state"] == "ok"
+    assert states["forward"]["state"] == "ok"
     assert states["_set_cuda_rng_stat"]["state"] == "missing"
     assert states["model_parallel_cuda_manual_seed"]["state"] == "incompatible"
     assert "'te_rng_tracker'" in states["model_parallel_cuda_manual_seed"]["reason"]
@@ -224,11 +231,13 @@ def test_patches_and_static_verify_run_without_mindspore(tmp_path):
     assert listed.returncode == 0, listed.stderr
     data = json.loads(listed.stdout)
     mindspeed = [p for p in data["patches"] if p["provider"] == "mindspeed"]
-    assert mindspeed and all(p["replacement"].startswith("mindspeed_ms.") for p in mindspeed)
+    assert mindspeed
+    assert all(p["replacement"].startswith("mindspeed_ms.") for p in mindspeed)
     checked = subprocess.run([sys.executable, str(script), "verify", "--static", "--json"],
                              capture_output=True, text=True, env=env, timeout=120)
     assert checked.returncode in (0, 1), checked.stderr
-    assert "Traceback" not in checked.stderr and json.loads(checked.stdout)["targets"]
+    assert "Traceback" not in checked.stderr
+    assert json.loads(checked.stdout)["targets"]
 
 
 def test_patches_shows_a_downstream_replacement_superseding_a_built_in_fix(tmp_path, monkeypatch, capsys):
@@ -248,8 +257,10 @@ def test_patches_shows_a_downstream_replacement_superseding_a_built_in_fix(tmp_p
     monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
     assert main(["patches", "--ai-framework", "mindspore"]) == 0
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(target)]
-    assert f"{provider}.start_grad_sync" in row and " sync " in row
+    assert f"{provider}.start_grad_sync" in row
+    assert " sync " in row
     assert "supersedes built-in mindspeed_ms.compat.megatron_parallel.start_grad_sync" in row
     assert main(["patches", "--ai-framework", "mindspore", "--json"]) == 0
     (entry,) = [p for p in json.loads(capsys.readouterr().out)["patches"] if p["target"] == target]
-    assert entry["provider"] == "sync" and "'megatron_core'" in entry["superseded"][0]
+    assert entry["provider"] == "sync"
+    assert "'megatron_core'" in entry["superseded"][0]

@@ -16,7 +16,8 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "conformance_report.p
 
 def _report() -> ModuleType:
     spec = importlib.util.spec_from_file_location("conformance_report", SCRIPT)
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -60,12 +61,16 @@ def test_status_is_the_worst_verdict_and_patches_are_named() -> None:
     patches = [{"target": "mindspore.common.tensor.Tensor.add_", "provider": "msadapter_cpu"}]
     table = report.build_table(results, patches)
     rows = {row["op"]: row for row in table["rows"]}
-    assert rows["torch.matmul"]["status"] == "divergent" and matmul in rows["torch.matmul"]["detail"]
-    assert rows["torch.bmm"]["status"] == "loud" and "refused" in rows["torch.bmm"]["detail"]
-    assert rows["Tensor.add_"]["status"] == "fixed by patch" and "Tensor.add_" in rows["Tensor.add_"]["detail"]
+    assert rows["torch.matmul"]["status"] == "divergent"
+    assert matmul in rows["torch.matmul"]["detail"]
+    assert rows["torch.bmm"]["status"] == "loud"
+    assert "refused" in rows["torch.bmm"]["detail"]
+    assert rows["Tensor.add_"]["status"] == "fixed by patch"
+    assert "Tensor.add_" in rows["Tensor.add_"]["detail"]
     assert rows["torch.cuda.current_device"]["status"] == "not exercised"
     assert table["divergent_cases"] == [matmul]
     assert sum(t["ops"] for t in table["totals"].values()) == len(rows)
     assert table["coverage"].share > 0.9
     markdown = report.render_markdown(table)
-    assert "| `torch.matmul` |" in markdown and "## Totals" in markdown
+    assert "| `torch.matmul` |" in markdown
+    assert "## Totals" in markdown

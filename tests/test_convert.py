@@ -54,7 +54,8 @@ def test_hyphen_spellings_are_normalised_and_rdzv_options_removed_with_values() 
     out = convert("torchrun --nproc-per-node 4 --node-rank 0 --master-addr h --master-port 1 "
                   "--rdzv_backend c10d --rdzv-endpoint=h:1 --max_restarts 3 t.py\n")
     assert out.startswith("msrun --local_worker_num 4 --node_rank 0 --master_addr h --master_port 1 --worker_num=4 ")
-    assert "rdzv" not in out and "max_restarts" not in out
+    assert "rdzv" not in out
+    assert "max_restarts" not in out
 
 
 def test_removed_option_lines_take_their_continuation_with_them() -> None:
@@ -87,7 +88,8 @@ def test_module_launch_and_unknown_options_are_unconvertible() -> None:
 
 def test_unassigned_options_variable_in_launcher_position_is_reported() -> None:
     conversion = convert_script(b"torchrun $LAUNCH_OPTS train.py\n")
-    assert conversion.findings[0].status == "unconvertible" and "$LAUNCH_OPTS" in conversion.findings[0].flag
+    assert conversion.findings[0].status == "unconvertible"
+    assert "$LAUNCH_OPTS" in conversion.findings[0].flag
 
 
 def test_ai_framework_is_added_before_redirections_and_pipes() -> None:
@@ -101,13 +103,15 @@ def test_ai_framework_pytorch_value_is_switched() -> None:
     assert convert("torchrun t.py --ai-framework pytorch\n").endswith("t.py --ai-framework mindspore\n")
     assert convert("torchrun t.py --ai-framework=pytorch\n").endswith("t.py --ai-framework=mindspore\n")
     out = convert('A="--ai-framework pytorch"\ntorchrun t.py $A\n')
-    assert out.startswith('A="--ai-framework mindspore"\n') and out.count("--ai-framework") == 1
+    assert out.startswith('A="--ai-framework mindspore"\n')
+    assert out.count("--ai-framework") == 1
 
 
 def test_mentions_in_comments_and_echo_are_untouched() -> None:
     script = '# torchrun --nproc_per_node 8 x.py\necho "run torchrun now"\nprintf torchrun\n'
     conversion = convert_script(script.encode())
-    assert conversion.output == script.encode() and conversion.launches == 0
+    assert conversion.output == script.encode()
+    assert conversion.launches == 0
 
 
 def test_unsupported_flags_reported_with_line_and_dropped_on_request() -> None:
@@ -177,7 +181,9 @@ def test_options_are_overridable() -> None:
 
 def test_existing_msrun_options_are_not_added_twice() -> None:
     out = convert("torchrun --nproc_per_node 2 --log_dir=my --join=True t.py\n")
-    assert out.count("--log_dir") == 1 and out.count("--join") == 1 and "--log_dir=my" in out
+    assert out.count("--log_dir") == 1
+    assert out.count("--join") == 1
+    assert "--log_dir=my" in out
 
 
 def test_heredoc_and_shell_string_launches_are_reported_not_converted() -> None:
@@ -191,8 +197,10 @@ def test_heredoc_and_shell_string_launches_are_reported_not_converted() -> None:
 def test_syntax_errors_have_line_and_column() -> None:
     with pytest.raises(ScriptSyntaxError) as caught:
         convert_script(b"echo ok\nif true; then\n  torchrun t.py\n")
-    assert caught.value.line >= 2 and caught.value.column >= 1
-    assert isinstance(caught.value, LaunchScriptError) and isinstance(caught.value, ValueError)
+    assert caught.value.line >= 2
+    assert caught.value.column >= 1
+    assert isinstance(caught.value, LaunchScriptError)
+    assert isinstance(caught.value, ValueError)
     with pytest.raises(ScriptSyntaxError, match=r"<script>:2:"):
         convert_script(b"echo ok\necho (\n")
 
@@ -279,7 +287,8 @@ def test_flag_value_variable_inside_an_arguments_string_is_followed() -> None:
             "torchrun t.py $GPT_ARGS\n")
     assert _findings(text) == [(3, "--moe-token-dispatcher-type", "unsupported", "allgather")]
     dropped = convert(text, drop_unsupported=True)
-    assert "--moe-token-dispatcher-type" not in dropped and "--seq-length 8" in dropped
+    assert "--moe-token-dispatcher-type" not in dropped
+    assert "--seq-length 8" in dropped
 
 
 def test_flag_value_variable_is_followed_through_branches_and_chains() -> None:

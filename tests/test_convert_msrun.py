@@ -66,7 +66,9 @@ def test_converted_torchrun_script_runs_under_real_msrun_with_two_workers(tmp_pa
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert convert.returncode == 0, convert.stderr
     converted = (tmp_path / "ms.sh").read_text()
-    assert "\ntorchrun" not in converted and "--rdzv_backend" not in converted and "--use-ascend-mc2" not in converted
+    assert "\ntorchrun" not in converted
+    assert "--rdzv_backend" not in converted
+    assert "--use-ascend-mc2" not in converted
     assert "--worker_num $WORLD_SIZE" in converted
     assert "# a torchrun launch, PyTorch-backend style (this comment stays)" in converted
 
@@ -75,10 +77,12 @@ def test_converted_torchrun_script_runs_under_real_msrun_with_two_workers(tmp_pa
     logs = "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
                      for path in sorted((tmp_path / "msrun_log").glob("*.log")))
     records = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("MS_WORKER_*.json"))]
-    assert run.returncode == 0 and len(records) == 2, f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}\n{logs}"
+    assert run.returncode == 0, f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}\n{logs}"
+    assert len(records) == 2, f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}\n{logs}"
     assert sorted(record["rank"] for record in records) == [0, 1]
     for record in records:
-        assert record["size"] == 2 and record["total"] == 3.0  # 1 + 2 summed across the cluster
+        assert record["size"] == 2
+        assert record["total"] == 3.0  # 1 + 2 summed across the cluster
         assert record["framework"] == "mindspore"
         assert record["argv"] == ["--lr", "0.1", "--seq-length", "16", "--ai-framework", "mindspore"]
     assert (tmp_path / "launch.log").exists()  # the pipe to tee survived the conversion

@@ -48,7 +48,8 @@ def test_a_wrapped_script_passes_bash_n_and_is_never_wrapped_twice(expected: Pat
     assert result.returncode == 0, result.stderr.decode()
     for options in (WRAP, ConvertOptions()):
         again = convert_script(expected.read_bytes(), name=expected.name, options=options)
-        assert again.output == expected.read_bytes() and again.changes == ()
+        assert again.output == expected.read_bytes()
+        assert again.changes == ()
         assert again.launches >= 1  # the launch under `mindspeed-ms run --` is still seen (flags checked)
 
 
@@ -57,7 +58,8 @@ def test_a_torchrun_launch_already_under_run_is_converted_inside_it() -> None:
               b"--lr 1\n")
     conversion = convert_script(source, options=WRAP)
     assert conversion.output.startswith(b"#!/bin/bash\nmindspeed-ms run --ai-framework mindspore -- msrun ")
-    assert b"--local_worker_num 2" in conversion.output and conversion.output.count(b"mindspeed-ms run") == 1
+    assert b"--local_worker_num 2" in conversion.output
+    assert conversion.output.count(b"mindspeed-ms run") == 1
 
 
 def test_the_cli_option_wraps_and_reports_it(tmp_path: Path) -> None:

@@ -102,12 +102,15 @@ def test_cli_json_reports_this_machine_cpu_rows_warn(monkeypatch: pytest.MonkeyP
     report = json.loads(capsys.readouterr().out)
     statuses = {check["name"]: check["status"] for check in report["checks"]}
     assert list(statuses) == list(CHECK_NAMES)
-    assert statuses["cann"] == "warn" and statuses["npu"] == "warn"
+    assert statuses["cann"] == "warn"
+    assert statuses["npu"] == "warn"
     for name in ("mindspore", "msadapter", "import torch", "real torch", "megatron-core", "msrun"):
         assert statuses[name] == "ok", report
-    assert report["ok"] is True and code == 0
+    assert report["ok"] is True
+    assert code == 0
     found = {check["name"]: check["found"] for check in report["checks"]}
-    assert found["mindspore"] == versions.MINDSPORE_VERSION and found["msrun"] == os.path.join(BIN, "msrun")
+    assert found["mindspore"] == versions.MINDSPORE_VERSION
+    assert found["msrun"] == os.path.join(BIN, "msrun")
     assert set(report["checks"][0]) == {"name", "status", "found", "expected", "action"}
 
 
@@ -118,7 +121,8 @@ def test_installed_script_prints_the_table() -> None:
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["check", "status", "found", "expected", "what", "to", "do"]
     rows = {line.split("  ")[0].strip(): line for line in lines[2:] if line and not line.startswith(" ")}
-    assert rows["cann"].split()[1] == "warn" and rows["mindspore"].split()[1] == "ok"
+    assert rows["cann"].split()[1] == "warn"
+    assert rows["mindspore"].split()[1] == "ok"
     assert "MINDSPEED_AI_FRAMEWORK=mindspore" in rows["ai-framework"]
     assert lines[-1].endswith("0 fail: no failures")
 
@@ -131,7 +135,8 @@ def test_doctor_never_imports_the_backend_into_its_own_process() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120,
                           check=True)
     statuses, heavy = json.loads(done.stdout.splitlines()[-1])
-    assert statuses == ["ok", "ok"] and heavy == []
+    assert statuses == ["ok", "ok"]
+    assert heavy == []
 
 
 def test_doctor_cli_import_stays_cheap() -> None:
@@ -155,15 +160,18 @@ def _toolkit(tmp_path: Path, version: str) -> Path:
 def test_cann_with_the_table_version_is_ok(tmp_path: Path) -> None:
     home = _toolkit(tmp_path, versions.CANN_VERSION)
     (check,) = run_checks(_env(ASCEND_HOME_PATH=str(home)), only={"cann"})
-    assert check.status == "ok" and check.found.startswith(f"{versions.CANN_VERSION} (")
+    assert check.status == "ok"
+    assert check.found.startswith(f"{versions.CANN_VERSION} (")
     assert "ascend_toolkit_install.info" in check.found
 
 
 def test_cann_with_another_version_warns_and_names_both(tmp_path: Path) -> None:
     home = _toolkit(tmp_path, "8.0.RC3")
     (check,) = run_checks(_env(ASCEND_TOOLKIT_HOME=str(home)), only={"cann"})
-    assert check.status == "warn" and check.found.startswith("8.0.RC3")
-    assert check.expected == versions.CANN_VERSION and "set_env.sh" in check.action
+    assert check.status == "warn"
+    assert check.found.startswith("8.0.RC3")
+    assert check.expected == versions.CANN_VERSION
+    assert "set_env.sh" in check.action
 
 
 def test_cann_version_cfg_of_older_toolkits_is_read(tmp_path: Path) -> None:
@@ -172,18 +180,21 @@ def test_cann_version_cfg_of_older_toolkits_is_read(tmp_path: Path) -> None:
     (home / "version.cfg").write_text("# version: 1.0\nruntime_running_version=[7.6.0.1.220:8.0.0]\n"
                                       "toolkit_running_version=[7.6.0.1.220:8.0.0]\n")
     (check,) = run_checks(_env(ASCEND_HOME_PATH=str(home)), only={"cann"})
-    assert check.status == "warn" and check.found.startswith("8.0.0 (")
+    assert check.status == "warn"
+    assert check.found.startswith("8.0.0 (")
 
 
 def test_cann_variable_pointing_nowhere_fails(tmp_path: Path) -> None:
     checks = run_checks(_env(ASCEND_HOME_PATH=str(tmp_path / "missing")), only={"cann"})
-    assert checks[0].status == "fail" and "does not exist" in checks[0].found
+    assert checks[0].status == "fail"
+    assert "does not exist" in checks[0].found
     assert has_failures(checks)
 
 
 def test_cann_folder_without_version_file_warns(tmp_path: Path) -> None:
     (check,) = run_checks(_env(ASCEND_HOME_PATH=str(tmp_path)), only={"cann"})
-    assert check.status == "warn" and "no version file" in check.found
+    assert check.status == "warn"
+    assert "no version file" in check.found
 
 
 # --- staged machines: NPU, msrun, framework, Python -------------------------------------------------------
@@ -197,25 +208,30 @@ def test_healthy_npu_smi_lists_npus(tmp_path: Path) -> None:
 def test_unhealthy_npu_warns_with_its_id(tmp_path: Path) -> None:
     _write_tool(tmp_path / "bin", "npu-smi", f"cat <<'EOF'\n{NPU_SMI_OK.format(health='Warning')}EOF\n")
     (check,) = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"})
-    assert check.status == "warn" and check.found.endswith("NPU 1: Warning")
+    assert check.status == "warn"
+    assert check.found.endswith("NPU 1: Warning")
 
 
 def test_failing_npu_smi_fails_with_its_message(tmp_path: Path) -> None:
     _write_tool(tmp_path / "bin", "npu-smi", "echo 'dcmi module initialize failed. ret is -8005' >&2\nexit 255\n")
     checks = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"})
-    assert checks[0].status == "fail" and "exited with 255: dcmi module initialize failed" in checks[0].found
+    assert checks[0].status == "fail"
+    assert "exited with 255: dcmi module initialize failed" in checks[0].found
 
 
 def test_hanging_npu_smi_fails_after_the_timeout(tmp_path: Path) -> None:
     _write_tool(tmp_path / "bin", "npu-smi", "exec sleep 30\n")
     (check,) = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"}, timeout=0.5)
-    assert check.status == "fail" and "timed out" in check.found
+    assert check.status == "fail"
+    assert "timed out" in check.found
 
 
 def test_msrun_missing_from_path_fails(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (check,) = run_checks(_env(), path=str(tmp_path / "bin"), only={"msrun"})
-    assert check.status == "fail" and check.found == "no msrun on PATH" and BIN in check.action
+    assert check.status == "fail"
+    assert check.found == "no msrun on PATH"
+    assert BIN in check.action
 
 
 def test_msrun_whose_workers_would_start_another_python_warns(tmp_path: Path) -> None:
@@ -224,7 +240,8 @@ def test_msrun_whose_workers_would_start_another_python_warns(tmp_path: Path) ->
     _write_tool(tmp_path / "other", "python", "exit 0\n")
     path = os.pathsep.join([str(tmp_path / "other"), str(tmp_path / "bin")])
     (check,) = run_checks(_env(), path=path, only={"msrun"})
-    assert check.status == "warn" and str(tmp_path / "other" / "python") in check.found
+    assert check.status == "warn"
+    assert str(tmp_path / "other" / "python") in check.found
 
 
 @pytest.mark.parametrize(("environ", "argv", "status", "source"), [
@@ -237,7 +254,8 @@ def test_msrun_whose_workers_would_start_another_python_warns(tmp_path: Path) ->
 def test_ai_framework_shows_value_and_source(environ: dict[str, str], argv: list[str], status: str,
                                              source: str) -> None:
     (check,) = run_checks(environ, path="", argv=argv, only={"ai-framework"})
-    assert check.status == status and source in check.found
+    assert check.status == status
+    assert source in check.found
 
 
 @pytest.mark.parametrize(("version", "status"), [((3, 9, 18), "ok"), ((3, 10, 14), "ok"), ((3, 11, 7), "warn"),
@@ -252,7 +270,8 @@ def test_python_version_against_the_table(version: tuple[int, int, int], status:
 def test_missing_msadapter_fails_both_rows(tmp_path: Path) -> None:
     search = _site_without(tmp_path, "msadapter")
     checks = _by_name(run_checks(_env(), search_path=search, only={"msadapter", "import torch", "mindspore"}))
-    assert checks["msadapter"].status == "fail" and checks["msadapter"].action == versions.MSADAPTER_INSTALL
+    assert checks["msadapter"].status == "fail"
+    assert checks["msadapter"].action == versions.MSADAPTER_INSTALL
     assert checks["import torch"].status == "fail"
     assert "import msadapter: ModuleNotFoundError" in checks["import torch"].found
     assert checks["mindspore"].status == "ok"
@@ -261,20 +280,24 @@ def test_missing_msadapter_fails_both_rows(tmp_path: Path) -> None:
 def test_missing_mindspore_fails_and_breaks_the_torch_probe(tmp_path: Path) -> None:
     search = _site_without(tmp_path, "mindspore")
     checks = _by_name(run_checks(_env(), search_path=search, only={"mindspore", "msadapter", "import torch"}))
-    assert checks["mindspore"].status == "fail" and checks["mindspore"].found == "not installed"
+    assert checks["mindspore"].status == "fail"
+    assert checks["mindspore"].found == "not installed"
     assert checks["msadapter"].status == "ok"
-    assert checks["import torch"].status == "fail" and "mindspore" in checks["import torch"].found
+    assert checks["import torch"].status == "fail"
+    assert "mindspore" in checks["import torch"].found
 
 
 def test_missing_megatron_core_fails_unless_a_source_checkout_is_on_the_path(tmp_path: Path) -> None:
     search = _site_without(tmp_path, "megatron-core")
     (check,) = run_checks({}, path="", search_path=search, only={"megatron-core"})
-    assert check.status == "fail" and check.action == versions.MEGATRON_CORE_INSTALL
+    assert check.status == "fail"
+    assert check.action == versions.MEGATRON_CORE_INSTALL
     checkout = tmp_path / "Megatron-LM"
     (checkout / "megatron" / "core").mkdir(parents=True)
     (checkout / "megatron" / "core" / "__init__.py").write_text("")
     (check,) = run_checks({}, path="", search_path=[str(checkout), *search], only={"megatron-core"})
-    assert check.status == "warn" and str(checkout / "megatron") in check.found
+    assert check.status == "warn"
+    assert str(checkout / "megatron") in check.found
 
 
 def test_other_versions_warn_and_say_whether_the_patches_accept_them(tmp_path: Path) -> None:
@@ -283,23 +306,28 @@ def test_other_versions_warn_and_say_whether_the_patches_accept_them(tmp_path: P
     write_distribution(older, "megatron-core", version="0.12.2")
     checks = _by_name(run_checks({}, path="", search_path=[str(older), *sys.path],
                                  only={"mindspore", "megatron-core"}))
-    assert checks["mindspore"].status == "warn" and checks["mindspore"].found == "2.6.0"
+    assert checks["mindspore"].status == "warn"
+    assert checks["mindspore"].found == "2.6.0"
     assert "outside the range" in checks["mindspore"].action
-    assert checks["megatron-core"].status == "warn" and "inside the range" in checks["megatron-core"].action
+    assert checks["megatron-core"].status == "warn"
+    assert "inside the range" in checks["megatron-core"].action
 
 
 def test_real_torch_beside_msadapter_fails(tmp_path: Path) -> None:
     write_distribution(tmp_path / "torch-site", "torch", version="2.1.0")
     checks = run_checks(_env(), search_path=[*sys.path, str(tmp_path / "torch-site")], only={"real torch"})
-    assert checks[0].status == "fail" and checks[0].found == "torch 2.1.0 beside msadapter"
-    assert "pip uninstall -y torch" in checks[0].action and has_failures(checks)
+    assert checks[0].status == "fail"
+    assert checks[0].found == "torch 2.1.0 beside msadapter"
+    assert "pip uninstall -y torch" in checks[0].action
+    assert has_failures(checks)
 
 
 def test_real_torch_without_msadapter_only_warns(tmp_path: Path) -> None:
     search = _site_without(tmp_path, "msadapter")
     write_distribution(tmp_path / "torch-site", "torch-npu", version="2.1.0.post8")
     (check,) = run_checks({}, path="", search_path=[*search, str(tmp_path / "torch-site")], only={"real torch"})
-    assert check.status == "warn" and check.found == "torch-npu 2.1.0.post8"
+    assert check.status == "warn"
+    assert check.found == "torch-npu 2.1.0.post8"
 
 
 def test_a_failing_check_makes_the_cli_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -308,7 +336,8 @@ def test_a_failing_check_makes_the_cli_exit_1(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("PATH", str(tmp_path))  # no msrun, no npu-smi
     code = main(["doctor"])
     out = capsys.readouterr().out
-    assert code == 1 and out.rstrip().endswith("problems found")
+    assert code == 1
+    assert out.rstrip().endswith("problems found")
     failed = {line.split()[0] for line in out.splitlines()[2:] if line.split()[1:2] == ["fail"]}
     assert failed == {"cann", "msrun"}
 
@@ -346,13 +375,15 @@ def test_npu_smi_printing_non_utf8_bytes_is_read_with_replacement(tmp_path: Path
 def test_failing_npu_smi_with_a_non_utf8_message_reports_it_with_replacement(tmp_path: Path) -> None:
     _write_tool(tmp_path / "bin", "npu-smi", f"printf 'dcmi {_octal(GBK_ERROR)}\\n' >&2\nexit 3\n")
     (check,) = run_checks(_env(), path=_path(tmp_path / "bin"), only={"npu"})
-    assert check.status == "fail" and "exited with 3: dcmi \ufffd" in check.found
+    assert check.status == "fail"
+    assert "exited with 3: dcmi \ufffd" in check.found
 
 
 def test_probe_interpreter_with_non_utf8_stderr_fails_the_check_without_crashing(tmp_path: Path) -> None:
     python = _write_tool(tmp_path / "bin", "python", f"printf 'ImportError: {_octal(GBK_ERROR)}\\n' >&2\nexit 1\n")
     (check,) = run_checks(_env(), python=str(python), only={"import torch"})
-    assert check.status == "fail" and "exited with 1: ImportError: \ufffd" in check.found
+    assert check.status == "fail"
+    assert "exited with 1: ImportError: \ufffd" in check.found
 
 
 def test_distribution_with_non_utf8_metadata_still_reports_its_version(tmp_path: Path) -> None:

@@ -85,7 +85,8 @@ def test_shipped_table_loads_once_and_matches_the_file():
 
 def test_every_shipped_row_has_reason_and_source():
     for row in feature_table():
-        assert row.reason.strip() and row.source.strip(), row.flag
+        assert row.reason.strip(), row.flag
+        assert row.source.strip(), row.flag
         assert row.reason.endswith("."), f"{row.flag}: the reason is one sentence"
         assert row.status in ("no", "partial", "yes")
     sources = " ".join(row.source for row in feature_table())
@@ -101,40 +102,49 @@ def test_shipped_table_has_supported_rows_too():
 @pytest.mark.parametrize("flag", UNSUPPORTED_IN_ISSUE)
 def test_flags_named_in_issue_are_unsupported(flag):
     row = row_for(flag)
-    assert row is not None and row.status == "no" and not row.values
+    assert row is not None
+    assert row.status == "no"
+    assert not row.values
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--context-parallel-algo", "hybrid_cp_algo"),
                                              ("--moe-token-dispatcher-type", "allgather")])
 def test_values_named_in_issue_are_unsupported_for_that_value_only(flag, value):
     row = row_for(flag, value)
-    assert row is not None and row.status == "no" and row.values == (value,)
+    assert row is not None
+    assert row.status == "no"
+    assert row.values == (value,)
     other = row_for(flag, "alltoall_seq" if "dispatcher" in flag else "ulysses_cp_algo")
-    assert other is not None and other.status == "yes"
+    assert other is not None
+    assert other.status == "yes"
 
 
 def test_reuse_fp32_param_needs_distributed_optimizer_and_bf16():
     row = row_for("--reuse-fp32-param")
-    assert row is not None and row.status == "partial"
+    assert row is not None
+    assert row.status == "partial"
     assert set(row.requires) == {"--use-distributed-optimizer", "--bf16"}
 
 
 def test_swap_optimizer_excludes_reuse_fp32_param():
     row = row_for("--swap-optimizer")
-    assert row is not None and row.status == "partial"
+    assert row is not None
+    assert row.status == "partial"
     assert row.excludes == ("--reuse-fp32-param",)
 
 
 @pytest.mark.parametrize("flag", STORE_TRUE)
 def test_store_true_flags_take_no_value(flag):
     row = row_for(flag)
-    assert row is not None and row.takes_value is False
+    assert row is not None
+    assert row.takes_value is False
 
 
 @pytest.mark.parametrize("flag", TAKES_VALUE)
 def test_flags_with_an_argument_take_a_value(flag):
     rows = [row for row in feature_table() if row.flag == flag]
-    assert rows and all(row.takes_value for row in rows)
+    assert rows
+    assert all(row.takes_value for row in rows)
 
 
 # --- judge() ----------------------------------------------------------------------------------------------------
@@ -144,14 +154,16 @@ def test_unsupported_flag_gets_an_unsupported_verdict():
     [verdict] = judge([FlagUse("--use-ascend-mc2")])
     assert isinstance(verdict, Verdict)
     assert (verdict.flag, verdict.value, verdict.status) == ("--use-ascend-mc2", None, "unsupported")
-    assert verdict.reason == verdict.row.reason and "MC2" in verdict.reason
+    assert verdict.reason == verdict.row.reason
+    assert "MC2" in verdict.reason
 
 
 def test_conditional_requirement_unmet_names_the_missing_flags():
     verdicts = judge([FlagUse("--reuse-fp32-param"), FlagUse("--tensor-model-parallel-size", "2")])
     assert verdicts[1] is None
     verdict = verdicts[0]
-    assert verdict is not None and verdict.status == "conditional"
+    assert verdict is not None
+    assert verdict.status == "conditional"
     assert "--use-distributed-optimizer is not set" in verdict.reason
     assert "--bf16 is not set" in verdict.reason
 
@@ -160,7 +172,8 @@ def test_conditional_requirement_partly_met_names_only_what_is_missing():
     [verdict, _] = judge([FlagUse("--reuse-fp32-param"), FlagUse("--bf16")])
     assert verdict is not None
     unmet = verdict.reason.split(" Here ")[1]
-    assert "--use-distributed-optimizer is not set" in unmet and "--bf16" not in unmet
+    assert "--use-distributed-optimizer is not set" in unmet
+    assert "--bf16" not in unmet
 
 
 def test_conditional_requirement_met_is_fine():
@@ -172,7 +185,8 @@ def test_excluded_flag_present_makes_it_conditional():
     uses = [FlagUse("--swap-optimizer"), FlagUse("--use-distributed-optimizer"), FlagUse("--reuse-fp32-param"),
             FlagUse("--bf16")]
     verdicts = judge(uses)
-    assert verdicts[0] is not None and verdicts[0].status == "conditional"
+    assert verdicts[0] is not None
+    assert verdicts[0].status == "conditional"
     assert "--reuse-fp32-param is also set" in verdicts[0].reason
     assert verdicts[1:] == [None, None, None]
 
@@ -187,12 +201,14 @@ def test_values_row_applies_only_to_its_values():
             FlagUse("--moe-token-dispatcher-type", "allgather"), FlagUse("--moe-token-dispatcher-type", "alltoall_seq")]
     verdicts = judge(uses)
     assert [v.status if v else None for v in verdicts] == ["unsupported", None, None, None, "unsupported", None]
-    assert verdicts[0] is not None and verdicts[0].value == "hybrid_cp_algo"
+    assert verdicts[0] is not None
+    assert verdicts[0].value == "hybrid_cp_algo"
 
 
 def test_value_glued_with_equals_is_split():
     [verdict] = judge([FlagUse("--context-parallel-algo=hybrid_cp_algo")])
-    assert verdict is not None and (verdict.flag, verdict.value) == ("--context-parallel-algo", "hybrid_cp_algo")
+    assert verdict is not None
+    assert (verdict.flag, verdict.value) == ("--context-parallel-algo", "hybrid_cp_algo")
     assert _status("--moe-token-dispatcher-type=allgather") == "no"
 
 
@@ -204,7 +220,8 @@ def test_unknown_flags_and_plain_words_are_fine():
 
 def test_underscore_spelling_is_normalised():
     [verdict] = judge([FlagUse("--use_ascend_mc2")])
-    assert verdict is not None and verdict.flag == "--use-ascend-mc2"
+    assert verdict is not None
+    assert verdict.flag == "--use-ascend-mc2"
     assert normalize_flag("--context_parallel_algo=hybrid_cp_algo") == ("--context-parallel-algo", "hybrid_cp_algo")
     assert _status("--context_parallel_algo", "hybrid_cp_algo") == "no"
 
@@ -217,10 +234,12 @@ def test_underscore_spelling_counts_for_requirements():
 def test_partial_row_without_conditions_is_always_conditional(tmp_path):
     table = load_table(_write(tmp_path, [_row(status="partial", reason="Works only without pipeline parallelism.")]))
     [verdict] = judge([FlagUse("--some-flag")], table=table)
-    assert verdict is not None and verdict.status == "conditional"
+    assert verdict is not None
+    assert verdict.status == "conditional"
     assert verdict.reason == "Works only without pipeline parallelism."
     shipped = judge([FlagUse("--use-custom-fsdp")])[0]
-    assert shipped is not None and shipped.status == "conditional"
+    assert shipped is not None
+    assert shipped.status == "conditional"
 
 
 def test_values_row_wins_over_generic_row(tmp_path):
@@ -263,9 +282,12 @@ def test_broken_row_raises_with_its_index(tmp_path, what, bad, message):
     with pytest.raises(FeatureTableError) as caught:
         load_table(path)
     error = caught.value
-    assert isinstance(error, ValueError) and isinstance(error, AdaptationError)
-    assert error.row == 2 and error.path == str(path)
-    assert "row 2" in str(error) and message in str(error), str(error)
+    assert isinstance(error, ValueError)
+    assert isinstance(error, AdaptationError)
+    assert error.row == 2
+    assert error.path == str(path)
+    assert "row 2" in str(error), str(error)
+    assert message in str(error), str(error)
 
 
 @pytest.mark.parametrize("duplicate", [
@@ -313,8 +335,10 @@ def test_every_shipped_row_survives_a_round_trip_through_a_file(tmp_path):
 
 def test_every_shipped_row_says_which_mindspeed_release_its_verdict_holds_for():
     for row in feature_table():
-        assert row.mindspeed and any(release in row.mindspeed for release in ("2.1.0", "2.2.0", "26.0.0")), row.flag
-        assert "@" in row.source and ":" in row.source, f"{row.flag}: the source names repo@branch:path:line"
+        assert row.mindspeed, row.flag
+        assert any(release in row.mindspeed for release in ("2.1.0", "2.2.0", "26.0.0")), row.flag
+        assert "@" in row.source, f"{row.flag}: the source names repo@branch:path:line"
+        assert ":" in row.source, f"{row.flag}: the source names repo@branch:path:line"
 
 
 def test_a_row_without_a_mindspeed_release_is_refused(tmp_path):
@@ -329,9 +353,12 @@ def test_a_row_without_a_mindspeed_release_is_refused(tmp_path):
     ("--swap-attention", None), ("--moe-token-dispatcher-type", "alltoall")])
 def test_flags_whose_sources_disagree_are_conditional_and_name_both_sources(flag, value):
     (verdict,) = judge([FlagUse(flag, value)])
-    assert verdict is not None and verdict.status == "conditional", flag
-    assert "sources disagree" in verdict.reason and "MindSpeed-LLM" in verdict.reason
-    assert "Ascend/MindSpeed@" in verdict.row.source and "Ascend/MindSpeed-LLM" in verdict.row.source
+    assert verdict is not None, flag
+    assert verdict.status == "conditional", flag
+    assert "sources disagree" in verdict.reason
+    assert "MindSpeed-LLM" in verdict.reason
+    assert "Ascend/MindSpeed@" in verdict.row.source
+    assert "Ascend/MindSpeed-LLM" in verdict.row.source
 
 
 @pytest.mark.parametrize(("flag", "value"), [
@@ -340,14 +367,18 @@ def test_flags_whose_sources_disagree_are_conditional_and_name_both_sources(flag
     ("--recompute-activation-function", None), ("--moe-token-dispatcher-type", "alltoall_seq")])
 def test_flags_the_sources_support_with_mindspeed_2_2_are_fine(flag, value):
     row = row_for(flag, value)
-    assert row is not None and row.status == "yes" and "2.2.0" in row.mindspeed
+    assert row is not None
+    assert row.status == "yes"
+    assert "2.2.0" in row.mindspeed
     assert judge([FlagUse(flag, value)]) == [None]
 
 
 def test_swap_optimizer_stays_supported_with_its_conditions():
     assert judge([FlagUse("--swap-optimizer"), FlagUse("--use-distributed-optimizer")]) == [None, None]
     (verdict, _) = judge([FlagUse("--swap-optimizer"), FlagUse("--reuse-fp32-param")])
-    assert verdict is not None and verdict.status == "conditional" and "--use-distributed-optimizer is not set" \
+    assert verdict is not None
+    assert verdict.status == "conditional"
+    assert "--use-distributed-optimizer is not set" \
         in verdict.reason
 
 

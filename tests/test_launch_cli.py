@@ -38,7 +38,8 @@ def test_prints_converted_script_and_reports_findings_on_stderr(
         script: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert-launch", str(script)]) == 1  # one unsupported flag remains
     out, err = capsys.readouterr()
-    assert "msrun --local_worker_num $NPUS --worker_num=$NPUS" in out and out.startswith("#!/bin/bash\n")
+    assert "msrun --local_worker_num $NPUS --worker_num=$NPUS" in out
+    assert out.startswith("#!/bin/bash\n")
     assert f"{script}:5:5: unsupported: --use-ascend-mc2" in err
     assert script.read_text() == SCRIPT
 
@@ -55,7 +56,8 @@ def test_clean_conversion_exits_zero_and_check_reports_pending_change(tmp_path: 
 def test_drop_unsupported_removes_the_flag_and_clears_the_finding(script: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.sh"
     assert main(["convert-launch", "--drop-unsupported", str(script), "-o", str(out)]) == 0
-    assert "--use-ascend-mc2" not in out.read_text() and "--seq-length 128" in out.read_text()
+    assert "--use-ascend-mc2" not in out.read_text()
+    assert "--seq-length 128" in out.read_text()
 
 
 def test_output_file_keeps_the_mode_of_the_script(script: Path, tmp_path: Path) -> None:
@@ -82,7 +84,8 @@ def test_in_place_no_backup_and_unchanged_script_is_not_rewritten(tmp_path: Path
     converted = path.read_text()
     mtime = path.stat().st_mtime_ns
     assert main(["convert-launch", "--in-place", str(path)]) == 0
-    assert path.read_text() == converted and path.stat().st_mtime_ns == mtime
+    assert path.read_text() == converted
+    assert path.stat().st_mtime_ns == mtime
     assert not path.with_name("clean.sh.bak").exists()
 
 
@@ -90,7 +93,8 @@ def test_diff_prints_a_unified_diff(script: Path, capsys: pytest.CaptureFixture[
     main(["convert-launch", "--diff", str(script)])
     out = capsys.readouterr().out
     assert out.startswith(f"--- {script}\n+++ {script} (msrun)\n")
-    assert "-torchrun --nproc_per_node $NPUS" in out and "+msrun --local_worker_num $NPUS" in out
+    assert "-torchrun --nproc_per_node $NPUS" in out
+    assert "+msrun --local_worker_num $NPUS" in out
 
 
 def test_json_lists_changes_and_findings_and_sends_the_script_only_to_out(
@@ -98,10 +102,13 @@ def test_json_lists_changes_and_findings_and_sends_the_script_only_to_out(
     out = tmp_path / "out.sh"
     assert main(["convert-launch", "--json", str(script), "-o", str(out)]) == 1
     document = json.loads(capsys.readouterr().out)
-    assert document["changed"] is True and document["problems"] == 1 and document["launches"] == 1
+    assert document["changed"] is True
+    assert document["problems"] == 1
+    assert document["launches"] == 1
     assert {"line", "before", "after", "reasons"} <= set(document["changes"][0])
     change = next(item for item in document["changes"] if item["line"] == 8)
-    assert change["before"].startswith("torchrun") and change["after"].startswith("msrun")
+    assert change["before"].startswith("torchrun")
+    assert change["after"].startswith("msrun")
     assert document["findings"] == [{"line": 5, "column": 5, "flag": "--use-ascend-mc2", "value": None,
                                      "status": "unsupported", "reason": document["findings"][0]["reason"]}]
     assert "msrun" in out.read_text()
@@ -115,7 +122,8 @@ def test_conflicting_options_are_usage_errors(
         script: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert-launch", str(script), *argv]) == 2
     assert "error" in capsys.readouterr().err
-    assert script.read_text() == SCRIPT and not Path("x.sh").exists()
+    assert script.read_text() == SCRIPT
+    assert not Path("x.sh").exists()
 
 
 def test_missing_script_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,10 +140,13 @@ def test_malformed_script_exits_two_with_position_and_writes_nothing(
     assert main(["convert-launch", str(path), "-o", str(out)]) == 2
     assert main(["convert-launch", str(path), "--in-place"]) == 2
     err = capsys.readouterr().err
-    assert f"{path}:" in err and "error" in err
+    assert f"{path}:" in err
+    assert "error" in err
     line_and_column = err.split(f"{path}:", 1)[1].split(":")[:2]
     assert all(part.isdigit() for part in line_and_column)
-    assert not out.exists() and path.read_text() == text and not path.with_name("bad.sh.bak").exists()
+    assert not out.exists()
+    assert path.read_text() == text
+    assert not path.with_name("bad.sh.bak").exists()
 
 
 def test_installed_command_reads_stdin(tmp_path: Path) -> None:
@@ -164,8 +175,10 @@ def test_in_place_on_a_symlink_converts_its_target_and_keeps_the_link(script: Pa
     link = tmp_path / "link.sh"
     link.symlink_to(script)
     assert main(["convert-launch", "--in-place", str(link)]) == 1
-    assert link.is_symlink() and os.readlink(link) == str(script)
-    assert "msrun" in script.read_text() and stat.S_IMODE(script.stat().st_mode) == 0o754
+    assert link.is_symlink()
+    assert os.readlink(link) == str(script)
+    assert "msrun" in script.read_text()
+    assert stat.S_IMODE(script.stat().st_mode) == 0o754
     assert script.with_name("run.sh.bak").read_text() == SCRIPT
     assert not tmp_path.joinpath("link.sh.bak").exists()
 
@@ -176,7 +189,8 @@ def test_output_onto_a_symlink_writes_through_it(script: Path, tmp_path: Path) -
     link = tmp_path / "out.sh"
     link.symlink_to(target)
     main(["convert-launch", str(script), "-o", str(link)])
-    assert link.is_symlink() and "msrun" in target.read_text()
+    assert link.is_symlink()
+    assert "msrun" in target.read_text()
 
 
 def test_output_onto_a_fifo_is_refused_and_leaves_it_a_fifo(script: Path, tmp_path: Path,
@@ -188,7 +202,8 @@ def test_output_onto_a_fifo_is_refused_and_leaves_it_a_fifo(script: Path, tmp_pa
     for target in (fifo, link):
         assert main(["convert-launch", str(script), "-o", str(target)]) == 2
         assert "is a FIFO" in capsys.readouterr().err
-    assert stat.S_ISFIFO(fifo.stat().st_mode) and link.is_symlink()
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert link.is_symlink()
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
 
 
@@ -196,7 +211,8 @@ def test_in_place_on_a_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     fifo = tmp_path / "run.sh"
     os.mkfifo(fifo)
     assert main(["convert-launch", "--in-place", str(fifo)]) == 2  # refused before reading: nothing blocks
-    assert "is a FIFO" in capsys.readouterr().err and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert "is a FIFO" in capsys.readouterr().err
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
 def test_log_dir_with_blanks_is_quoted_on_the_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,8 +229,10 @@ def test_invalid_option_values_exit_two_with_the_reason_and_write_nothing(
     out = tmp_path / "out.sh"
     assert main(["convert-launch", str(script), "-o", str(out), *argv]) == 2
     err = capsys.readouterr().err
-    assert argv[0] in err and "error" in err
-    assert not out.exists() and script.read_text() == SCRIPT
+    assert argv[0] in err
+    assert "error" in err
+    assert not out.exists()
+    assert script.read_text() == SCRIPT
 
 
 def test_diff_of_a_non_utf8_script_passes_its_bytes_through_on_a_strict_utf8_stdout(tmp_path: Path) -> None:

@@ -61,12 +61,19 @@ def inventory(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_counts_functions_methods_and_operators_however_imported(inventory: dict[str, Any]) -> None:
     ops = inventory["ops"]
     calls = {name: entry["calls"]["field"] for name, entry in ops.items()}
-    assert calls["torch.nn.functional.softmax"] == 1 and calls["torch.nn.functional.gelu"] == 1
-    assert calls["torch.matmul"] == 1 and calls["torch.zeros"] == 1 and calls["torch.ones"] == 1
+    assert calls["torch.nn.functional.softmax"] == 1
+    assert calls["torch.nn.functional.gelu"] == 1
+    assert calls["torch.matmul"] == 1
+    assert calls["torch.zeros"] == 1
+    assert calls["torch.ones"] == 1
     assert calls["torch.distributed.all_reduce"] == 2  # dist.all_reduce and the renamed import
-    assert calls["Tensor.view"] == 2 and calls["Tensor.copy_"] == 1 and calls["Tensor.size"] == 1
-    assert calls["Tensor.__iadd__"] == 1 and calls["Tensor.__setitem__"] == 1
-    assert calls["Tensor.__add__"] == 1 and calls["Tensor.__truediv__"] == 1
+    assert calls["Tensor.view"] == 2
+    assert calls["Tensor.copy_"] == 1
+    assert calls["Tensor.size"] == 1
+    assert calls["Tensor.__iadd__"] == 1
+    assert calls["Tensor.__setitem__"] == 1
+    assert calls["Tensor.__add__"] == 1
+    assert calls["Tensor.__truediv__"] == 1
     assert "Tensor.split" not in calls  # a string literal's split
     assert "torch.eye" not in calls  # legacy/ is skipped
     assert ops["torch.nn.Linear"]["kind"] == "class"
@@ -75,8 +82,10 @@ def test_counts_functions_methods_and_operators_however_imported(inventory: dict
 
 def test_marks_the_paths(inventory: dict[str, Any]) -> None:
     ops = inventory["ops"]
-    assert ops["torch.matmul"]["gpt_path"] and ops["Tensor.__iadd__"]["gpt_path"]
+    assert ops["torch.matmul"]["gpt_path"]
+    assert ops["Tensor.__iadd__"]["gpt_path"]
     assert not ops["torch.zeros"]["gpt_path"]
     assert "torch.cat" not in ops  # traced but never called in the sources: not inventoried
-    assert ops["torch.zeros"]["llm_path"] and ops["torch.matmul"]["llm_path"]  # pkg.loader and pkg.model
+    assert ops["torch.zeros"]["llm_path"]
+    assert ops["torch.matmul"]["llm_path"]  # pkg.loader and pkg.model
     assert not ops["torch.ones"]["llm_path"]  # pkg.unused is not imported by the entry

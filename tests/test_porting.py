@@ -108,7 +108,8 @@ def test_mindspeed_llm_register_calls_run_unchanged_and_import_nothing(fresh_def
     assert {s.state for s in statuses} == {"registered"}
     # force_patch=True is the default, as in MindSpeed-LLM: the second DDP __init__ replaces the first.
     ddp = next(s for s in MindSporeAdaptation.status() if s.target.endswith("DistributedDataParallel.__init__"))
-    assert ddp.replacement == f"{__name__}.distributed_data_parallel_init" and len(ddp.sources) == 2
+    assert ddp.replacement == f"{__name__}.distributed_data_parallel_init"
+    assert len(ddp.sources) == 2
     moe_init = next(s for s in MindSporeAdaptation.status() if s.target.endswith("MoELayer.__init__"))
     assert moe_init.kinds == ("wrap",)  # a name ending in "wrapper" wraps, as in MindSpeed
     assert all(s.registered_at.startswith(__file__) for s in MindSporeAdaptation.status())
@@ -119,7 +120,8 @@ def test_typos_and_vanished_targets_are_reported_not_created(fresh_default: None
     checks = {check.target: check for check in verify_registry(MindSporeAdaptation.registry(), static=True)}
     # MindSpeed would silently create this attribute; megatron-core 0.12.1 has no such name there.
     rotate = checks["megatron.core.models.common.embeddings._rotate_half"]
-    assert rotate.state == "missing" and "'_rotate_half'" in (rotate.reason or "")
+    assert rotate.state == "missing"
+    assert "'_rotate_half'" in (rotate.reason or "")
     assert checks["mindspeed.ops.lcal_functional.CoCOperations.matmul_all_reduce"].state == "missing"
     resolved = [target for target, check in checks.items() if check.state == "ok"]
     assert len(resolved) == 6
@@ -160,7 +162,8 @@ def test_application_is_lazy_and_revert_is_exact_on_real_megatron(tmp_path: Path
     assert data["pending"] == 7  # nothing of megatron was imported to register or apply
     assert data["patched"] is True
     assert data["states"]["_set_cuda_rng_state"][0] == "applied"
-    assert data["states"]["_rotate_half"][0] == "failed" and "'_rotate_half'" in data["states"]["_rotate_half"][1]
+    assert data["states"]["_rotate_half"][0] == "failed"
+    assert "'_rotate_half'" in data["states"]["_rotate_half"][1]
     assert data["created"] is False
     assert data["restored"][0] == "megatron.core.tensor_parallel.random"
     assert data["restored"][1].endswith(os.path.join("megatron", "core", "tensor_parallel", "random.py"))

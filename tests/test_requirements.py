@@ -21,7 +21,8 @@ def test_normalize_rejects_malformed(bad):
 def test_unmet_requirements_reports_missing_and_out_of_range():
     problems = unmet_requirements(["wrapt>=2", "wrapt<1", "no-such-dist-qq"])
     assert len(problems) == 2
-    assert "wrapt" in problems[0] and "'wrapt<1'" in problems[0]
+    assert "wrapt" in problems[0]
+    assert "'wrapt<1'" in problems[0]
     assert "no-such-dist-qq is not installed" in problems[1]
 
 
@@ -60,10 +61,13 @@ def test_a_checkout_declaring_its_version_is_installed_at_that_version(checkout)
     name = checkout(setup="__version__ = '0.12.1'\n__package_name__ = 'NAME'\n"
                           "setup(name=__package_name__, version=__version__)\n")
     found = installed_version(name)
-    assert (found.version, found.source) == ("0.12.1", "source") and found.declared_in.endswith("setup.py")
+    assert (found.version, found.source) == ("0.12.1", "source")
+    assert found.declared_in.endswith("setup.py")
     assert unmet_requirements([f"{name}>=0.12,<0.13"]) == []
     (problem,) = unmet_requirements([f"{name}<0.12"])
-    assert "0.12.1 (a source checkout at" in problem and "setup.py" in problem and f"'{name}<0.12'" in problem
+    assert "0.12.1 (a source checkout at" in problem
+    assert "setup.py" in problem
+    assert f"'{name}<0.12'" in problem
 
 
 def test_a_checkout_without_a_version_counts_as_met_unverified_never_silently(checkout):
@@ -73,7 +77,8 @@ def test_a_checkout_without_a_version_counts_as_met_unverified_never_silently(ch
     check = check_requirements([f"{name}>=1,<2"])
     assert check.unmet == ()
     (sentence,) = check.unverified
-    assert sentence.startswith(f"{name} (a source checkout at ") and "no version declared" in sentence
+    assert sentence.startswith(f"{name} (a source checkout at ")
+    assert "no version declared" in sentence
     assert "unverified" in sentence
     assert check_requirements([name]) == check_requirements([])  # nothing to verify without a range
 
@@ -86,8 +91,10 @@ def test_a_registration_on_an_unverified_requirement_applies_and_says_so(checkou
     assert module.f() == "patched"
     (status,) = report.statuses
     assert status.state == "applied"
-    assert len(status.unverified) == 1 and status.unverified[0] in status.warnings
-    assert "1 on unverified requirements" in report.summary() and name in report.summary()
+    assert len(status.unverified) == 1
+    assert status.unverified[0] in status.warnings
+    assert "1 on unverified requirements" in report.summary()
+    assert name in report.summary()
 
 
 # -- the canonical set-up: MindSpeed as a source checkout on PYTHONPATH, adopted --------------------------------
@@ -130,11 +137,13 @@ def test_a_mindspeed_checkout_without_metadata_is_adopted(tmp_path, declares):
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["manager"][0] == "applied" and seen["ours"]
+    assert seen["manager"][0] == "applied"
+    assert seen["ours"]
     assert seen["f"] == ["MindSpeed's replacement", "applied"]  # through our registry
     summary = next(line for line in done.stderr.splitlines() if "MindSpore backend" in line)
     if declares:
-        assert seen["manager"][2] == [] and "unverified" not in summary
+        assert seen["manager"][2] == []
+        assert "unverified" not in summary
     else:
         assert "no version declared" in seen["manager"][2][0]
         assert "on unverified requirements (no version declared by the source checkout of mindspeed" in summary

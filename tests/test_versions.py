@@ -70,7 +70,9 @@ def test_table_rows_follow_the_seed() -> None:
     assert [row[0] for row in versions.VERSION_TABLE] == ["MindSpeed", "Megatron", "CANN", "MindSpore", "MSAdapter",
                                                           "Python"]
     seed = dict((row[0], row[1]) for row in versions.VERSION_TABLE)
-    assert seed["CANN"] == "8.3.RC1" and seed["MindSpore"] == "2.7.1" and seed["MSAdapter"] == "master"
+    assert seed["CANN"] == "8.3.RC1"
+    assert seed["MindSpore"] == "2.7.1"
+    assert seed["MSAdapter"] == "master"
 
 
 @pytest.mark.parametrize(("version", "supported"), [((3, 9, 18), True), ((3, 10), True), ((3, 11, 7), False),
