@@ -131,4 +131,5 @@ def test_average_of_integers_raises_our_typed_error_where_pytorch_raises(sides: 
     for name in names:
         for rank in (0, 1):
             assert "can't be cast" in reference[rank][name]["message"]
-            assert ours[rank][name]["typed"] and ours[rank][name]["error"] == "CollectiveError", ours[rank][name]
+            assert ours[rank][name]["typed"], ours[rank][name]
+            assert ours[rank][name]["error"] == "CollectiveError", ours[rank][name]

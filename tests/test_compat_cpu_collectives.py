@@ -59,7 +59,8 @@ def test_all_gather_into_tensor_fills_a_view_of_a_buffer_in_rank_order(ranks: di
 def test_all_gather_into_tensor_of_booleans_keeps_the_dtype(ranks: dict) -> None:
     expected = [True, False, False, False, False, True, False, False]
     for rank in ranks.values():
-        assert rank["all_gather_bool"][1] == expected and rank["all_gather_bool"][0].lower() == "bool"
+        assert rank["all_gather_bool"][1] == expected
+        assert rank["all_gather_bool"][0].lower() == "bool"
 
 
 def test_list_all_gather_of_unequal_sizes_fills_views_of_one_tensor(ranks: dict) -> None:

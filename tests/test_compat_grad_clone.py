@@ -59,22 +59,27 @@ def test_requires_grad_of_an_integer_tensor_raises_pytorchs_runtime_error() -> N
     checked = requires_grad_wrapper(original)
     with pytest.raises(GradDTypeError) as caught:
         checked(FakeTensor(floating=False))
-    assert isinstance(caught.value, RuntimeError) and caught.value.dtype == "Int64"
+    assert isinstance(caught.value, RuntimeError)
+    assert caught.value.dtype == "Int64"
     assert "only Tensors of floating point dtype can require gradients" in str(caught.value)
     assert calls == []
     integer = FakeTensor(floating=False)
-    assert checked(integer, False) is integer and calls == [False]
+    assert checked(integer, False) is integer
+    assert calls == [False]
     floating = FakeTensor()
-    assert checked(floating) is floating and calls == [False, True]
+    assert checked(floating) is floating
+    assert calls == [False, True]
 
 
 def test_retain_grad_keeps_and_accumulates_through_one_hook() -> None:
     y = FakeTensor()
     retained = retains_grad.fget
-    assert retained is not None and not retained(y)
+    assert retained is not None
+    assert not retained(y)
     retain_grad(y)
     retain_grad(y)
-    assert len(y.hooks) == 1 and retained(y)
+    assert len(y.hooks) == 1
+    assert retained(y)
     assert y.hooks[0](Grad(2.0)) is None  # the hook does not change the gradient passed on
     y.hooks[0](Grad(3.0))
     assert y._grad == 5.0

@@ -48,9 +48,11 @@ def test_inplace_op_on_a_view_autograd_records_raises_naming_op_and_call_site(re
     case = results["grad_view_raises"]
     error = case["error"]
     assert error is not None, "masked_fill_ on a grad-recorded view returned silently"
-    assert error["type"] == "InPlaceOnViewError" and error["is_runtime_error"]
+    assert error["type"] == "InPlaceOnViewError"
+    assert error["is_runtime_error"]
     assert error["op"] == "masked_fill_"
-    assert "inplace_views.py" in error["call_site"] and "_grad_cases" in error["call_site"]
+    assert "inplace_views.py" in error["call_site"]
+    assert "_grad_cases" in error["call_site"]
     assert "nothing was written" in error["message"]
     np.testing.assert_array_equal(case["scores"], np.full((4, 6), 2.0))  # unchanged: nothing half-applied
 

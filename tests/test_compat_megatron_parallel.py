@@ -31,13 +31,15 @@ def results() -> dict[str, dict[str, Any]]:
 
 def test_clone_of_a_0d_loss_is_a_fresh_tensor_autograd_records(results: dict) -> None:
     case = results["clone_0d"]
-    assert case["value"] == 4.0 and case["fresh"]
+    assert case["value"] == 4.0
+    assert case["fresh"]
     assert case["grad"] == pytest.approx([2.0, 2.0, 2.0])  # d(3 * mean(2w))/dw
 
 
 def test_scatter_takes_a_scalar_value_positionally_and_by_keyword(results: dict) -> None:
     case = results["scatter_scalar"]
-    assert case["positional"] == case["expected"] and case["dtype"] == "Int32"
+    assert case["positional"] == case["expected"]
+    assert case["dtype"] == "Int32"
     np.testing.assert_array_equal(case["keyword"], 2.5 * np.array(case["expected"]))
 
 
@@ -67,9 +69,12 @@ def test_cuda_on_the_cpu_backend_returns_the_tensor_itself(results: dict) -> Non
 
 def test_bucket_sync_in_a_state_megatron_asserts_against_raises_a_typed_error(results: dict) -> None:
     (grad_op, grad_is_runtime, grad_message), (param_op, _, param_message) = results["bucket_state"]["errors"]
-    assert (grad_op, grad_is_runtime) == ("start_grad_sync", True) and "already outstanding" in grad_message
-    assert param_op == "start_param_sync" and "distributed optimizer" in param_message
+    assert (grad_op, grad_is_runtime) == ("start_grad_sync", True)
+    assert "already outstanding" in grad_message
+    assert param_op == "start_param_sync"
+    assert "distributed optimizer" in param_message
 
 
 def test_empty_like_allocates_on_the_cpu_with_the_inputs_shape_and_dtype(results: dict) -> None:
-    assert results["empty_like"]["shape"] == [3, 2] and results["empty_like"]["dtype"] == "Float16"
+    assert results["empty_like"]["shape"] == [3, 2]
+    assert results["empty_like"]["dtype"] == "Float16"

@@ -38,7 +38,8 @@ def test_scaling_a_view_in_place_reaches_the_base_with_mindspores_float32_produc
 
 def test_gradients_that_tile_a_bucket_are_normed_as_the_bucket(results: dict) -> None:
     case = results["grad_norm"]
-    assert case["whole"] == [10] and case["whole_is_buffer"]
+    assert case["whole"] == [10]
+    assert case["whole_is_buffer"]
     assert case["norm"] == pytest.approx(case["expected_norm"], rel=1e-6)
 
 
@@ -57,14 +58,16 @@ def test_clipping_scales_bucket_and_loose_gradients_by_megatrons_coefficient(res
 
 def test_clipping_a_non_float32_gradient_raises_a_typed_error(results: dict) -> None:
     case = results["clip_dtype"]
-    assert case["raised"] == "ClipGradTypeError" and "float32" in case["message"]
+    assert case["raised"] == "ClipGradTypeError"
+    assert "float32" in case["message"]
 
 
 def test_chained_step_counts_zeros_only_when_asked(results: dict) -> None:
     off, on = results["chained_off"], results["chained_on"]
-    assert off["result"] == [True, 4.0, None] and "count_zeros" not in off["calls"]
-    assert on["result"] == [True, 4.0, 7] and on["calls"] == ["prepare_grads", "get_grad_norm", "count_zeros",
-                                                             "step_with_ready_grads"]
+    assert off["result"] == [True, 4.0, None]
+    assert "count_zeros" not in off["calls"]
+    assert on["result"] == [True, 4.0, 7]
+    assert on["calls"] == ["prepare_grads", "get_grad_norm", "count_zeros", "step_with_ready_grads"]
 
 
 def test_chained_step_stops_on_inf_before_the_norm(results: dict) -> None:

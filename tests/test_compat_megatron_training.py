@@ -62,7 +62,8 @@ def test_validation_sees_one_connection_unless_the_user_set_it(monkeypatch: pyte
 def test_a_source_tree_without_built_helpers_finds_the_wheels_after_its_own(tmp_path: Path) -> None:
     path = [str(tmp_path)]
     extended = compat.with_prebuilt_helpers(path)
-    assert extended[0] == str(tmp_path) and len(extended) == 2
+    assert extended[0] == str(tmp_path)
+    assert len(extended) == 2
     built = [name for name in os.listdir(extended[1]) if name.startswith("helpers_cpp")
              and name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))]
     assert built, extended[1]
@@ -75,7 +76,8 @@ def test_acl_functions_raise_a_typed_error_naming_the_call() -> None:
     with pytest.raises(compat.AscendRuntimeUnavailableError) as raised:
         get_soc_name()
     assert isinstance(raised.value, (AdaptationError, RuntimeError))
-    assert raised.value.function == "acl.get_soc_name" and "acl.get_soc_name()" in str(raised.value)
+    assert raised.value.function == "acl.get_soc_name"
+    assert "acl.get_soc_name()" in str(raised.value)
     assert get_soc_name.__name__ == "get_soc_name"
 
 
@@ -83,7 +85,8 @@ def test_each_process_has_one_device_and_modules_stay_where_they_compute() -> No
     module = object()
     assert compat.one_device_per_process() == 1
     assert compat.module_stays_on_cpu(module, 0) is module
-    assert compat.skip_fused_kernels(object()) is None and compat.skip_jit_warmup() is None
+    assert compat.skip_fused_kernels(object()) is None
+    assert compat.skip_jit_warmup() is None
 
 
 #: The stand-in entry's set-up, then what it left behind (both backends).
@@ -197,9 +200,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 
 def _check_setup(result: dict[str, Any]) -> None:
-    assert result["mp"] and result["tp"] == 1
+    assert result["mp"]
+    assert result["tp"] == 1
     assert "model-parallel-rng" in result["tracker"]  # megatron seeded the tracker: it saw a device
-    assert Path(result["helpers"]).parent.is_dir() and "helpers_cpp" in result["helpers"]
+    assert Path(result["helpers"]).parent.is_dir()
+    assert "helpers_cpp" in result["helpers"]
     assert result["same_module"]
     assert result["max_connections"] == "1"
 

@@ -68,5 +68,6 @@ def test_full_takes_pytorch_dtype_from_the_fill_value_through_the_torch_proxy() 
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["before"] == ["Int64", "Int64", "Int64"]  # MSAdapter's own, the divergence patched
     assert result["after"] == ["Float32", "Int64", "Bool"]  # PyTorch's
-    assert result["explicit"] == "Float16" and result["values"] == [7.5, 7.5]
+    assert result["explicit"] == "Float16"
+    assert result["values"] == [7.5, 7.5]
     assert result["reverted"] == result["before"]

@@ -303,7 +303,8 @@ def test_differentiable_raises_a_typed_not_implemented_error(worker: tuple) -> N
 def test_parameters_without_gradient_are_skipped_and_the_closure_loss_returned(worker: tuple) -> None:
     facts, _, _ = worker
     assert facts["closure_loss"] == 7.0
-    assert facts["frozen_unchanged"] and not facts["frozen_has_state"]
+    assert facts["frozen_unchanged"]
+    assert not facts["frozen_has_state"]
     assert facts["live_changed"]
 
 

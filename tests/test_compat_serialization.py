@@ -57,7 +57,9 @@ def test_pytorch_loads_msadapter_checkpoint_bit_equal(round_trip: Path) -> None:
     assert (round_trip / "compare.txt").read_text() == ""
     with zipfile.ZipFile(round_trip / "candidate.pt") as archive:
         names = archive.namelist()
-        assert names[0] == "archive/data.pkl" and "archive/byteorder" in names and "archive/version" in names
+        assert names[0] == "archive/data.pkl"
+        assert "archive/byteorder" in names
+        assert "archive/version" in names
         for info in archive.infolist():  # PyTorch aligns each record's data to 64 bytes (mmap loading)
             assert info.compress_type == zipfile.ZIP_STORED
             assert (info.header_offset + 30 + len(info.filename) + len(info.extra)) % 64 == 0, info.filename
@@ -65,7 +67,8 @@ def test_pytorch_loads_msadapter_checkpoint_bit_equal(round_trip: Path) -> None:
 
 def test_weights_only_refuses_other_globals_as_pytorch_does(round_trip: Path) -> None:
     message = (round_trip / "weights_only.txt").read_text()
-    assert "weights_only=True refuses the global" in message and "weights_only=False" in message
+    assert "weights_only=True refuses the global" in message
+    assert "weights_only=False" in message
 
 
 def test_a_non_zip_file_is_refused_with_a_typed_error() -> None:

@@ -74,4 +74,5 @@ def test_to_without_a_change_returns_the_tensor_itself_and_a_dtype_change_a_new_
     tensor = _Tensor()
     assert to(tensor, device="Ascend") is tensor
     converted = to(tensor, F16)
-    assert converted is not tensor and converted.dtype == F16
+    assert converted is not tensor
+    assert converted.dtype == F16

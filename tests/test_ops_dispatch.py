@@ -95,5 +95,6 @@ def test_fused_paths_call_mindspore_kernels_with_arguments_mindspore_accepts() -
     env = dict(os.environ, **{device.DEVICE_ENV_VAR: "Ascend"})
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
     report = f"{proc.stdout}\n{proc.stderr[-3000:]}"
-    assert proc.returncode == 0 and "ALL REACHED" in proc.stdout, report
+    assert proc.returncode == 0, report
+    assert "ALL REACHED" in proc.stdout, report
     assert proc.stdout.count("reached kernel") == 7, report

@@ -64,7 +64,8 @@ def test_coc_ops_across_two_msrun_workers_with_megatron_tp_group_and_explicit_gr
 
 def test_coc_ops_on_one_msrun_worker_with_mindspore_communication(tmp_path: Path) -> None:
     logs = run_msrun(tmp_path, 1, "mindspore")
-    assert "rank 0: ALL PASSED" in logs and logs.count(": ok") == 14, logs
+    assert "rank 0: ALL PASSED" in logs, logs
+    assert logs.count(": ok") == 14, logs
 
 
 # Without msrun (no communication initialised) the group is a single rank.
@@ -95,7 +96,8 @@ def test_single_process_coc_ops_write_into_output_and_transpose_a_mismatched_wei
         np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-5, err_msg=fn.__name__)
     out, comm = Tensor(np.zeros((M, N), np.float32)), Tensor(np.zeros((M, K), np.float32))
     res = all_gather_matmul_v2(None, Tensor(x), Tensor(w), out, comm)
-    assert res[0] is out and res[1] is comm
+    assert res[0] is out
+    assert res[1] is comm
     np.testing.assert_allclose(comm.asnumpy(), x)
     np.testing.assert_allclose(out.asnumpy(), x.astype(np.float64) @ w, rtol=1e-5, atol=1e-5)
 

@@ -26,7 +26,8 @@ def test_rms_norm_float32_matches_numpy_with_float32_rstd() -> None:
     gamma = rng.standard_normal(16).astype(np.float32)
     y, rstd = npu_rms_norm(Tensor(x), Tensor(gamma), 1e-5)
     ry, rr = ref_rms_norm(x.astype(np.float64), gamma.astype(np.float64), 1e-5)
-    assert rstd.dtype == mindspore.float32 and tuple(rstd.shape) == (2, 5, 1)
+    assert rstd.dtype == mindspore.float32
+    assert tuple(rstd.shape) == (2, 5, 1)
     np.testing.assert_allclose(y.asnumpy(), ry, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(rstd.asnumpy(), rr, rtol=1e-5)
 
@@ -48,7 +49,8 @@ def test_rms_norm_half_inputs_keep_their_dtype_within_rounding(dtype: mindspore.
     x = Tensor(rng.standard_normal((4, 32)).astype(np.float32)).astype(dtype)
     gamma = Tensor(rng.standard_normal(32).astype(np.float32)).astype(dtype)
     y, rstd = npu_rms_norm(x, gamma)
-    assert y.dtype == dtype and rstd.dtype == mindspore.float32
+    assert y.dtype == dtype
+    assert rstd.dtype == mindspore.float32
     xr = x.astype(mindspore.float32).asnumpy().astype(np.float64)
     gr = gamma.astype(mindspore.float32).asnumpy().astype(np.float64)
     ry, _ = ref_rms_norm(xr, gr, 1e-6)

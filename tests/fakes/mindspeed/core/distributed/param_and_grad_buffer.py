@@ -49,7 +49,8 @@ def start_param_sync(self: Any, force_sync: bool = False) -> None:
 
 def finish_param_sync(self: Any, skip_next_bucket_dispatch: bool = False) -> None:
     """Wait for this bucket group's all-gathers (a list of handles) and dispatch the next group's."""
-    assert self.ddp_config.use_distributed_optimizer and self.ddp_config.overlap_param_gather
+    assert self.ddp_config.use_distributed_optimizer
+    assert self.ddp_config.overlap_param_gather
     if not self.param_gather_dispatched:
         self.start_param_sync()
     if self.param_gather_handle is None:
