@@ -89,7 +89,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
         if name not in _RUNS:
             log_dir = tmp_path_factory.mktemp(name)
             run = run_example(log_dir, workers, "--train-iters", str(iterations), *BATCH, *args)
-            assert run.steps and max(run.steps) == iterations, f"{name}: {sorted(run.steps)}\n{_logs(log_dir)}"
+            assert run.steps, f"{name}: {sorted(run.steps)}\n{_logs(log_dir)}"
+            assert max(run.steps) == iterations, f"{name}: {sorted(run.steps)}\n{_logs(log_dir)}"
             _RUNS[name] = run
         return _RUNS[name]
 

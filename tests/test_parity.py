@@ -91,7 +91,8 @@ def test_a_relative_reference_interpreter_is_made_absolute_without_leaving_its_v
     python = Path(reference_python())
     monkeypatch.chdir(python.parent)
     found = find_reference_python(f"./{python.name}")
-    assert os.path.isabs(found) and Path(found).name == python.name  # not resolved to the base interpreter
+    assert os.path.isabs(found)
+    assert Path(found).name == python.name  # not resolved to the base interpreter
     assert os.path.samefile(Path(found).parent, python.parent)
 
 
@@ -116,8 +117,10 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
         for step in rank.steps:
             assert step.loss_rel <= 1e-4, (rank.rank, step)
             assert step.grad_norm_rel <= 1e-3, (rank.rank, step)
-        assert len(rank.gradients) >= 20 and all(g.rel <= 1e-5 for g in rank.gradients), rank.gradients[:3]
-        assert len(rank.forward) > 20 and rank.first_divergent_module is None
+        assert len(rank.gradients) >= 20, rank.gradients[:3]
+        assert all(g.rel <= 1e-5 for g in rank.gradients), rank.gradients[:3]
+        assert len(rank.forward) > 20
+        assert rank.first_divergent_module is None
     assert report.ok
 
 
@@ -231,7 +234,8 @@ def test_an_unchanged_strict_script_with_relative_paths_and_custom_backward_matc
     assert [step["step"] for step in rank["steps"]] == [1, 2, 3]  # step 2 went through custom_backward
     assert all(step["loss_rel"] <= 1e-5 for step in rank["steps"]), rank["steps"]
     assert rank["steps"][0]["reference_loss"] != rank["steps"][2]["reference_loss"]  # it trained
-    assert len(rank["gradients"]) == 4 and report["ok"]
+    assert len(rank["gradients"]) == 4
+    assert report["ok"]
     assert "--ai-framework" not in report["commands"]["candidate"]
 
 
@@ -241,7 +245,8 @@ def test_a_script_that_never_calls_backward_is_a_setup_error_naming_what_is_miss
                        "--no-backward")
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     assert "never ran a backward of a scalar loss" in done.stderr
-    assert "torch.autograd.backward" in done.stderr and "DIFFERENT" not in done.stdout
+    assert "torch.autograd.backward" in done.stderr
+    assert "DIFFERENT" not in done.stdout
 
 
 def test_a_timeout_ends_every_process_of_the_run_workers_and_their_children(strict_script: Path,
@@ -251,9 +256,11 @@ def test_a_timeout_ends_every_process_of_the_run_workers_and_their_children(stri
     with pytest.raises(ParityRunError, match="ran past the timeout") as caught:
         run_parity(strict_script, ["--data", "data.txt", "--hang-on", "pytorch", "--pid-file", str(pids)],
                    reference_python=reference_python(), work_dir=tmp_path / "work", timeout=20)
-    assert caught.value.role == "reference" and caught.value.returncode == 124
+    assert caught.value.role == "reference"
+    assert caught.value.returncode == 124
     worker, sleeper = (int(pid) for pid in pids.read_text().split())  # torchrun's worker (own session), its child
-    assert not is_running(worker) and not is_running(sleeper)
+    assert not is_running(worker)
+    assert not is_running(sleeper)
 
 
 def test_the_work_dir_keeps_what_the_tool_did_not_create_and_reuses_what_it_did(tmp_path: Path) -> None:
@@ -272,6 +279,7 @@ def test_the_work_dir_keeps_what_the_tool_did_not_create_and_reuses_what_it_did(
     other = tmp_path / "other"
     with pytest.raises(ParityRunError):
         run_parity(script, reference_python=reference_python(), work_dir=other, timeout=120)
-    assert (other / "reference.log").exists() and json.loads((other / MANIFEST).read_text())["created"]
+    assert (other / "reference.log").exists()
+    assert json.loads((other / MANIFEST).read_text())["created"]
     with pytest.raises(ParityRunError):
         run_parity(script, reference_python=reference_python(), work_dir=other, timeout=120)

@@ -45,7 +45,8 @@ def test_msrun_past_the_timeout_is_ended_with_its_setsid_workers_and_their_child
                               timeout=25)
     assert status == 124
     worker, child = (int(pid) for pid in pids.read_text().split())
-    assert not is_running(worker) and not is_running(child)
+    assert not is_running(worker)
+    assert not is_running(child)
 
 
 def test_a_process_whose_parent_exited_is_found_by_the_runs_token(tmp_path: Path) -> None:
