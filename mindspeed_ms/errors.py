@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.compat.msadapter_cpu_ops import UnsupportedOpOptionError
     from mindspeed_ms.compat.optim import UnsupportedOptimizerFeatureError
     from mindspeed_ms.compat.promotion import DTypeNotSupportedError, OperandTypeError
+    from mindspeed_ms.compat.random_state import RandomStateError
     from mindspeed_ms.compat.serialization import CheckpointFormatError
     from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError
     from mindspeed_ms.parity.capture import ParityMismatchError
@@ -81,6 +82,7 @@ __all__ = [
     "AdoptionError",
     "ParityNoStepError",
     "DTypeNotSupportedError",
+    "RandomStateError",
     "OperandTypeError",
     "TorchRefusalError",
     "ProcessGroupNotInitializedError",
@@ -116,6 +118,7 @@ _LAZY = {
     "AdoptionError": "mindspeed_ms.patch_manager.carry_over",
     "ParityNoStepError": "mindspeed_ms.parity.runner",
     "DTypeNotSupportedError": "mindspeed_ms.compat.promotion",
+    "RandomStateError": "mindspeed_ms.compat.random_state",
     "OperandTypeError": "mindspeed_ms.compat.promotion",
     "TorchRefusalError": "mindspeed_ms.compat.conformance_misc",
     "ProcessGroupNotInitializedError": "mindspeed_ms.compat.conformance_misc",

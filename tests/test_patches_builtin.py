@@ -18,7 +18,7 @@ from mindspeed_ms import PatchRegistry, device
 from mindspeed_ms.adaptation import run_providers
 from mindspeed_ms.framework import get_args
 
-CPU_ONLY = {"msadapter_cpu", "megatron_core", "megatron_training", "tensor_device"}
+CPU_ONLY = {"msadapter_cpu", "megatron_core", "megatron_training", "tensor_device", "random_state"}
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +42,8 @@ def test_every_builtin_patch_says_why_and_which_versions(monkeypatch: pytest.Mon
     statuses = _registered(monkeypatch, None).status()
     assert {status.provider for status in statuses} == {"msadapter", "msadapter_cpu", "megatron_core",
                                                          "megatron_training", "third_party", "mindspeed",
-                                                         "mindspeed_patch_manager", "checkpoint", "tensor_device"}
+                                                         "mindspeed_patch_manager", "checkpoint", "tensor_device",
+                                                         "random_state"}
     for status in statuses:
         assert status.purpose, status.target
         if "block" not in status.kinds:

@@ -1,0 +1,163 @@
+"""Random ops that draw from ``torch.manual_seed``'s stream on MindSpore's CPU backend, as PyTorch's do.
+
+PyTorch draws every random op of a CPU tensor from one generator, so ``torch.set_rng_state`` replays them all
+(:mod:`mindspeed_ms.compat.random_state` makes that hold here). Under MSAdapter on CPU three draw elsewhere:
+
+* ``torch.nn.init.normal_`` / ``uniform_`` (and ``xavier_*`` / ``kaiming_*`` through them) fill from NumPy's
+  global generator (``mindspore.common.initializer``): the RNG state and megatron's RNG tracker, which forks
+  the state around ``init_method(weight)``, did not reach model initialisation. PyTorch's are
+  ``tensor.normal_(mean, std)`` / ``tensor.uniform_(a, b)`` under ``no_grad``; so are these.
+* ``Tensor.normal_`` raises (InplaceNormal has no CPU kernel): samples of ``torch.randn``, written back.
+* ``torch.bernoulli`` compared its samples with 0.5 whatever the probabilities and returned int32; it
+  compares with ``input`` and keeps its dtype. ``Tensor.bernoulli_`` raised ("not supported on this device").
+* ``torch.randperm`` calls MindSpore's RandpermV2 with seed 0 and offset 0, so every call returned the same
+  permutation whatever the seed; here it takes its seed from the stream (or from ``generator``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.compat.inplace import write_back
+from mindspeed_ms.compat.inplace_checks import FLOATING, InPlaceWriteError, category, check_inplace
+
+__all__ = ["bernoulli", "bernoulli_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
+
+
+def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+    """Fill ``self`` with N(mean, std**2) samples in place (``Tensor.normal_``; no CPU InplaceNormal kernel).
+
+    Raises:
+        InPlaceWriteError: ``generator=`` given (MSAdapter's CPU ops ignore generators), ``std < 0``, or ``self``
+            not floating point (PyTorch's refusals; nothing written).
+    """
+    import mindspore
+    import torch  # MSAdapter's: its randn draws from torch.manual_seed's stream
+
+    if generator is not None:
+        raise InPlaceWriteError("normal_", "unsupported", "normal_(generator=...) is not supported on this backend: "
+                                                          "its CPU random ops draw from the default stream only")
+    if std < 0:
+        raise InPlaceWriteError("normal_", "argument", f"normal expects std >= 0.0, but found std {std}")
+    if category(self) != FLOATING:
+        raise InPlaceWriteError("normal_", "argument", f'"normal_kernel_cpu" not implemented for {self.dtype} '
+                                                       f"(floating point only)")
+    check_inplace("normal_", self)
+    dtype = torch.float64 if self.dtype == mindspore.float64 else torch.float32
+    return write_back("normal_", self, torch.randn(tuple(self.shape), dtype=dtype) * std + mean)
+
+
+def _unit(shape: tuple[int, ...], dtype: Any) -> Any:
+    import mindspore
+    import torch
+
+    return torch.rand(shape, dtype=torch.float64 if dtype == mindspore.float64 else torch.float32)
+
+
+def _check_probabilities(op: str, p: Any) -> None:
+    import numpy as np
+
+    values = np.asarray(p.asnumpy() if hasattr(p, "asnumpy") else p, dtype=np.float64)
+    if values.size and not (np.all(values >= 0) and np.all(values <= 1)):  # NaN fails both
+        raise InPlaceWriteError(op, "argument", f"{op} expects p to be in [0, 1], but got p={values.ravel()[0]}"
+                                if values.ndim == 0 else f"{op}: Expected p_in >= 0 && p_in <= 1 to be true, "
+                                                         f"but got false.")
+
+
+def bernoulli(input: Any, p: Any = None, *, generator: Any = None, out: Any = None) -> Any:  # noqa: A002
+    """Return 1 where a uniform sample falls below ``input`` (or ``p``), else 0, in ``input``'s dtype.
+
+    Raises:
+        InPlaceWriteError: ``generator=`` given, a probability outside [0, 1], or a non-float ``input`` without ``p``.
+    """
+    if generator is not None:
+        raise InPlaceWriteError("bernoulli", "unsupported", "bernoulli(generator=...) is not supported on this "
+                                                            "backend: its CPU random ops draw from the default stream")
+    probabilities = input if p is None else p
+    if p is None and category(input) != FLOATING:
+        raise InPlaceWriteError("bernoulli", "argument", f'"bernoulli_tensor_cpu_self_" not implemented for '
+                                                         f"'{input.dtype}'")
+    _check_probabilities("bernoulli", probabilities)
+    samples = (_unit(tuple(input.shape), input.dtype) < probabilities).astype(input.dtype)
+    if out is not None:
+        return out.copy_(samples)
+    return samples
+
+
+def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
+    """Fill ``self`` with Bernoulli(p) samples in place (``Tensor.bernoulli_``; refused on the CPU backend)."""
+    if generator is not None:
+        raise InPlaceWriteError("bernoulli_", "unsupported", "bernoulli_(generator=...) is not supported on this "
+                                                             "backend: its CPU random ops draw from the default stream")
+    _check_probabilities("bernoulli_", p)
+    check_inplace("bernoulli_", self)
+    return write_back("bernoulli_", self, _unit(tuple(self.shape), self.dtype) < p)
+
+
+def init_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Any:
+    """Fill ``tensor`` from N(mean, std**2) without recording autograd (``torch.nn.init.normal_``)."""
+    import torch
+
+    with torch.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def init_uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Any:
+    """Fill ``tensor`` from U(a, b) without recording autograd (``torch.nn.init.uniform_``)."""
+    import torch
+
+    with torch.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def randperm_wrapper(randperm: Any) -> Any:
+    """Give ``torch.randperm`` on CPU a seed from the random stream, or from ``generator``.
+
+    Args:
+        randperm: MSAdapter's ``randperm`` (``msadapter.ops.random.randperm``).
+
+    Returns:
+        ``randperm`` whose permutation follows ``torch.manual_seed`` / ``set_rng_state``; a ``generator``
+        advances by the permutation's length, as PyTorch's does.
+    """
+    import functools
+
+    @functools.wraps(randperm)
+    def seeded_randperm(n: int, *, generator: Any = None, out: Any = None, dtype: Any = None,
+                        requires_grad: bool = False, **kwargs: Any) -> Any:
+        import mindspore
+        from mindspore import ops
+        from mindspore.ops.function.random_func import _get_seed
+
+        if out is not None or int(n) < 0:
+            return randperm(n, generator=generator, out=out, dtype=dtype or mindspore.int64,
+                            requires_grad=requires_grad, **kwargs)
+        if generator is None:
+            seed, offset = _get_seed(None, "randperm")
+            # both 0: an unseeded process, where MindSpore's random kernels take fresh entropy (seed -1)
+            seed = -1 if seed == offset == 0 else _mix(seed, offset)
+        else:
+            seed = _mix(*_advance(generator, int(n)))
+        permutation = ops.RandpermV2(seed, 0, dtype or mindspore.int64)(int(n))
+        permutation.requires_grad = requires_grad
+        return permutation
+
+    return seeded_randperm
+
+
+def _mix(seed: int, counter: int) -> int:
+    # RandpermV2 ignores its seed once the offset is non-zero: fold the counter into the seed, offset 0
+    return (seed * 0x9E3779B1 + counter) % (2**31 - 1)
+
+
+def _advance(generator: Any, steps: int) -> tuple[int, int]:
+    """Return ``generator``'s (seed, offset) and move its offset on by ``steps`` (its ``_step`` does not on CPU)."""
+    import mindspore
+    import numpy as np
+
+    state = np.asarray(generator.get_state().asnumpy(), dtype=np.uint8)
+    seed, offset = (int(value) for value in state.view(np.int64)[:2])
+    moved = state.copy()
+    moved.view(np.int64)[1] = offset + steps
+    generator.set_state(mindspore.Tensor(moved, mindspore.uint8))
+    return seed, offset

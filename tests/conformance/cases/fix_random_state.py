@@ -1,0 +1,126 @@
+"""The random state fixed by the built-in providers: ``set_rng_state(get_rng_state())`` replays every random op
+the field calls, ``manual_seed`` replays, ``fork_rng`` restores; values themselves differ between generators, so
+each case compares PyTorch's facts (replayed, changed, in range), not draws."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from conformance.harness import case
+
+_OPS: dict[str, Callable[[Any], Any]] = {
+    "rand": lambda torch: torch.rand(5),
+    "randn": lambda torch: torch.randn(2, 3),
+    "randint": lambda torch: torch.randint(0, 1000, (6,)),
+    "randperm": lambda torch: torch.randperm(12),
+    "normal": lambda torch: torch.normal(0.0, 1.0, (4,)),
+    "normal_": lambda torch: torch.empty(5).normal_(2.0, 3.0),
+    "uniform_": lambda torch: torch.empty(5).uniform_(-1.0, 1.0),
+    "exponential_": lambda torch: torch.empty(5).exponential_(),
+    "bernoulli": lambda torch: torch.bernoulli(torch.full((16,), 0.5)),
+    "dropout": lambda torch: torch.nn.functional.dropout(torch.ones(16), 0.5, True),
+    "dropout_module": lambda torch: torch.nn.Dropout(0.3)(torch.ones(16)),
+    "rand_like": lambda torch: torch.rand_like(torch.ones(3)),
+    "randn_like": lambda torch: torch.randn_like(torch.ones(3)),
+    "multinomial": lambda torch: torch.multinomial(torch.ones(8), 4),
+    "init_normal_": lambda torch: torch.nn.init.normal_(torch.empty(3, 4), mean=0.0, std=0.02),
+    "init_uniform_": lambda torch: torch.nn.init.uniform_(torch.empty(3, 4), -0.1, 0.1),
+    "init_xavier_uniform_": lambda torch: torch.nn.init.xavier_uniform_(torch.empty(3, 4)),
+    "init_kaiming_uniform_": lambda torch: torch.nn.init.kaiming_uniform_(torch.empty(3, 4), a=5 ** 0.5),
+}
+
+
+def _same(torch: Any, a: Any, b: Any) -> bool:
+    return bool(torch.equal(a, b))
+
+
+@case("torch.get_rng_state", "torch.set_rng_state", "torch.rand", "torch.randn", "torch.randint", "torch.randperm",
+      "torch.normal", "Tensor.normal_", "Tensor.uniform_", "Tensor.exponential_", "torch.bernoulli",
+      "torch.nn.functional.dropout", "torch.rand_like", "torch.randn_like", "torch.multinomial",
+      "torch.nn.init.normal_", "torch.nn.init.uniform_", "torch.nn.init.xavier_uniform_",
+      "torch.nn.init.kaiming_uniform_")
+def state_replays_every_random_op(torch: Any) -> Any:
+    """Each op, drawn after a few other draws: the state taken before it replays it; the next draw differs."""
+    facts = {}
+    for name, op in _OPS.items():
+        torch.manual_seed(99)
+        torch.rand(3)
+        torch.randn(2)
+        state = torch.get_rng_state()
+        first, second = op(torch), op(torch)
+        torch.set_rng_state(state)
+        again, again_second = op(torch), op(torch)
+        facts[name] = {"replays": _same(torch, first, again) and _same(torch, second, again_second),
+                       "next_differs": not _same(torch, first, second), "dtype": first.dtype,
+                       "shape": tuple(first.shape)}
+    return facts
+
+
+@case("torch.manual_seed", "torch.random.manual_seed", "torch.rand", "torch.randperm", "torch.nn.init.normal_")
+def manual_seed_replays_and_seeds_differ(torch: Any) -> Any:
+    def draws(seed: int) -> list[Any]:
+        torch.random.manual_seed(seed)
+        return [torch.rand(4), torch.randperm(20), torch.nn.init.normal_(torch.empty(4)), torch.randn(3)]
+
+    first, again, other = draws(5), draws(5), draws(6)
+    return {"replays": [_same(torch, a, b) for a, b in zip(first, again)],
+            "seed_matters": [not _same(torch, a, b) for a, b in zip(first, other)]}
+
+
+@case("torch.get_rng_state", "torch.set_rng_state")
+def state_restores_across_reseeding_and_keeps_its_shape(torch: Any) -> Any:
+    """A state taken mid-stream restores after manual_seed of another seed and after many draws; taking it
+    changes nothing; it is a uint8 tensor of a fixed size, a fresh tensor each time."""
+    torch.manual_seed(3)
+    torch.rand(7)
+    state = torch.get_rng_state()
+    expected = [torch.rand(4), torch.randn(4), torch.randint(0, 100, (4,))]
+    torch.manual_seed(4)
+    for _ in range(3):
+        torch.rand(5)
+        torch.nn.functional.dropout(torch.ones(5), 0.5, True)
+    torch.set_rng_state(state)
+    torch.get_rng_state()
+    replayed = [torch.rand(4), torch.randn(4), torch.randint(0, 100, (4,))]
+    later = torch.get_rng_state()
+    return {"replays": [_same(torch, a, b) for a, b in zip(expected, replayed)], "dtype": state.dtype,
+            "same_size": tuple(state.shape) == tuple(later.shape), "fresh": state is not later,
+            "moved": not _same(torch, state, later)}
+
+
+@case("torch.random.fork_rng", "torch.rand", "torch.randn")
+def fork_rng_restores_the_stream(torch: Any) -> Any:
+    torch.manual_seed(11)
+    expected = torch.rand(4)
+    torch.manual_seed(11)
+    with torch.random.fork_rng(devices=[]):
+        inside = torch.rand(4)
+        torch.randn(6)
+    after = torch.rand(4)
+    return {"inside_is_the_stream": _same(torch, inside, expected), "restored": _same(torch, after, expected)}
+
+
+@case("torch.bernoulli", "Tensor.bernoulli", "Tensor.bernoulli_")
+def bernoulli_follows_its_probabilities(torch: Any) -> Any:
+    torch.manual_seed(21)
+    certain = torch.tensor([0.0, 1.0, 1.0, 0.0, 1.0])
+    many = torch.bernoulli(torch.full((4000,), 0.2))
+    base = torch.zeros(2, 6)
+    view = base[:, 1:4]
+    view.bernoulli_(1.0)
+    filled = torch.zeros(5, dtype=torch.float64).bernoulli_(0.0)
+    refused = []
+    for probability in (1.5, -0.1):
+        try:
+            torch.zeros(3).bernoulli_(probability)
+        except RuntimeError:
+            refused.append(probability)
+    return {"certain": torch.bernoulli(certain), "method": certain.bernoulli(), "share_near": abs(
+        float(many.mean()) - 0.2) < 0.03, "dtype": many.dtype, "view_base": base, "float64": filled,
+        "refused": refused}
+
+
+@case("torch.set_rng_state")
+def set_rng_state_refuses_a_foreign_state(torch: Any) -> Any:
+    """A float tensor is not a generator state: PyTorch raises (RuntimeError / TypeError), so must we."""
+    torch.set_rng_state(torch.zeros(3))
