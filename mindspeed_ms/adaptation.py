@@ -154,7 +154,7 @@ def prepare_backend() -> None:
         loader = getattr(getattr(torch, "__spec__", None), "loader", None)
         if not type(loader).__module__.startswith("msadapter"):
             where = getattr(torch, "__file__", None) or repr(torch)
-            from mindspeed_ms.errors import BackendImportError
+            from mindspeed_ms.framework import BackendImportError
 
             raise BackendImportError(
                 f"torch ({where}) was imported before mindspeed_ms.adaptor: in MindSpore mode "
@@ -165,7 +165,7 @@ def prepare_backend() -> None:
     except ModuleNotFoundError as exc:
         if exc.name != "msadapter":
             raise
-        from mindspeed_ms.errors import BackendNotInstalledError
+        from mindspeed_ms.framework import BackendNotInstalledError
         from mindspeed_ms.versions import MSADAPTER_INSTALL  # the version table; read only on this error path
 
         raise BackendNotInstalledError(
@@ -522,7 +522,7 @@ class MindSporeAdaptation:
             FrameworkError: ``args.ai_framework`` names an unknown framework.
             ImportError, ProviderError, PatchApplyError: as for :meth:`execute`.
         """
-        from mindspeed_ms.errors import FrameworkError
+        from mindspeed_ms.framework import FrameworkError
 
         framework = getattr(args, "ai_framework", None)
         if framework is not None and str(framework).lower() not in FRAMEWORKS:

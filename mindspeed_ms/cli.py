@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mindspeed_ms.adaptation import collect_patches, configure_logging, prepare_backend
-from mindspeed_ms.errors import AdaptationError, FrameworkError
-from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS, get_ai_framework
+from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS, FrameworkError, get_ai_framework
 
 __all__ = ["main", "build_parser"]
 

@@ -12,6 +12,8 @@ import os
 import sys
 from types import SimpleNamespace
 
+from mindspeed_ms.engine.errors import AdaptationError
+
 # Kept off the import path on purpose: this module is imported in PyTorch mode, where every
 # millisecond counts, and ``typing`` is not loaded by a bare interpreter. Annotations are strings.
 TYPE_CHECKING = False
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["FRAMEWORKS", "FRAMEWORK_ENV", "DEFAULT_FRAMEWORK", "TrainingArgs", "get_ai_framework", "get_args",
-           "declared_args", "with_declared_flags"]
+           "declared_args", "with_declared_flags", "FrameworkError", "BackendImportError", "BackendNotInstalledError"]
 
 #: The frameworks a training entrypoint can run on.
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "mindspore")
@@ -31,11 +33,28 @@ DEFAULT_FRAMEWORK = "pytorch"
 _FLAG = "--ai-framework"
 
 
+class FrameworkError(AdaptationError, ValueError):
+    """The requested AI framework is not one mindspeed_ms knows."""
+
+
+class BackendImportError(AdaptationError, ImportError):
+    """The MindSpore backend cannot be set up: e.g. a real torch was imported before the adaptor.
+
+    ``.name`` is the module concerned, as on :class:`ImportError`.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class BackendNotInstalledError(BackendImportError, ModuleNotFoundError):
+    """A package the MindSpore backend needs (MSAdapter, MindSpore) is not installed; the message says how."""
+
+
 def _check_framework(value: str, source: str) -> str:
     name = value.strip().lower()
     if name not in FRAMEWORKS:
-        from mindspeed_ms.errors import FrameworkError
-
         choices = ", ".join(repr(choice) for choice in FRAMEWORKS)
         raise FrameworkError(
             f"invalid AI framework {value!r} from {source}: choose one of {choices} "
@@ -54,8 +73,6 @@ def _flag_value(argv: Sequence[str]) -> str | None:
             break
         if token == _FLAG:
             if index + 1 >= len(argv) or argv[index + 1].startswith("--"):
-                from mindspeed_ms.errors import FrameworkError
-
                 raise FrameworkError(
                     f"'{_FLAG}' needs a value: choose one of "
                     + ", ".join(repr(choice) for choice in FRAMEWORKS)
@@ -203,8 +220,6 @@ def declared_args(argv: Sequence[str], declarations: Sequence[Callable[[Any], ob
         FrameworkError: a declaration raised, or a declared value does not parse.
     """
     import argparse
-
-    from mindspeed_ms.errors import FrameworkError
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> Any:  # argparse would print usage and exit

@@ -22,14 +22,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from mindspeed_ms.errors import AdaptationError, ProviderError
+from mindspeed_ms.engine.errors import AdaptationError
 
 if TYPE_CHECKING:
     from mindspeed_ms.engine.registry import PatchRegistry
 
 __all__ = [
     "ENTRY_POINT_GROUP", "DISABLE_ENV", "BUILTIN_PACKAGE", "Provider", "SkippedProvider", "Discovery",
-    "ProviderRun", "as_provider", "disabled_names", "discover_providers", "register_providers",
+    "ProviderRun", "ProviderError", "as_provider", "disabled_names", "discover_providers", "register_providers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -37,6 +37,18 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "mindspeed_ms.adaptations"
 DISABLE_ENV = "MINDSPEED_MS_DISABLE"
 BUILTIN_PACKAGE = "mindspeed_ms.patches"
+
+
+class ProviderError(AdaptationError):
+    """A patch provider failed while registering; its registrations were withdrawn.
+
+    Attributes:
+        provider: the name of the provider that failed.
+    """
+
+    def __init__(self, message: str, *, provider: str, target: str | None = None) -> None:
+        super().__init__(message, target=target)
+        self.provider = provider
 
 
 @dataclass(frozen=True)

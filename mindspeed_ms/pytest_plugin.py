@@ -164,7 +164,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption(_VERIFY):
         return
     from mindspeed_ms.adaptation import collect_patches
-    from mindspeed_ms.errors import AdaptationError
+    from mindspeed_ms.engine.errors import AdaptationError
     from mindspeed_ms.framework import FRAMEWORK_ENV, get_ai_framework
 
     static = bool(config.getoption(_STATIC))

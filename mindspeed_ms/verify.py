@@ -86,9 +86,9 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     Returns:
         The :class:`TargetCheck`.
     """
+    from mindspeed_ms.engine.errors import TargetNotFoundError
     from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
     from mindspeed_ms.engine.requirements import unmet_requirements
-    from mindspeed_ms.errors import TargetNotFoundError
 
     status = patch.status(False)
     base = {"provider": status.provider, "registered_at": status.registered_at}

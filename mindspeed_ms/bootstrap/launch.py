@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.engine.errors import AdaptationError
 from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS
 
 __all__ = ["STARTUP_DIR", "BOOTSTRAP_ENV", "RunCommandError", "CommandNotFoundError", "Launch",

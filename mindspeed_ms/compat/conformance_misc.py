@@ -17,21 +17,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.errors import AdaptationError
-
-
-class TorchRefusalError(AdaptationError, RuntimeError):
-    """PyTorch refuses this call, and so do we (MindSpore would have computed something else); nothing was computed.
-
-    The message is PyTorch's.
-
-    Attributes:
-        op: the op, e.g. ``"Tensor.view"``.
-    """
-
-    def __init__(self, op: str, message: str) -> None:
-        super().__init__(message)
-        self.op = op
+from mindspeed_ms.compat.errors import ProcessGroupNotInitializedError, TorchRefusalError
 
 
 def _new_shape(shape: tuple[Any, ...], numel: int) -> list[int] | None:
@@ -118,10 +104,6 @@ def t_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input)
 
     return t
-
-
-class ProcessGroupNotInitializedError(AdaptationError, AssertionError):
-    """``destroy_process_group()`` without a default process group (PyTorch asserts the same); nothing was done."""
 
 
 def destroy_process_group_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.compat.errors import CollectiveError
 
 __all__ = ["CompletedWork", "CollectiveError", "all_gather_into_tensor", "all_gather_object", "gather_object",
            "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "all_gather_wrapper",
@@ -21,20 +21,6 @@ __all__ = ["CompletedWork", "CollectiveError", "all_gather_into_tensor", "all_ga
 
 #: Collectives that write their result into their first argument (``tensor``) and need nothing else converted.
 IN_PLACE_COLLECTIVES = ("broadcast",)
-
-
-class CollectiveError(AdaptationError, RuntimeError):
-    """A ``torch.distributed`` call that cannot give what PyTorch gives on this backend; nothing was sent.
-
-    Raised on every rank alike, before any communication, so the ranks stay in step.
-
-    Attributes:
-        op: the collective, e.g. ``"all_reduce"``.
-    """
-
-    def __init__(self, op: str, problem: str, remedy: str) -> None:
-        self.op = op
-        super().__init__(f"torch.distributed.{op}: {problem}; {remedy}")
 
 
 class CompletedWork:

@@ -21,9 +21,9 @@ import functools
 import warnings
 from typing import Any, Callable
 
+from mindspeed_ms.compat.errors import GradDTypeError, RetainGradError
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import check_inplace
-from mindspeed_ms.engine.errors import AdaptationError
 
 __all__ = ["GradDTypeError", "RetainGradError", "add_wrapper", "retain_grad", "retains_grad", "grad", "clamp_",
            "requires_grad_wrapper"]
@@ -31,26 +31,6 @@ __all__ = ["GradDTypeError", "RetainGradError", "add_wrapper", "retain_grad", "r
 _NOT_RETAINED = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                  "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                  "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.")
-
-
-class GradDTypeError(AdaptationError, RuntimeError):
-    """Only floating point and complex tensors can require gradients (PyTorch's refusal; the message is its).
-
-    Attributes:
-        dtype: the refused dtype, e.g. ``"Int64"``.
-    """
-
-    def __init__(self, dtype: str) -> None:
-        super().__init__(f"only Tensors of floating point dtype can require gradients (got {dtype}; cast the "
-                         f"tensor with .float() first)", target="Tensor.requires_grad_")
-        self.dtype = dtype
-
-
-class RetainGradError(AdaptationError, RuntimeError):
-    """``retain_grad()`` on a tensor that does not require grad (PyTorch's refusal; the message is its)."""
-
-    def __init__(self) -> None:
-        super().__init__("can't retain_grad on Tensor that has requires_grad=False", target="Tensor.retain_grad")
 
 
 def requires_grad_wrapper(requires_grad_: Callable[..., Any]) -> Callable[..., Any]:

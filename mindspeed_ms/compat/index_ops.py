@@ -16,38 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.compat.errors import IndexArgumentError, IndexOutOfRangeError
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import BOOL, FLOATING, InPlaceWriteError, category, check_inplace
-from mindspeed_ms.errors import AdaptationError
 
 __all__ = ["IndexArgumentError", "IndexOutOfRangeError", "index_copy", "index_copy_", "index_put", "index_put_",
            "scatter_", "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul", "addcdiv"]
-
-
-class IndexOutOfRangeError(AdaptationError, IndexError):
-    """An index is outside the indexed dimension, as PyTorch reports it; nothing was written.
-
-    Attributes:
-        op: the operation, e.g. ``"index_put_"``.
-        index: the offending index value.
-        size: the size of the indexed dimension.
-    """
-
-    def __init__(self, op: str, index: int, dim: int, size: int) -> None:
-        self.op, self.index, self.dim, self.size = op, index, dim, size
-        super().__init__(f"{op}(): index {index} is out of bounds for dimension {dim} with size {size}")
-
-
-class IndexArgumentError(AdaptationError, IndexError):
-    """Indices PyTorch refuses (dtype, mask shape, count, broadcast), with PyTorch's message; nothing was written.
-
-    Attributes:
-        op: the operation, e.g. ``"index_put_"``.
-    """
-
-    def __init__(self, op: str, message: str) -> None:
-        self.op = op
-        super().__init__(message)
 
 
 def _is_int64(tensor: Any) -> bool:

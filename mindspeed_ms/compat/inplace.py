@@ -26,13 +26,13 @@ import os
 import sys
 from typing import Any, Callable
 
+from mindspeed_ms.compat.errors import InPlaceOnViewError
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
     check_no_partial_overlap,
     records_grad,
 )
-from mindspeed_ms.errors import AdaptationError
 
 __all__ = [
     "InPlaceOnViewError",
@@ -42,27 +42,6 @@ __all__ = [
 
 
 logger = logging.getLogger(__name__)
-
-
-class InPlaceOnViewError(AdaptationError, RuntimeError):
-    """An in-place op on a view cannot be reproduced on this backend; nothing was written.
-
-    Raised where PyTorch would update a view *and* record the write for autograd (the view's tensor
-    requires grad): MindSpore's CPU backend can neither write through the view nor rebase its
-    gradient history. Compute out of place instead (``x = x.masked_fill(mask, v)``), or patch the
-    calling function.
-
-    Attributes:
-        op: the in-place method, e.g. ``"masked_fill_"``.
-        call_site: ``file:line in function`` of the caller.
-    """
-
-    def __init__(self, op: str, call_site: str, reason: str) -> None:
-        self.op = op
-        self.call_site = call_site
-        super().__init__(
-            f"Tensor.{op} on a view at {call_site}: {reason}; nothing was written. Compute it out of place "
-            f"(e.g. 'x = x.{op.rstrip('_')}(...)') or patch the calling function")
 
 
 #: Frames under these folders are ours (replacements, the engine's wrappers), not the caller's.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.compat.errors import InPlaceWriteError
 
 __all__ = ["InPlaceWriteError", "check_inplace", "check_no_internal_overlap", "check_no_partial_overlap",
            "check_leaf", "check_broadcast", "records_grad", "category", "BOOL", "INTEGRAL", "FLOATING", "COMPLEX"]
@@ -28,24 +28,6 @@ _PYTORCH_NAMES = {"Bool": "Bool", "Int8": "Char", "Int16": "Short", "Int32": "In
                   "UInt8": "Byte", "Float16": "Half", "BFloat16": "BFloat16", "Float32": "Float",
                   "Float64": "Double", "Complex64": "ComplexFloat", "Complex128": "ComplexDouble"}
 _DEFAULT_OF_CATEGORY = {BOOL: "Bool", INTEGRAL: "Long", FLOATING: "Float", COMPLEX: "ComplexFloat"}
-
-
-class InPlaceWriteError(AdaptationError, RuntimeError):
-    """PyTorch refuses this in-place write, and so do we (or this backend cannot do it); nothing was written.
-
-    The message is PyTorch's where PyTorch refuses. Compute out of place (``x = x.op(...)``), ``clone()``
-    the overlapping tensor, or cast first, as the message asks.
-
-    Attributes:
-        op: the in-place method, e.g. ``"div_"``.
-        rule: ``"cast"``, ``"internal_overlap"``, ``"partial_overlap"``, ``"leaf"``, ``"shape"``,
-            ``"argument"``, or ``"unsupported"`` (this backend cannot, PyTorch can).
-    """
-
-    def __init__(self, op: str, rule: str, message: str) -> None:
-        super().__init__(f"{message} (Tensor.{op})", target=f"Tensor.{op}")
-        self.op = op
-        self.rule = rule
 
 
 def _dtype_key(dtype: Any) -> str:

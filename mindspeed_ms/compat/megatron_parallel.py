@@ -14,24 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from mindspeed_ms.compat.cpu_collectives import CompletedWork
+from mindspeed_ms.compat.errors import BucketSyncError
 from mindspeed_ms.compat.megatron_speed import remember_buckets
-from mindspeed_ms.errors import AdaptationError
 
 __all__ = ["batched_p2p_ops", "clone", "cuda", "dtoh_without_streams", "empty_like_wrapper", "new_empty",
            "quantize_param_shard", "scatter_value_wrapper", "start_grad_sync", "start_param_sync",
            "unpermute", "wrapped_torch_norm_new", "BucketSyncError"]
-
-
-class BucketSyncError(AdaptationError, RuntimeError):
-    """A DDP bucket group was asked to communicate in a state megatron itself asserts against.
-
-    Attributes:
-        operation: ``"start_grad_sync"`` or ``"start_param_sync"``.
-    """
-
-    def __init__(self, operation: str, problem: str) -> None:
-        self.operation = operation
-        super().__init__(f"{operation} on the CPU backend: {problem}")
 
 
 def clone(self: Any, *, memory_format: Any = None) -> Any:

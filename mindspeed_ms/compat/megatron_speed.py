@@ -27,27 +27,13 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.compat.errors import ClipGradTypeError
 
 __all__ = ["ClipGradTypeError", "chained_optimizer_step", "clip_grad_by_total_norm_fp32",
            "get_main_grads_for_grad_norm", "host_array", "remember_buckets", "scale_in_place"]
 
 #: The attribute through which a parameter names its DDP bucket (set by :func:`remember_buckets`).
 BUCKET_ATTRIBUTE = "_mindspeed_ms_bucket"
-
-
-class ClipGradTypeError(AdaptationError, TypeError):
-    """A gradient to clip is not float32 (megatron asserts ``torch.cuda.FloatTensor`` there).
-
-    Attributes:
-        dtype: the gradient's dtype.
-    """
-
-    def __init__(self, dtype: Any) -> None:
-        self.dtype = dtype
-        super().__init__(f"clip_grad_by_total_norm_fp32: gradients must be float32 (megatron's assertion), got "
-                         f"{dtype}; keep main gradients in float32 (DDP's grad buffer is float32 unless "
-                         f"grad_reduce_in_fp32 is off with bf16)")
 
 
 def host_array(tensor: Any) -> Any:

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.compat.errors import AscendRuntimeUnavailableError, DatasetHelpersUnavailableError
 
 __all__ = [
     "DatasetHelpersUnavailableError",
@@ -49,39 +49,6 @@ HELPERS_MODULE = "megatron.core.datasets.helpers_cpp"
 MAX_CONNECTIONS_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"
 _DATASETS = "megatron.core.datasets"
 _DISTRIBUTION = "megatron-core"
-
-
-class DatasetHelpersUnavailableError(AdaptationError, ImportError):
-    """Megatron's C++ dataset helpers (``helpers_cpp``) are neither built nor shipped by an installed wheel.
-
-    Attributes:
-        searched: the folders searched for the extension module.
-    """
-
-    def __init__(self, searched: list[str]) -> None:
-        super().__init__(
-            f"{HELPERS_MODULE} is not importable: no built extension in {searched or 'megatron.core.datasets'} and "
-            f"no installed {_DISTRIBUTION} distribution ships one; install the wheel beside the sources "
-            f"('pip install --no-deps megatron-core==0.12.1' carries it prebuilt) or build it in the source tree "
-            f"with 'make -C <megatron/core/datasets>' (needs pybind11)", target="megatron.core.datasets.utils"
-                                                                                 ".compile_helpers")
-        self.searched = searched
-
-
-class AscendRuntimeUnavailableError(AdaptationError, RuntimeError):
-    """CANN's ``acl`` runtime was called on a machine without an Ascend NPU.
-
-    Attributes:
-        function: the ``acl`` function called, e.g. ``"acl.get_soc_name"``.
-    """
-
-    def __init__(self, function: str) -> None:
-        super().__init__(
-            f"{function}() was called, but CANN's acl runtime is not available (no Ascend NPU, MindSpore computes "
-            f"on the CPU): mindspeed_ms provides an importable 'acl' so MindSpeed's modules load, not a working "
-            f"one; turn off the NPU-only feature that calls it (e.g. --enable-share-memory, the MoE overlap and "
-            f"adaptive-memory features)", target=function)
-        self.function = function
 
 
 def allow_no_cuda_wrapper(initialize: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,7 +163,8 @@ def compile_helpers() -> None:
         importlib.import_module(HELPERS_MODULE)
     except ImportError as exc:
         package = sys.modules.get(_DATASETS)
-        raise DatasetHelpersUnavailableError([str(item) for item in getattr(package, "__path__", [])]) from exc
+        raise DatasetHelpersUnavailableError([str(item) for item in getattr(package, "__path__", [])],
+                                             module=HELPERS_MODULE, distribution=_DISTRIBUTION) from exc
 
 
 def skip_fused_kernels(args: Any) -> None:

@@ -13,25 +13,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.compat.errors import UnsupportedOpOptionError
 
 __all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var", "topk_wrapper", "sort",
            "sort_wrapper", "int64_indices_wrapper", "max_wrapper", "min_wrapper", "bincount", "index_add",
            "tensor_index_add", "tensor_index_add_", "embedding", "setitem_through_views_wrapper", "return_type"]
-
-
-class UnsupportedOpOptionError(AdaptationError, NotImplementedError):
-    """A torch op was called with an option its MindSpore replacement cannot honour; nothing was computed.
-
-    Attributes:
-        op: the op, e.g. ``"torch.nn.functional.embedding"``.
-        option: the option, e.g. ``"max_norm"``.
-    """
-
-    def __init__(self, op: str, option: str, what_to_do: str) -> None:
-        super().__init__(f"{op}: {option} is {what_to_do}", target=op)
-        self.op = op
-        self.option = option
 
 
 # --- results with .values / .indices, as torch.return_types ---------------------------------------------------

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.compat.errors import UnsupportedOptimizerFeatureError
 
 __all__ = [
     "UnsupportedOptimizerFeatureError",
@@ -49,21 +49,6 @@ __all__ = [
 #: Group options of PyTorch's Adam beyond MSAdapter's, with PyTorch's defaults.
 _OPTION_DEFAULTS = {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
                     "decoupled_weight_decay": False}
-
-
-class UnsupportedOptimizerFeatureError(AdaptationError, NotImplementedError):
-    """An Adam/AdamW option or parameter that the MindSpore implementation cannot honour.
-
-    Attributes:
-        optimizer: the optimizer class name (``"Adam"`` or ``"AdamW"``).
-        feature: the option or the kind of parameter, e.g. ``"differentiable=True"``.
-    """
-
-    def __init__(self, optimizer: str, feature: str, reason: str) -> None:
-        super().__init__(f"torch.optim.{optimizer}: {feature} is not supported under MSAdapter: {reason}",
-                         target=f"msadapter.optim.{optimizer.lower()}.{optimizer}")
-        self.optimizer = optimizer
-        self.feature = feature
 
 
 def _validate(name: str, lr: Any, betas: Any, eps: float, weight_decay: float, options: dict[str, Any]) -> None:

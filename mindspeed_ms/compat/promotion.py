@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.compat.errors import DTypeNotSupportedError, OperandTypeError
 
 __all__ = ["DTypeNotSupportedError", "OperandTypeError", "FLOAT_MATH", "ROUNDING", "float_math_wrapper",
            "rounding_wrapper", "bool_refusing_wrapper", "sign_wrapper", "isinf_wrapper", "square_wrapper",
@@ -29,35 +29,6 @@ FLOAT_MATH = ("exp", "log", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "ex
               "sinh", "cosh", "erfc", "erfinv", "atan", "asin", "acos")
 #: unary ops that are the identity on integers and that PyTorch refuses on bool
 ROUNDING = ("ceil", "floor", "round", "trunc")
-
-
-class DTypeNotSupportedError(AdaptationError, NotImplementedError):
-    """PyTorch refuses this op on this dtype, and so do we (the message is PyTorch's); nothing was computed.
-
-    A ``NotImplementedError`` is also a ``RuntimeError``: code catching either, as PyTorch's callers do,
-    catches it.
-
-    Attributes:
-        op: the op, e.g. ``"torch.abs"``.
-        dtype: the refused dtype, e.g. ``"Bool"``.
-    """
-
-    def __init__(self, op: str, dtype: str, message: str) -> None:
-        super().__init__(f"{message} ({op}; cast the input first, as PyTorch asks)", target=op)
-        self.op = op
-        self.dtype = dtype
-
-
-class OperandTypeError(AdaptationError, TypeError):
-    """PyTorch raises ``TypeError`` for this operand dtype, and so do we (the message is PyTorch's).
-
-    Attributes:
-        op: the op, e.g. ``"Tensor.__invert__"``.
-    """
-
-    def __init__(self, op: str, message: str) -> None:
-        super().__init__(f"{message} ({op})", target=op)
-        self.op = op
 
 
 @functools.cache

@@ -22,7 +22,7 @@ import struct
 import zlib
 from typing import Any
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.compat.errors import RandomStateError
 
 __all__ = ["STATE_BYTES", "RandomStateError", "get_rng_state", "set_rng_state", "manual_seed",
            "get_device_rng_state", "set_device_rng_state"]
@@ -45,18 +45,6 @@ KNOWN_KERNELS = ("StandardNormal", "UniformInt", "UniformReal", "choice_with_mas
                  "laplace", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like",
                  "randn", "randn_like", "random_gamma", "random_poisson", "randperm", "shuffle", "standard_laplace",
                  "standard_normal", "uniform")
-
-
-class RandomStateError(AdaptationError, RuntimeError):
-    """A random state cannot be taken or restored exactly (PyTorch raises RuntimeError for a bad state).
-
-    Attributes:
-        reason: ``"size"``, ``"format"``, ``"kernel"`` or ``"slots"``.
-    """
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message, target="torch.set_rng_state")
-        self.reason = reason
 
 
 def _seeds() -> Any:

@@ -30,7 +30,7 @@ from typing import IO, Any, Union
 
 import numpy as np
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.compat.errors import CheckpointFormatError
 
 __all__ = ["CheckpointFormatError", "STORAGE_DTYPES", "load", "save", "load_wrapper"]
 
@@ -52,18 +52,6 @@ _ARCHIVE = "archive"
 _ALIGNMENT = 64  # PyTorch aligns every record's data to 64 bytes (needed by its mmap loading)
 _WEIGHTS_ONLY_SAFE = {("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"),
                       ("builtins", "slice"), ("builtins", "complex")}
-
-
-class CheckpointFormatError(AdaptationError, pickle.UnpicklingError):
-    """A checkpoint file that this reader cannot turn into MSAdapter objects.
-
-    Attributes:
-        source: the file (or ``"<stream>"``).
-    """
-
-    def __init__(self, source: str, message: str) -> None:
-        self.source = source
-        super().__init__(f"torch.load({source}): {message}")
 
 
 def _torch() -> Any:

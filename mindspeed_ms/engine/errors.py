@@ -10,7 +10,11 @@ to those layers and are all re-exported from :mod:`mindspeed_ms.errors`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+# Not imported at run time: annotations are strings, and the PyTorch path imports this module (via the
+# framework's errors) where every millisecond counts.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
 
 __all__ = [
     "AdaptationError",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
-from mindspeed_ms.errors import ScriptSyntaxError
+from mindspeed_ms.migrate.errors import ScriptSyntaxError
 
 __all__ = ["Assignment", "Place", "Word", "argument_nodes", "assignments", "check_syntax", "command_words",
            "iter_nodes", "parse", "place_of_node", "position", "reference_of", "static_value", "text", "words_of_value"]

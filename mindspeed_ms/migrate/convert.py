@@ -15,10 +15,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from mindspeed_ms.errors import LaunchScriptError, ScriptSyntaxError
 from mindspeed_ms.migrate import bash, torchrun
 from mindspeed_ms.migrate.bash import Assignment, Word
 from mindspeed_ms.migrate.edits import Change, Edit, EditPlan, apply_edits, describe
+from mindspeed_ms.migrate.errors import LaunchScriptError, ScriptSyntaxError
 from mindspeed_ms.migrate.findings import PROBLEM_STATUSES, Finding
 from mindspeed_ms.migrate.launch import Launch, LaunchReader
 

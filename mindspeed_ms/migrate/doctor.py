@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from mindspeed_ms import versions
-from mindspeed_ms.errors import FrameworkError
-from mindspeed_ms.framework import FRAMEWORK_ENV, get_ai_framework
+from mindspeed_ms.framework import FRAMEWORK_ENV, FrameworkError, get_ai_framework
 
 __all__ = ["Check", "CHECK_NAMES", "STATUSES", "run_checks", "has_failures"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mindspeed_ms.errors import LaunchScriptError
 from mindspeed_ms.migrate.bash import Place, Word
+from mindspeed_ms.migrate.errors import LaunchScriptError
 
 __all__ = ["Change", "Edit", "EditPlan", "apply_edits", "describe"]
 

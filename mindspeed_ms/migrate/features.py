@@ -22,7 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..errors import FeatureTableError
+from mindspeed_ms.migrate.errors import FeatureTableError
 
 __all__ = [
     "STATUSES",

@@ -127,8 +127,8 @@ def _report(conversion: Any, name: str) -> None:
 
 def run(options: argparse.Namespace) -> int:
     """Run ``convert-launch``; return its exit code."""
-    from mindspeed_ms.errors import LaunchScriptError
     from mindspeed_ms.migrate.convert import ConvertOptions, convert_script
+    from mindspeed_ms.migrate.errors import LaunchScriptError
 
     if options.check and (options.output or options.in_place):
         return _usage("--check writes nothing: drop -o/--in-place")

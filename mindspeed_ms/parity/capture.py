@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.parity.errors import ParityMismatchError
 
 __all__ = [
     "PARITY_DIR_ENV",
@@ -53,20 +53,6 @@ PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
 _CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
-
-
-class ParityMismatchError(AdaptationError, ValueError):
-    """The candidate's model or batches cannot be matched with the reference's (names, shapes, keys).
-
-    Attributes:
-        problems: one line per mismatch.
-    """
-
-    def __init__(self, what: str, problems: list[str]) -> None:
-        self.problems = problems
-        shown = "; ".join(problems[:10]) + (f"; ... {len(problems) - 10} more" if len(problems) > 10 else "")
-        super().__init__(f"parity: the candidate's {what} do not match the reference's: {shown}. Both runs must "
-                         f"build the same model with the same parallel sizes")
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from typing import Any
 
-from mindspeed_ms.errors import AdaptationError
+from mindspeed_ms.engine.errors import AdaptationError
 
 __all__ = ["add_arguments", "run", "format_report"]
 

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mindspeed_ms.bootstrap.launch import bootstrap_environment
-from mindspeed_ms.errors import AdaptationError
 from mindspeed_ms.parity.capture import PARITY_DIR_ENV, PARITY_LOAD_ENV, PARITY_ROLE_ENV
 from mindspeed_ms.parity.compare import ParityReport, Tolerances, compare_dumps
+from mindspeed_ms.parity.errors import ParityNoStepError, ParityRunError, ParitySetupError
 from mindspeed_ms.parity.processes import RUN_TOKEN_ENV, run_with_timeout
 
 __all__ = ["REFERENCE_PYTHON_ENV", "MANIFEST", "ParityRunError", "ParitySetupError", "ParityNoStepError",
@@ -41,40 +41,6 @@ REFERENCE_PYTHON_ENV = "MINDSPEED_MS_REFERENCE_PYTHON"
 MANIFEST = ".mindspeed-ms-parity.json"
 _OUTPUTS = ("reference", "candidate", "candidate_logs", "reference.log", "candidate.log")
 _FLAG = "--ai-framework"
-
-
-class ParitySetupError(AdaptationError, FileNotFoundError):
-    """Something a parity run needs is missing or in the way (the reference interpreter, msrun, the script,
-    files in ``--work-dir`` the tool did not create)."""
-
-
-class ParityNoStepError(ParitySetupError):
-    """The reference run recorded no training step: the script is not something parity can compare.
-
-    Attributes:
-        missing: ``"model"`` (no ``torch.nn.Module`` holding parameters was called) or ``"backward"``
-            (a model ran, but no backward of a scalar loss).
-    """
-
-    def __init__(self, message: str, *, missing: str) -> None:
-        super().__init__(message)
-        self.missing = missing
-
-
-class ParityRunError(AdaptationError, RuntimeError):
-    """One of the two runs failed.
-
-    Attributes:
-        role: ``"reference"`` or ``"candidate"``.
-        returncode: its exit status (124: it ran past the timeout and every process of it was ended).
-        output: the tail of what it printed.
-    """
-
-    def __init__(self, role: str, returncode: int, command: Sequence[str], output: str) -> None:
-        self.role, self.returncode, self.output = role, returncode, output
-        what = "ran past the timeout (all of its processes were ended)" if returncode == 124 else \
-            f"exited with status {returncode}"
-        super().__init__(f"parity: the {role} run {what}: {' '.join(command)}\n--- last output ---\n{output}")
 
 
 def find_reference_python(explicit: str | None = None) -> str:

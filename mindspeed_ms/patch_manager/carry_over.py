@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mindspeed_ms.engine.errors import AdaptationError
+from .errors import AdoptionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -24,18 +24,6 @@ __all__ = ["AdoptionError", "take_over_patches_info"]
 
 #: the registration site shown for what was registered through MindSpeed's manager before the adoption
 CARRIED_SITE = "<registered through mindspeed.patch_utils before mindspeed_ms adopted it>"
-
-
-class AdoptionError(AdaptationError, RuntimeError):
-    """MindSpeed's manager holds registrations that cannot be carried over to the engine.
-
-    Attributes:
-        targets: the targets concerned (applied by MindSpeed's manager already).
-    """
-
-    def __init__(self, message: str, *, targets: tuple[str, ...]) -> None:
-        super().__init__(message, target=targets[0] if targets else None)
-        self.targets = targets
 
 
 def _is_mindspeed_dummy(func: Any) -> bool:

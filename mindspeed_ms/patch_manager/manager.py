@@ -17,10 +17,11 @@ import sys
 from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from mindspeed_ms.engine.errors import AdaptationError, PatchConflictError, TargetNotFoundError
+from mindspeed_ms.engine.errors import PatchConflictError, TargetNotFoundError
 from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
 from mindspeed_ms.engine.targets import suggest
 
+from .errors import WrapperNotFoundError
 from .patch import MindSpeedPatch, wrapper_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,20 +38,6 @@ DEFAULT_MANAGER_NAME = "mindspeed.patch_utils"
 _FACADE_MODULES = frozenset({"mindspeed_ms.patch_manager.manager", "mindspeed_ms.patch_manager.patch",
                              "mindspeed_ms.engine.registry", "contextlib"})
 _FORWARDING_FUNCTIONS = frozenset({"register_patch", "set_patch_func", "wrap_print_new_func"})
-
-
-class WrapperNotFoundError(AdaptationError, LookupError):
-    """``remove_wrappers`` found nothing to remove (MindSpeed raised ``RuntimeError``; this is a ``LookupError``).
-
-    Attributes:
-        names: the wrapper names asked for.
-        registered: the names of the wrappers registered for the target.
-    """
-
-    def __init__(self, message: str, *, target: str, names: tuple[str, ...], registered: tuple[str, ...]) -> None:
-        super().__init__(message, target=target)
-        self.names = names
-        self.registered = registered
 
 
 def _caller_site() -> str:
