@@ -13,7 +13,6 @@ from mindspore import Tensor
 from mindspeed_ms.ops import (
     all_gather_matmul,
     all_gather_matmul_v2,
-    dispatch_path,
     matmul_all_reduce,
     matmul_reduce_scatter,
     pure_matmul,
@@ -58,11 +57,6 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rng.standard_normal((K, N)).astype(np.float32),
         rng.standard_normal(N).astype(np.float32),
     )
-
-
-def test_coc_ops_take_the_composite_on_cpu() -> None:
-    names = ["matmul_all_reduce", "all_gather_matmul", "all_gather_matmul_v2", "matmul_reduce_scatter", "pure_matmul"]
-    assert {dispatch_path(n) for n in names} == {"composite"}
 
 
 def test_single_process_coc_ops_write_into_output_and_transpose_a_mismatched_weight() -> None:
