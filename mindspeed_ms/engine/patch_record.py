@@ -119,6 +119,7 @@ class PatchRecord:
         self.calls = 0
         self.records: list[Record] = []
         self.watching: str | None = None
+        self._described: tuple[Any, str] = (NO_REPLACEMENT, "")
 
     # -- registration data ---------------------------------------------------------------------
     def registration(self) -> tuple[Any, ...]:
@@ -277,29 +278,30 @@ class PatchRecord:
         elif shown is None:
             replacement = "<placeholder raising NotImplementedError>"
         else:
-            replacement = describe(shown)
+            if self._described[0] is not shown:  # the name of a replacement does not change: once per replacement
+                self._described = (shown, describe(shown))
+            replacement = self._described[1]
         if fallback_in:
             provider = self.active_provider
         elif self.yielded:  # the replacement that superseded a fallback is installed: its provider (None: the user)
             provider = self.replacement_provider
         else:
             provider = self.provider
-        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
+        sources = tuple(site for site, _ in self.sites)
+        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (sources or ("?",))[0])
         state, reason = self.state, self.reason
         if state == "applied":
             drift = self.drift()
             if drift is not None:
                 state, reason = "overwritten", drift
+        superseded = tuple(f"{describe(func)} (registered at {site}" + (f" by provider {owner!r})" if owner else ")")
+                           for func, site, owner, _ in self.yielded) if self.yielded else ()
         return make_status(
             target=self.target, kinds=self.kinds, state=state, replacement=replacement,
-            registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
-            warnings=tuple(self.notes) + tuple(self.warnings), reason=reason, purpose=self.purpose,
-            provider=provider,
+            registered_at=first, sources=sources, stub=self.stub, aliases=tuple(self.aliases),
+            warnings=(*self.notes, *self.warnings), reason=reason, purpose=self.purpose, provider=provider,
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
-            superseded=tuple(f"{describe(func)} (registered at {site}" + (f" by provider {provider!r})" if provider
-                                                                          else ")")
-                             for func, site, provider, _ in self.yielded),
-            unverified=tuple(self.unverified))
+            superseded=superseded, unverified=tuple(self.unverified))
 
     def __repr__(self) -> str:
         return f"<PatchRecord {self.target} {'+'.join(self.kinds)} {self.state}>"

@@ -120,8 +120,10 @@ def _same_plain_shape(original: Any, replacement: Any) -> bool:
             or not (original.__kwdefaults__ or {}).keys() <= (replacement.__kwdefaults__ or {}).keys()):
         return False
     # a decorated function may carry another signature than its code says
-    return not any(name in vars(function) for function in (original, replacement)
-                   for name in ("__wrapped__", "__signature__"))
+    return _SIGNATURE_CARRIERS.isdisjoint(original.__dict__) and _SIGNATURE_CARRIERS.isdisjoint(replacement.__dict__)
+
+
+_SIGNATURE_CARRIERS = frozenset({"__wrapped__", "__signature__"})
 
 
 def ast_shape(node: Any) -> _Shape | None:
