@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _helpers import BIN, ROOT, reference_python, subprocess_env
+from _helpers import BIN, ROOT, msrun_command, reference_python, subprocess_env
 
 from mindspeed_ms.bootstrap import (
     BOOTSTRAP_ENV,
@@ -184,15 +184,9 @@ def test_a_failing_adaptor_stops_the_process_with_status_1_and_says_why(reporter
 
 
 def test_msrun_workers_are_each_adapted(reporter: Path, tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     logs = tmp_path / "logs"
-    done = _mindspeed_ms("run", "--", "msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={port}",
-                         "--join=True", "--cluster_time_out=120", f"--log_dir={logs}", str(reporter),
-                         "--import-torch", "--ai-framework", "mindspore", timeout=600)
+    done = _mindspeed_ms("run", "--", *msrun_command(reporter, "--import-torch", "--ai-framework", "mindspore",
+                                                     workers=2, log_dir=logs), timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports = {report["rank"]: report for name in ("worker_0.log", "worker_1.log")
                for report in _reports((logs / name).read_text())}
