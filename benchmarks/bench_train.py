@@ -8,7 +8,7 @@ table (forward, backward, DDP finalize, gradient preparation, grad norm, clippin
 optimizer's update; medians per step, timed by the worker around megatron's functions), and the share of
 the step spent in mindspeed_ms's own code (cProfile: the difference of an N- and an N+``--iters``-iteration
 run, so setup cancels out). ``--settings``: the former matrix instead (tiny model, tp=1 and tp=2, each
-MindSpore runtime setting of :mod:`mindspeed_ms.runtime` on its own, peak RSS of rank 0).
+MindSpore runtime setting of :mod:`mindspeed_ms.adaptation.runtime` on its own, peak RSS of rank 0).
 
     python benchmarks/bench_train.py [--reference-python .venv-ref/bin/python] [--rounds 2] [--iters 20]
         [--sizes tiny,mid,mid1024] [--mid-iters 10] [--settings]

@@ -20,9 +20,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mindspeed_ms.adaptation import collect_patches, configure_logging, prepare_backend
-from mindspeed_ms.engine.errors import AdaptationError
-from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS, FrameworkError, get_ai_framework
+from mindspeed_ms.adaptation.backend import prepare_backend
+from mindspeed_ms.adaptation.core import Adaptation
+from mindspeed_ms.adaptation.errors import FrameworkError
+from mindspeed_ms.adaptation.framework import DEFAULT_FRAMEWORK
+from mindspeed_ms.adaptation.log import configure_logging
+from mindspeed_ms.adaptation.settings import FRAMEWORK_ENV, FRAMEWORKS, Settings
+from mindspeed_ms.engine.errors import AdaptationError, SettingError
 
 __all__ = ["main", "build_parser"]
 
@@ -49,16 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mindspeed-ms", description="Inspect the patches that switch Megatron/MindSpeed code to MindSpore.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     patches = commands.add_parser("patches", help="list every patch the providers register")
-    patches.add_argument("--ai-framework", choices=FRAMEWORKS, default=None,
-                         help=f"framework the providers see (default: ${FRAMEWORK_ENV}, else pytorch)")
+    framework_help = (f"framework the providers see (default: --ai-framework among the training flags, else "
+                      f"${FRAMEWORK_ENV}, else {DEFAULT_FRAMEWORK}, as for a training script)")
+    patches.add_argument("--ai-framework", choices=FRAMEWORKS, default=None, help=framework_help)
     patches.add_argument("--apply", action="store_true",
                          help="apply them in this process (MindSpore mode: imports MSAdapter) and show the outcome")
     verify = commands.add_parser("verify", help="check that every registered target exists")
     verify.add_argument("--static", action="store_true",
                         help="read the installed sources instead of importing anything")
-    verify.add_argument("--ai-framework", choices=FRAMEWORKS, default="mindspore",
-                        help="framework the providers see; mindspore (default) imports MSAdapter first unless "
-                             "--static")
+    verify.add_argument("--ai-framework", choices=FRAMEWORKS, default=None,
+                        help=framework_help + "; mindspore imports MSAdapter first unless --static")
     for sub in (patches, verify):
         sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
         sub.add_argument("training_args", nargs="*", metavar="-- TRAINING_ARGS",
@@ -93,15 +97,15 @@ def _providers_line(run: Any) -> str:
     return line
 
 
-def _patches(options: argparse.Namespace) -> int:
-    framework = options.ai_framework or get_ai_framework(argv=[])
+def _patches(options: argparse.Namespace, adaptation: Adaptation) -> int:
+    framework = adaptation.framework.name
     if options.apply and framework != "mindspore":
         print("mindspeed-ms patches: error: --apply applies the MindSpore patch set: use it with "
               "--ai-framework mindspore (in PyTorch mode patches are never applied)", file=sys.stderr)
         return 2
     if options.apply:
         prepare_backend()
-    registry, run = collect_patches(framework, options.training_args)
+    registry, run = adaptation.collect_patches(argv=options.training_args)
     if options.apply:
         registry.apply()
     statuses = registry.status()
@@ -117,11 +121,11 @@ def _patches(options: argparse.Namespace) -> int:
     return 0
 
 
-def _verify(options: argparse.Namespace) -> int:
-    from mindspeed_ms.verify import verify_registry
+def _verify(options: argparse.Namespace, adaptation: Adaptation) -> int:
+    from mindspeed_ms.adaptation.verify import verify_registry
 
-    registry, run = collect_patches(options.ai_framework, options.training_args)
-    if not options.static and options.ai_framework == "mindspore":
+    registry, run = adaptation.collect_patches(argv=options.training_args)
+    if not options.static and adaptation.framework.name == "mindspore":
         try:
             prepare_backend()
         except ImportError as exc:
@@ -158,12 +162,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parser.parse_args(argv)
     except SystemExit as exc:  # argparse reports usage errors (exit 2) and --help (exit 0) this way
         return int(exc.code or 0)
-    configure_logging()
     if options.command in _MIGRATION_COMMANDS:
+        try:
+            configure_logging()
+        except (FrameworkError, SettingError):  # `doctor` reports a malformed environment; logging keeps INFO
+            configure_logging(Settings())
         return int(importlib.import_module(_MIGRATION_COMMANDS[options.command][0]).run(options))
+    # the one Adaptation of this command: the environment read once, the framework decided once
+    adaptation = Adaptation(argv=options.training_args, framework=options.ai_framework)
     try:
-        return _patches(options) if options.command == "patches" else _verify(options)
-    except FrameworkError as exc:
+        configure_logging(adaptation.settings)
+        return _patches(options, adaptation) if options.command == "patches" else _verify(options, adaptation)
+    except (FrameworkError, SettingError) as exc:
         print(f"mindspeed-ms: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `mindspeed-ms patches | head`: the reader left, nothing more to say

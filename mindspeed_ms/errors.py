@@ -6,8 +6,8 @@ registration, ``TypeError`` for an incompatible signature). Each carries the dot
 it is about (``None`` when it is about no single target).
 
 Each layer defines its errors at its bottom: the engine's in :mod:`mindspeed_ms.engine.errors`, the
-framework switch's and the backend's in :mod:`mindspeed_ms.framework`, the providers' in
-:mod:`mindspeed_ms.providers`, the runtime settings' in :mod:`mindspeed_ms.runtime`, the parity tool's in
+adaptation's (framework switch, backend, providers, settings) in :mod:`mindspeed_ms.adaptation.errors`, the
+parity tool's in
 :mod:`mindspeed_ms.parity.errors`, the migration tools' in :mod:`mindspeed_ms.migrate.errors`, the bootstrap's
 in :mod:`mindspeed_ms.bootstrap.launch`, the patch manager's in :mod:`mindspeed_ms.patch_manager.errors`,
 the compat code's in :mod:`mindspeed_ms.compat.errors`, and the ops' in :mod:`mindspeed_ms.ops.errors`
@@ -17,6 +17,13 @@ never from here.
 
 from __future__ import annotations
 
+from mindspeed_ms.adaptation.errors import (
+    BackendImportError,
+    BackendNotInstalledError,
+    FrameworkError,
+    ProviderError,
+    SettingsFrozenError,
+)
 from mindspeed_ms.bootstrap.launch import CommandNotFoundError, RunCommandError
 from mindspeed_ms.compat.errors import (
     AscendRuntimeUnavailableError,
@@ -49,12 +56,9 @@ from mindspeed_ms.engine.errors import (
     SignatureMismatchError,
     TargetNotFoundError,
 )
-from mindspeed_ms.framework import BackendImportError, BackendNotInstalledError, FrameworkError
 from mindspeed_ms.migrate.errors import FeatureTableError, LaunchScriptError, ScriptSyntaxError
 from mindspeed_ms.parity.errors import ParityMismatchError, ParityNoStepError, ParityRunError, ParitySetupError
 from mindspeed_ms.patch_manager.errors import AdoptionError, WrapperNotFoundError
-from mindspeed_ms.providers import ProviderError
-from mindspeed_ms.runtime import RuntimeSettingError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +87,7 @@ __all__ = [
     "InPlaceWriteError",
     "UnsupportedOpOptionError",
     "UnsupportedOptimizerFeatureError",
-    "RuntimeSettingError",
+    "SettingsFrozenError",
     "ParityMismatchError",
     "ParitySetupError",
     "ParityRunError",

@@ -8,14 +8,14 @@ Fixtures:
 Option ``--mindspeed-ms-verify`` adds one test item per target registered by the providers
 (built-in and entry points): each resolves its target and checks the replacement's signature, so
 a downstream CI fails by name when an upstream rename breaks a patch. ``--mindspeed-ms-static``
-resolves by reading sources instead of importing. The providers see ``ai_framework`` from
-``MINDSPEED_AI_FRAMEWORK`` (default ``mindspore``); in MindSpore mode MSAdapter is imported before
+resolves by reading sources instead of importing. The providers see the framework a training
+script started with those flags would get (``--ai-framework`` among ``--mindspeed-ms-training-args``,
+else ``MINDSPEED_AI_FRAMEWORK``, else ``pytorch``); in MindSpore mode MSAdapter is imported before
 the targets, as in training.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +23,8 @@ import pytest
 
 if TYPE_CHECKING:
     from mindspeed_ms.adaptation import MindSporeAdaptation
+    from mindspeed_ms.adaptation.verify import TargetCheck
     from mindspeed_ms.engine.registry import PatchRegistry
-    from mindspeed_ms.verify import TargetCheck
 
 __all__ = ["patch_registry", "mindspore_adaptation", "VerifyItem"]
 
@@ -61,7 +61,7 @@ def patch_registry(request: pytest.FixtureRequest) -> Iterator[PatchRegistry]:
 @pytest.fixture()
 def mindspore_adaptation() -> Iterator[type[MindSporeAdaptation]]:
     """Apply the default MindSpore adaptation for one test (imports MSAdapter); revert it after."""
-    from mindspeed_ms.adaptation import MindSporeAdaptation, execute_mindspore
+    from mindspeed_ms.adaptation.mindspore_adaptation import MindSporeAdaptation, execute_mindspore
 
     execute_mindspore()
     try:
@@ -96,11 +96,11 @@ class _VerifySession(pytest.Collector):
         if self.error is not None:
             return
         if self.static:
-            from mindspeed_ms.verify import static_resolver
+            from mindspeed_ms.adaptation.verify import static_resolver
 
             self.resolver = static_resolver()  # reads `torch` as the runtime maps it (MSAdapter)
             return
-        from mindspeed_ms.adaptation import prepare_backend
+        from mindspeed_ms.adaptation.backend import prepare_backend
         from mindspeed_ms.engine.registry import PatchRegistry
 
         if self.framework == "mindspore":
@@ -126,7 +126,7 @@ class VerifyItem(pytest.Item):
         self.user_properties.append(("provider", patch.provider))
 
     def runtest(self) -> None:
-        from mindspeed_ms.verify import check_target
+        from mindspeed_ms.adaptation.verify import check_target
 
         parent: _VerifySession = self.parent  # type: ignore[assignment]  # always, see _VerifySession.collect
         check = check_target(self.patch, static=parent.static, resolver=parent.resolver)
@@ -163,20 +163,21 @@ class _ProviderErrorItem(pytest.Item):
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption(_VERIFY):
         return
-    from mindspeed_ms.adaptation import collect_patches
+    import shlex
+
+    from mindspeed_ms.adaptation.core import Adaptation
+    from mindspeed_ms.adaptation.framework import DEFAULT_FRAMEWORK
     from mindspeed_ms.engine.errors import AdaptationError
-    from mindspeed_ms.framework import FRAMEWORK_ENV, get_ai_framework
 
     static = bool(config.getoption(_STATIC))
     error = None
     registry = None
-    framework = "mindspore"
+    framework = DEFAULT_FRAMEWORK
     try:
-        if os.environ.get(FRAMEWORK_ENV):
-            framework = get_ai_framework(argv=[])
-        import shlex
-
-        registry, _ = collect_patches(framework, shlex.split(config.getoption(_TRAINING_ARGS) or ""))
+        training_args = shlex.split(config.getoption(_TRAINING_ARGS) or "")
+        adaptation = Adaptation(argv=training_args)  # decides as the training script would
+        framework = adaptation.framework.name
+        registry, _ = adaptation.collect_patches(argv=training_args)
     except AdaptationError as exc:
         error = f"{type(exc).__name__}: {exc}"
     parent = _VerifySession.from_parent(session, name="mindspeed-ms-verify", registry=registry,

@@ -21,8 +21,8 @@ sys.argv = [sys.argv[0], "--ai-framework", "mindspore"]  # what the training scr
 import mindspeed_ms.adaptor  # noqa: E402,F401  (MindSpore mode: MSAdapter, providers, adoption armed)
 from mindspeed_ms import MindSporeAdaptation  # noqa: E402
 from mindspeed_ms.adaptation import default_registry  # noqa: E402
+from mindspeed_ms.adaptation.verify import check_target, static_resolver  # noqa: E402
 from mindspeed_ms.patch_manager.manager import DEFAULT_MANAGER_NAME  # noqa: E402
-from mindspeed_ms.verify import check_target, static_resolver  # noqa: E402
 
 ours = {status.target for status in MindSporeAdaptation.status()}
 outcome = "completed"

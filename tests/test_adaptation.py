@@ -19,22 +19,36 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from mindspeed_ms import adaptation
-from mindspeed_ms.adaptation import MindSporeAdaptation, configure_logging, current_rank, write_trace_report
+from mindspeed_ms.adaptation import (
+    Adaptation,
+    MindSporeAdaptation,
+    Settings,
+    configure_logging,
+    current_rank,
+    replace_default_adaptation,
+    write_trace_report,
+)
 from mindspeed_ms.engine.registry import PatchRegistry
+from mindspeed_ms.engine.watcher import ImportWatcher
 from mindspeed_ms.errors import FrameworkError, PatchValidationError, SettingError
 
 
+@pytest.fixture()
+def watcher() -> ImportWatcher:
+    """The test's own import watcher: what its adaptation arms is its own."""
+    return ImportWatcher()
+
+
 @pytest.fixture(autouse=True)
-def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Give every test its own default adaptation state (and registry), reverted afterwards."""
-    state = adaptation._State()
-    monkeypatch.setattr(adaptation, "_state", state)
+def own(monkeypatch: pytest.MonkeyPatch, watcher: ImportWatcher) -> Iterator[Adaptation]:
+    """Make a fresh Adaptation the default one for the test (MindSporeAdaptation's); close it afterwards."""
     monkeypatch.delenv("MINDSPEED_AI_FRAMEWORK", raising=False)
     monkeypatch.setattr(sys, "argv", ["train.py"])
-    yield
-    for registry in (state.registry, state.pytorch_registry):
-        if registry is not None:
-            registry.revert()
+    mine = Adaptation(watcher=watcher)
+    previous = replace_default_adaptation(mine)
+    yield mine
+    mine.close()
+    replace_default_adaptation(previous)
 
 
 @pytest.fixture()
@@ -107,36 +121,32 @@ def test_options_pass_kind_requires_and_purpose(target_module: ModuleType) -> No
         MindSporeAdaptation.register(f"{name}.compute", double, kind="decorate")
 
 
-def test_execute_in_pytorch_mode_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_execute_in_pytorch_mode_does_nothing(monkeypatch: pytest.MonkeyPatch, own: Adaptation,
+                                              watcher: ImportWatcher) -> None:
     monkeypatch.setenv("MINDSPEED_MS_DISABLE", "pytorch_cpu")
     before = set(sys.modules)
     assert MindSporeAdaptation.execute() is None
-    assert adaptation._state.registry is None
-    assert adaptation._state.pytorch_registry is None
+    assert own.registries() == ()
+    assert watcher.watched() == ()
     assert not {name for name in set(sys.modules) - before if name.startswith(("msadapter", "mindspore"))}
 
 
 def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches_on_megatron_import(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, watcher: ImportWatcher) -> None:
     monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
-    monkeypatch.setattr(adaptation, "_CUDA_DEVICE_FILES", ("/nonexistent/nvidiactl",))
-    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     monkeypatch.delitem(sys.modules, "megatron", raising=False)
+    mine = Adaptation(watcher=watcher, cuda_device_files=("/nonexistent/nvidiactl",))
+    replace_default_adaptation(mine)  # the fixture puts its predecessor back
     MindSporeAdaptation.register("json.dumps", lambda *a, **k: "mindspore-only")
     before = set(sys.modules)
     try:
         assert MindSporeAdaptation.execute() is None
-        assert adaptation._state.pytorch_registry is None  # nothing until megatron is imported
-        trigger = sys.meta_path[0]
-        assert isinstance(trigger, adaptation._ArmOnImport)
-        assert trigger.name == "megatron"
-        assert trigger.find_spec("megatronic") is None
-        assert adaptation._state.pytorch_registry is None
-        assert trigger.find_spec("megatron.core") is None  # what `import megatron.core` asks first
-        assert trigger not in sys.meta_path
-        registry = adaptation._state.pytorch_registry
-        assert registry is not None
-        assert registry is not adaptation._state.registry
+        assert mine.registries() == (mine.registry(),)  # nothing of PyTorch mode until megatron is imported
+        assert watcher.watched() == ("megatron",)
+        watcher.fire("megatron", ModuleType("megatron"))  # what the end of `import megatron` does
+        assert "megatron" not in watcher.watched()  # once
+        registry = mine.pytorch_registry()
+        assert registry is not mine.registry()
         statuses = registry.status()
         assert {status.provider for status in statuses} == {"pytorch_cpu"}
         assert "megatron.core.tensor_parallel.random.CudaRNGStatesTracker.add" in {s.target for s in statuses}
@@ -146,8 +156,18 @@ def test_execute_in_pytorch_mode_without_cuda_arms_only_the_pytorch_cpu_patches_
         assert not {name for name in set(sys.modules) - before
                     if name.startswith(("msadapter", "mindspore", "torch", "megatron"))}
     finally:
-        if adaptation._state.pytorch_registry is not None:
-            adaptation._state.pytorch_registry.revert()
+        mine.close()
+
+
+def test_closing_before_megatron_is_imported_cancels_the_deferred_pytorch_cpu_patches(
+        monkeypatch: pytest.MonkeyPatch, watcher: ImportWatcher) -> None:
+    monkeypatch.delenv("MINDSPEED_MS_DISABLE", raising=False)
+    monkeypatch.delitem(sys.modules, "megatron", raising=False)
+    mine = Adaptation(watcher=watcher, cuda_device_files=("/nonexistent/nvidiactl",))
+    assert mine.execute() is None
+    mine.close()
+    assert watcher.watched() == ()
+    assert watcher not in sys.meta_path
 
 
 def test_execute_rejects_an_invalid_framework(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,23 +217,11 @@ def package_logger() -> Iterator[logging.Logger]:
     logger.propagate = saved[2]
 
 
-def test_log_level_comes_from_the_environment(package_logger: logging.Logger) -> None:
-    configure_logging({"MINDSPEED_MS_LOG_LEVEL": "debug"})
+def test_log_level_comes_from_the_settings(package_logger: logging.Logger) -> None:
+    configure_logging(Settings.from_environ({"MINDSPEED_MS_LOG_LEVEL": "debug"}))
     assert package_logger.level == logging.DEBUG
-    configure_logging({"MINDSPEED_MS_LOG_LEVEL": "40"})
+    configure_logging(Settings.from_environ({"MINDSPEED_MS_LOG_LEVEL": "40"}))
     assert package_logger.level == logging.ERROR
-
-
-def test_invalid_log_level_falls_back_to_info_with_a_warning(
-    package_logger: logging.Logger, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
-        configure_logging({"MINDSPEED_MS_LOG_LEVEL": "chatty"})
-        assert package_logger.level == logging.INFO
-    assert "MINDSPEED_MS_LOG_LEVEL='chatty' is not a logging level" in caplog.text
-    with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
-        configure_logging({"MINDSPEED_MS_LOG_LEVEL": "\u00b2"})  # '²'.isdigit() is True, int('²') raises
-        assert package_logger.level == logging.INFO
 
 
 @pytest.mark.parametrize(("variable", "value"), [("MINDSPEED_MS_TRACE", "flase"), ("MINDSPEED_MS_TRACE", "2"),

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from mindspeed_ms.adaptation import Settings, adoption_wanted
 from mindspeed_ms.errors import SettingError
-from mindspeed_ms.patch_manager.adoption import ADOPT_ENV, adoption_wanted
+from mindspeed_ms.patch_manager.adoption import ADOPT_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,14 +25,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_adoption_follows_the_framework_unless_the_variable_says_otherwise(framework: str, value: str | None,
                                                                            expected: bool) -> None:
     environ = {} if value is None else {ADOPT_ENV: value}
-    assert adoption_wanted(framework, environ) is expected
+    assert adoption_wanted(framework, Settings.from_environ(environ)) is expected
+
+
+@pytest.mark.parametrize("framework", ["mindspore", "pytorch"])
+def test_disabling_the_provider_turns_adoption_off(framework: str) -> None:
+    settings = Settings.from_environ({ADOPT_ENV: "1", "MINDSPEED_MS_DISABLE": "mindspeed_patch_manager"})
+    assert adoption_wanted(framework, settings) is False
 
 
 @pytest.mark.parametrize("value", ["flase", "2", "nope", "²", "true!"])
 @pytest.mark.parametrize("framework", ["mindspore", "pytorch"])
 def test_a_malformed_value_is_a_typed_error_naming_the_variable(framework: str, value: str) -> None:
     with pytest.raises(SettingError, match=ADOPT_ENV) as caught:
-        adoption_wanted(framework, {ADOPT_ENV: value})
+        adoption_wanted(framework, Settings.from_environ({ADOPT_ENV: value}))
     assert isinstance(caught.value, ValueError)
     assert (caught.value.variable, caught.value.value) == (ADOPT_ENV, value)
 

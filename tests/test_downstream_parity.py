@@ -31,7 +31,7 @@ import mindspeed_ms.adaptor  # first, as in the example
 import json
 import os
 import sys
-from mindspeed_ms.framework import get_ai_framework
+from mindspeed_ms.adaptation.framework import get_ai_framework
 
 if get_ai_framework() == "mindspore":
     from mindspeed.patch_utils import MindSpeedPatchesManager as pm  # adopted: backed by mindspeed_ms's registry

@@ -148,7 +148,7 @@ def test_a_registration_after_apply_supersedes_on_the_next_apply_and_revert_is_e
 
 
 def test_built_in_providers_are_fallbacks_and_other_providers_are_not(reg, modules):
-    from mindspeed_ms.providers import Provider, discover_providers, register_providers
+    from mindspeed_ms.adaptation.providers import Provider, discover_providers, register_providers
 
     found = discover_providers({}, entry_points=False)
     assert found.providers

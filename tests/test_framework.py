@@ -1,4 +1,4 @@
-"""Tests of mindspeed_ms.framework: the --ai-framework switch and MindSpeed-style flag parsing."""
+"""Tests of mindspeed_ms.adaptation.framework: the --ai-framework switch and MindSpeed-style flag parsing."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from mindspeed_ms.adaptation.framework import ProviderArgs, get_ai_framework, get_args, with_declared_flags
 from mindspeed_ms.errors import FrameworkError
-from mindspeed_ms.framework import get_ai_framework, get_args, with_declared_flags
 
 
 def test_default_framework_is_pytorch() -> None:
@@ -137,11 +137,13 @@ def test_private_names_still_raise_attribute_error() -> None:
     assert copy.copy(args) is not args
 
 
-def test_full_namespace_keeps_its_values_and_gains_missing_declared_flags() -> None:
+def test_full_namespace_keeps_its_values_and_gains_missing_declared_flags_on_the_view_only() -> None:
     megatron_args = argparse.Namespace(seq1f1b_splits=8)
-    with_declared_flags(megatron_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
-    assert megatron_args.seq1f1b_splits == 8
-    assert megatron_args.enable_a2avc == 0
+    view = with_declared_flags(ProviderArgs(megatron_args), [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
+    assert view.seq1f1b_splits == 8
+    assert view.enable_a2avc == 0
+    assert vars(megatron_args) == {"seq1f1b_splits": 8}  # the user's namespace is never written
     cli_args = get_args(["--seq1f1b-splits", "2"])
-    with_declared_flags(cli_args, [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
-    assert cli_args.seq1f1b_splits == 2
+    cli_view = with_declared_flags(ProviderArgs(cli_args), [declare_mindspore_flags], argv=["--seq1f1b-splits", "2"])
+    assert cli_view.seq1f1b_splits == 2
+    assert cli_args.seq1f1b_splits == "2"

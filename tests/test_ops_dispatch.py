@@ -13,7 +13,7 @@ import pytest
 from mindspore import Tensor
 
 from mindspeed_ms import device, ops
-from mindspeed_ms.ops import COMPOSITE_ENV_VAR, OP_NAMES, dispatch_path, force_composite
+from mindspeed_ms.ops import COMPOSITE_ENV_VAR, OP_NAMES, clear_dispatch_cache, dispatch_path, force_composite
 
 
 @pytest.fixture
@@ -21,9 +21,11 @@ def pretend_ascend(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # The device override is the real mechanism patch providers use; no kernel is called here.
     monkeypatch.setenv(device.DEVICE_ENV_VAR, "Ascend")
     device.clear_device_cache()
+    clear_dispatch_cache()
     yield
     monkeypatch.delenv(device.DEVICE_ENV_VAR)
     device.clear_device_cache()
+    clear_dispatch_cache()
 
 
 def test_every_op_takes_the_composite_on_cpu() -> None:

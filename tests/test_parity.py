@@ -127,7 +127,7 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
 BROKEN_SCRIPT = """
 import mindspeed_ms.adaptor  # first, as in the example
 import sys
-from mindspeed_ms.framework import get_ai_framework
+from mindspeed_ms.adaptation.framework import get_ai_framework
 
 if get_ai_framework() == "mindspore":
     from mindspore import ops

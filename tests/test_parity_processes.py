@@ -13,9 +13,11 @@ import textwrap
 import uuid
 from pathlib import Path
 
-from _helpers import BIN, is_running, subprocess_env
+from _helpers import is_running
 
 from mindspeed_ms.parity.processes import RUN_TOKEN_ENV, end_processes, processes_of_run, run_with_timeout
+
+BIN = Path(sys.executable).parent
 
 HANGING = """
 import os, subprocess, sys, time
@@ -27,7 +29,10 @@ time.sleep(600)
 
 
 def _env(token: str) -> dict[str, str]:
-    return subprocess_env(bin_first=True, **{RUN_TOKEN_ENV: token})
+    env = dict(os.environ, GLOG_v="3")
+    env[RUN_TOKEN_ENV] = token
+    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    return env
 
 
 def test_msrun_past_the_timeout_is_ended_with_its_setsid_workers_and_their_children(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mindspeed_ms import PatchRegistry
+from mindspeed_ms.adaptation.verify import verify_registry
 from mindspeed_ms.errors import PatchConflictError, TargetNotFoundError
 from mindspeed_ms.patch_manager import MindSpeedPatchesManager, Patch, WrapperNotFoundError, bind_manager
-from mindspeed_ms.verify import verify_registry
 
 TARGET_SOURCE = """
 def compute(x):

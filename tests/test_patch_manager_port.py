@@ -79,7 +79,7 @@ DESCRIBE = textwrap.dedent("""
 
 OURS_REPORT = textwrap.dedent("""
     from mindspeed_ms.adaptation import default_registry
-    from mindspeed_ms.verify import verify_registry
+    from mindspeed_ms.adaptation.verify import verify_registry
     registry = default_registry()
     mine = [p.target for p in registry.patches() if any(owner in PROVIDERS for _, owner in p.sites)]
     bound = bindings(mine)

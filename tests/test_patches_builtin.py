@@ -15,8 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from mindspeed_ms import PatchRegistry, device
-from mindspeed_ms.adaptation import run_providers
-from mindspeed_ms.framework import get_args
+from mindspeed_ms.adaptation import Adaptation, Settings
 
 CPU_ONLY = {"msadapter_cpu", "megatron_core", "megatron_training", "tensor_device", "random_state"}
 
@@ -34,7 +33,7 @@ def _registered(monkeypatch: pytest.MonkeyPatch, target: str | None) -> PatchReg
     else:
         monkeypatch.setenv(device.DEVICE_ENV_VAR, target)
     registry = PatchRegistry(name="builtin")
-    run_providers(registry, get_args([]), environ={})
+    Adaptation(settings=Settings(), argv=[], framework="mindspore").run_providers(registry)
     return registry
 
 

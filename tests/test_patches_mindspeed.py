@@ -8,6 +8,7 @@ the ``coc_ops`` singleton that ``mindspeed.ops.lcal_functional`` creates at impo
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,18 +16,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _helpers import builtin_providers
 
 import mindspeed_ms.ops as ms_ops
+import mindspeed_ms.patches
 from mindspeed_ms import PatchRegistry
-from mindspeed_ms.adaptation import run_providers
+from mindspeed_ms.adaptation import Adaptation, Settings
+from mindspeed_ms.adaptation.framework import get_args
 from mindspeed_ms.compat import torch_npu as npu_compat
-from mindspeed_ms.framework import get_args
 from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 #: every other built-in provider disabled, whatever providers are added later
-ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(name for name in builtin_providers() if name != "mindspeed")}
+ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(
+    info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
+    if not info.name.startswith("_") and info.name != "mindspeed")}
 
 #: module -> attribute -> the implementation it must be after the patches
 EXPECTED: dict[str, dict[str, Any]] = {
@@ -66,7 +69,8 @@ def registry(stand_in: None) -> Iterator[PatchRegistry]:
 
 
 def _register(registry: PatchRegistry, *argv: str) -> None:
-    run = run_providers(registry, get_args(list(argv)), environ=ONLY_MINDSPEED)
+    adaptation = Adaptation(settings=Settings.from_environ(ONLY_MINDSPEED), argv=list(argv), framework="mindspore")
+    run = adaptation.run_providers(registry, get_args(list(argv)))
     assert run.registered == ("mindspeed",), run
 
 

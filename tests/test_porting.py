@@ -10,6 +10,7 @@ revert is exact.
 from __future__ import annotations
 
 import os
+import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -18,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import builtin_providers
 
-from mindspeed_ms import adaptation
-from mindspeed_ms.adaptation import MindSporeAdaptation
-from mindspeed_ms.verify import verify_registry
+import mindspeed_ms.patches
+from mindspeed_ms.adaptation import Adaptation, MindSporeAdaptation, Settings, replace_default_adaptation
+from mindspeed_ms.adaptation.verify import verify_registry
 
 # -- stand-ins for MindSpeed-LLM's replacement functions (names and signatures as there) ------------
 
@@ -90,12 +90,13 @@ def mindspeed_llm_style_execute(args: Any) -> None:
 
 
 @pytest.fixture()
-def fresh_default(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    state = adaptation._State()
-    monkeypatch.setattr(adaptation, "_state", state)
+def fresh_default() -> Iterator[None]:
+    """Make a fresh Adaptation the default one (MindSporeAdaptation's) for the test; close it afterwards."""
+    mine = Adaptation(settings=Settings())
+    previous = replace_default_adaptation(mine)
     yield
-    if state.registry is not None:
-        state.registry.revert()
+    mine.close()
+    replace_default_adaptation(previous)
 
 
 def test_mindspeed_llm_register_calls_run_unchanged_and_import_nothing(fresh_default: None) -> None:
@@ -150,7 +151,8 @@ def test_application_is_lazy_and_revert_is_exact_on_real_megatron(tmp_path: Path
                           "restored": [restored.__module__, restored.__code__.co_filename]}}))
     """))
     env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    env.update(GLOG_v="3", MINDSPEED_MS_DISABLE=",".join(builtin_providers()))
+    builtin = [info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__) if info.name[0] != "_"]
+    env.update(GLOG_v="3", MINDSPEED_MS_DISABLE=",".join(builtin))
     completed = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], env=env,
                                capture_output=True, text=True, timeout=300, check=False)
     assert completed.returncode == 0, completed.stderr

@@ -1,4 +1,4 @@
-"""Tests of mindspeed_ms.providers: discovery, disabling, registration and verification of providers."""
+"""Tests of mindspeed_ms.adaptation.providers: discovery, disabling, registration and verification of providers."""
 
 from __future__ import annotations
 
@@ -9,17 +9,23 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from _helpers import builtin_providers, unique, write_files
+from _helpers import unique, write_files
 
-from mindspeed_ms.engine.registry import PatchRegistry
-from mindspeed_ms.errors import ProviderError
-from mindspeed_ms.providers import (
+from mindspeed_ms.adaptation.providers import (
     Provider,
     as_provider,
     discover_providers,
     register_providers,
 )
+from mindspeed_ms.adaptation.settings import Settings
+from mindspeed_ms.engine.registry import PatchRegistry
+from mindspeed_ms.errors import ProviderError
 from mindspeed_ms.testing import write_distribution
+
+
+def _disabled(value: str) -> frozenset[str]:
+    """Return the names ``MINDSPEED_MS_DISABLE=value`` disables, as the adaptation's settings read them."""
+    return Settings.from_environ({"MINDSPEED_MS_DISABLE": value}).disabled
 
 
 # -- the provider protocol ------------------------------------------------------------------------
@@ -92,7 +98,7 @@ def test_builtin_providers_are_every_public_module_in_alphabetical_order(builtin
 
 
 def test_disabled_builtin_is_never_imported(builtin_package: str) -> None:
-    discovery = discover_providers({"MINDSPEED_MS_DISABLE": " beta , alpha"}, entry_points=False,
+    discovery = discover_providers(_disabled(" beta , alpha"), entry_points=False,
                                    builtin_package=builtin_package)
     assert [p.name for p in discovery.providers] == ["custom-name"]
     assert sorted(item.name for item in discovery.disabled) == ["alpha", "beta"]
@@ -101,7 +107,7 @@ def test_disabled_builtin_is_never_imported(builtin_package: str) -> None:
 
 
 def test_provider_can_be_disabled_by_its_own_name(builtin_package: str) -> None:
-    discovery = discover_providers({"MINDSPEED_MS_DISABLE": "custom-name"}, entry_points=False,
+    discovery = discover_providers(_disabled("custom-name"), entry_points=False,
                                    builtin_package=builtin_package)
     assert "custom-name" not in [p.name for p in discovery.providers]
     assert [item.name for item in discovery.disabled] == ["custom-name"]
@@ -109,7 +115,7 @@ def test_provider_can_be_disabled_by_its_own_name(builtin_package: str) -> None:
 
 def test_unknown_disabled_name_is_a_warning(builtin_package: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="mindspeed_ms"):
-        discovery = discover_providers({"MINDSPEED_MS_DISABLE": "alhpa"}, entry_points=False,
+        discovery = discover_providers(_disabled("alhpa"), entry_points=False,
                                        builtin_package=builtin_package)
     assert discovery.unknown_disabled == ("alhpa",)
     assert "'alhpa'" in caplog.text
@@ -127,8 +133,14 @@ def test_provider_that_fails_to_import_is_named(tmp_path: Path, monkeypatch: pyt
 
 
 def test_real_builtin_package_is_discovered_in_module_order_without_error() -> None:
+    import pkgutil
+
+    import mindspeed_ms.patches
+
     discovery = discover_providers({}, entry_points=False)
-    assert [p.origin.rpartition(".")[2] for p in discovery.providers] == builtin_providers()
+    modules = sorted(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
+                     if not info.name.startswith("_"))
+    assert [p.origin.rpartition(".")[2] for p in discovery.providers] == modules
     assert all(p.origin.startswith("built-in module mindspeed_ms.patches.") for p in discovery.providers)
 
 
@@ -189,7 +201,7 @@ def test_disabled_entry_point_is_never_imported(
     site, module = installed_distribution
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, module, raising=False)
-    discovery = discover_providers({"MINDSPEED_MS_DISABLE": "demo"}, builtin=False)
+    discovery = discover_providers(_disabled("demo"), builtin=False)
     assert "demo" not in [p.name for p in discovery.providers]
     assert [item.name for item in discovery.disabled] == ["demo"]
     assert module not in sys.modules

@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
-from _helpers import write_files
 
 import mindspeed_ms.engine.static
 from mindspeed_ms.engine.static import MISSING, OK, UNVERIFIABLE, StaticResolver, resolve_static
@@ -88,7 +88,10 @@ PACKAGE = {
 
 @pytest.fixture()
 def source_tree(tmp_path: Path) -> Path:
-    write_files(tmp_path, PACKAGE)
+    for relative, text in PACKAGE.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
     (tmp_path / "stpkg" / f"ext{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
     return tmp_path
 
@@ -232,7 +235,7 @@ def test_real_megatron_core_sources_resolve_without_importing_anything(source_tr
         "megatron.core.tensor_parallel.ColumnParallelLinear.forward",  # re-exported by the package
         "megatron.core.tensor_parallel.random.CheckpointFunction.apply",  # inherited from torch's Function
         "megatron.core.tensor_parallel.random._set_cuda_rng_stat",
-        "mindspeed_ms.framework.get_ai_framework",  # found through the editable install's finder
+        "mindspeed_ms.adaptation.framework.get_ai_framework",  # found through the editable install's finder
         "stpkg.core.helper",  # found through PYTHONPATH
     ]
     env = dict(os.environ, PYTHONPATH=str(source_tree))
@@ -274,8 +277,15 @@ def test_module_made_at_run_time_by_a_custom_loader_is_unverifiable(monkeypatch:
 
 
 # -- namespace folders, mangled names, ABC bases, the runtime's module mapping (issue 11 items 2, 21-23)
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
 def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_path: Path) -> None:
-    write_files(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
+    _tree(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
     [result] = resolve_static("nsreg.space.deep.mod.f", search_path=[str(tmp_path)])
     assert result.state == OK
     assert result.location.endswith("mod.py:1")
@@ -283,7 +293,7 @@ def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_pa
 
 def test_the_import_system_view_resolves_a_namespace_folder_of_an_unimported_package(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_files(tmp_path, {"nsreg2/__init__.py": "", "nsreg2/space/mod.py": "def f():\n    pass\n"})
+    _tree(tmp_path, {"nsreg2/__init__.py": "", "nsreg2/space/mod.py": "def f():\n    pass\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
     assert StaticResolver().resolve("nsreg2.space.mod.f").state == OK
     assert "nsreg2" not in sys.modules
@@ -310,7 +320,7 @@ class Distributed(Optimizer):
 
 @pytest.mark.parametrize("target", ["mangled.Registry._Registry__register", "mangled._Hidden._Hidden__secret"])
 def test_a_mangled_private_method_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    write_files(tmp_path, {"mangled.py": MANGLED})
+    _tree(tmp_path, {"mangled.py": MANGLED})
     monkeypatch.syspath_prepend(str(tmp_path))
     result = StaticResolver().resolve(target)
     assert result.state == OK, result.reason
@@ -318,14 +328,14 @@ def test_a_mangled_private_method_resolves(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_mangled_name_is_not_found_under_another_class(tmp_path: Path) -> None:
-    write_files(tmp_path, {"mangled2.py": MANGLED})
+    _tree(tmp_path, {"mangled2.py": MANGLED})
     [result] = resolve_static("mangled2._Hidden._Registry__register", search_path=[str(tmp_path)])
     assert result.state != OK
 
 
 def test_new_inherited_from_object_through_an_abc_base_resolves(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    write_files(tmp_path, {"abcopt.py": MANGLED})
+    _tree(tmp_path, {"abcopt.py": MANGLED})
     monkeypatch.syspath_prepend(str(tmp_path))
     result = StaticResolver().resolve("abcopt.Distributed.__new__")
     assert result.state == OK, result.reason
@@ -333,7 +343,7 @@ def test_new_inherited_from_object_through_an_abc_base_resolves(tmp_path: Path,
 
 
 def test_torch_is_read_from_the_package_the_runtime_maps_it_to(tmp_path: Path) -> None:
-    write_files(tmp_path, {"torch/__init__.py": "def old_only():\n    pass\n",
+    _tree(tmp_path, {"torch/__init__.py": "def old_only():\n    pass\n",
                      "msadapter/__init__.py": "def runtime_only():\n    pass\n",
                      "msadapter/nn/__init__.py": "class Module:\n    pass\n"})
     plain = StaticResolver([str(tmp_path)])
@@ -347,7 +357,7 @@ def test_torch_is_read_from_the_package_the_runtime_maps_it_to(tmp_path: Path) -
 def test_verify_maps_torch_to_msadapter_when_msadapter_is_installed() -> None:
     from importlib.util import find_spec
 
-    from mindspeed_ms.verify import runtime_module_map
+    from mindspeed_ms.adaptation.verify import runtime_module_map
 
     expected = {"torch": "msadapter"} if find_spec("msadapter") is not None else {}
     assert runtime_module_map() == expected

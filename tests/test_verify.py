@@ -1,4 +1,4 @@
-"""Tests of mindspeed_ms.verify: every registered target checked by importing or by reading sources."""
+"""Tests of mindspeed_ms.adaptation.verify: every registered target checked by importing or by reading sources."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _helpers import unique, write_files
 
+from mindspeed_ms.adaptation.verify import check_target, verify_registry
 from mindspeed_ms.engine.registry import PatchRegistry
-from mindspeed_ms.verify import check_target, verify_registry
 
 
 @pytest.fixture()

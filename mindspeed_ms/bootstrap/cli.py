@@ -15,7 +15,7 @@ import json
 import shlex
 import sys
 
-from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS
+from mindspeed_ms.adaptation.framework import FRAMEWORK_ENV, FRAMEWORKS
 
 __all__ = ["add_arguments", "run"]
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindspeed_ms.adaptation.settings import FRAMEWORK_ENV, FRAMEWORKS
 from mindspeed_ms.engine.errors import AdaptationError
-from mindspeed_ms.framework import FRAMEWORK_ENV, FRAMEWORKS
 
 __all__ = ["STARTUP_DIR", "BOOTSTRAP_ENV", "RunCommandError", "CommandNotFoundError", "Launch",
            "bootstrap_environment", "prepare_launch", "execute"]

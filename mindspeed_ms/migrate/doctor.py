@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Callable
 
 from mindspeed_ms import versions
-from mindspeed_ms.framework import FRAMEWORK_ENV, FrameworkError, get_ai_framework
+from mindspeed_ms.adaptation.errors import FrameworkError
+from mindspeed_ms.adaptation.settings import FRAMEWORK_ENV
+from mindspeed_ms.engine.errors import SettingError
 
 __all__ = ["Check", "CHECK_NAMES", "STATUSES", "run_checks", "has_failures"]
 
@@ -378,18 +380,21 @@ def _check_msrun(machine: _Machine) -> Check:
 
 
 def _check_framework(machine: _Machine) -> Check:
+    from mindspeed_ms.adaptation.framework import decide_framework
+    from mindspeed_ms.adaptation.settings import Settings
+
     expected = "mindspore"
-    try:
-        framework = get_ai_framework(argv=machine.argv, environ=machine.environ)
+    try:  # the decision (the adaptation's one) a training script started here with these flags would get
+        choice = decide_framework(machine.argv, Settings.from_environ(machine.environ))
     except FrameworkError as exc:
         return Check("ai-framework", "fail", str(exc), expected,
                      f"fix --ai-framework or {FRAMEWORK_ENV}: 'mindspore' or 'pytorch'")
-    if any(arg == "--ai-framework" or arg.startswith("--ai-framework=") for arg in machine.argv):
-        source = "--ai-framework on the command line"
-    elif machine.environ.get(FRAMEWORK_ENV):
-        source = f"{FRAMEWORK_ENV}={machine.environ[FRAMEWORK_ENV]}"
-    else:
-        source = f"default: no --ai-framework, {FRAMEWORK_ENV} unset"
+    except SettingError as exc:  # the training script would stop on it too
+        return Check("ai-framework", "fail", str(exc), expected, f"fix or unset {exc.variable}")
+    framework = choice.name
+    source = {"flag": "--ai-framework on the command line",
+              "environment": f"{FRAMEWORK_ENV}={machine.environ.get(FRAMEWORK_ENV)}",
+              "default": f"default: no --ai-framework, {FRAMEWORK_ENV} unset"}[choice.source]
     found = f"{framework} ({source})"
     if framework == "mindspore":
         return Check("ai-framework", "ok", found, expected)

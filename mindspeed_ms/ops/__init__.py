@@ -7,7 +7,13 @@ path an op takes; :func:`force_composite` forces the composite.
 
 from __future__ import annotations
 
-from mindspeed_ms.ops._dispatch import COMPOSITE_ENV_VAR, OP_NAMES, dispatch_path, force_composite
+from mindspeed_ms.ops._dispatch import (
+    COMPOSITE_ENV_VAR,
+    OP_NAMES,
+    clear_dispatch_cache,
+    dispatch_path,
+    force_composite,
+)
 from mindspeed_ms.ops._validate import OpArgumentError, OpDTypeError
 from mindspeed_ms.ops.fusion_attention import npu_fusion_attention
 from mindspeed_ms.ops.gmm import npu_gmm, npu_gmm_v2
@@ -30,6 +36,7 @@ __all__ = [
     "OpArgumentError",
     "OpDTypeError",
     "all_gather_matmul",
+    "clear_dispatch_cache",
     "all_gather_matmul_v2",
     "dispatch_path",
     "force_composite",

@@ -17,7 +17,7 @@ from typing import Callable
 
 from mindspeed_ms.device import device_target
 
-__all__ = ["COMPOSITE_ENV_VAR", "OP_NAMES", "dispatch_path", "force_composite"]
+__all__ = ["COMPOSITE_ENV_VAR", "OP_NAMES", "dispatch_path", "force_composite", "clear_dispatch_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,11 @@ def dispatch_path(op: str) -> str:
         per_device[op] = path
         logger.debug("op %s on %s takes the %s path", op, device, path)
     return path
+
+
+def clear_dispatch_cache() -> None:
+    """Forget every op's cached path decision (with :func:`mindspeed_ms.device.clear_device_cache`, for tests)."""
+    _decisions.clear()
 
 
 @contextlib.contextmanager

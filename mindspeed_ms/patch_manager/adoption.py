@@ -12,18 +12,18 @@ then land in the default registry, beside ours: one status, conflicts visible, e
 
 ``MINDSPEED_MS_ADOPT_MINDSPEED`` switches it: ``0``/``false``/``no``/``off`` opts out in MindSpore
 mode; ``1``/``true``/``yes``/``on`` opts in in PyTorch mode (exact, visible patching for PyTorch
-users too). ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` also turns the provider off.
+users too). ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` also turns the provider off. The
+adaptation decides (:func:`mindspeed_ms.adaptation.core.adoption_wanted`); this module only registers.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ADOPT_ENV", "TARGETS", "WRAPS", "adoption_wanted", "register_adoption"]
+__all__ = ["ADOPT_ENV", "TARGETS", "WRAPS", "register_adoption"]
 
+#: named in messages; read (once) by :mod:`mindspeed_ms.adaptation.settings`
 ADOPT_ENV = "MINDSPEED_MS_ADOPT_MINDSPEED"
 _MANAGER = "mindspeed.patch_utils.MindSpeedPatchesManager"
 _OURS = "mindspeed_ms.patch_manager.manager:MindSpeedPatchesManager"
@@ -35,35 +35,8 @@ TARGETS = {
 }
 #: target in MindSpeed -> the wrap that takes it over (MindSpeed's patches_info dict), as "module:function"
 WRAPS = {f"{_MANAGER}.patches_info": "mindspeed_ms.patch_manager.carry_over:take_over_patches_info"}
-_ON = ("1", "true", "yes", "on")
-_OFF = ("0", "false", "no", "off")
 _PURPOSE = ("MindSpeed's and MindSpeed-LLM's register_patch calls land in mindspeed_ms's registry: one status, "
             f"conflicts visible, exact revert ({ADOPT_ENV} opts out)")
-
-
-def adoption_wanted(framework: str, environ: Mapping[str, str] | None = None) -> bool:
-    """Tell whether ``mindspeed.patch_utils`` should be adopted: by default in MindSpore mode only.
-
-    Args:
-        framework: ``"mindspore"`` or ``"pytorch"``.
-        environ: the environment (``MINDSPEED_MS_ADOPT_MINDSPEED``); ``os.environ`` when None.
-
-    Raises:
-        SettingError: ``MINDSPEED_MS_ADOPT_MINDSPEED`` is set to anything but ``1``/``true``/``yes``/``on``
-            or ``0``/``false``/``no``/``off`` (a ``ValueError``; a typo never silently means the default).
-    """
-    env = os.environ if environ is None else environ
-    raw = env.get(ADOPT_ENV) or ""
-    value = raw.strip().lower()
-    if not value:
-        return str(framework).lower() == "mindspore"
-    if value in _OFF:
-        return False
-    if value in _ON:
-        return True
-    from mindspeed_ms.engine.errors import SettingError
-
-    raise SettingError(ADOPT_ENV, raw, f"one of {', '.join(_ON)} (adopt) or {', '.join(_OFF)} (do not adopt)")
 
 
 def register_adoption(registry: Any) -> None:

@@ -69,14 +69,9 @@ class ManagerBinding:
         """Return the registry registrations go to now."""
         if self._registry is not None:
             return self._registry
-        from mindspeed_ms.engine.registry import registry_being_filled
+        from mindspeed_ms.adaptation import default_adaptation
 
-        filling = registry_being_filled()
-        if filling is not None:  # not `or`: an empty registry is falsy
-            return filling
-        from mindspeed_ms.adaptation import default_registry
-
-        return default_registry()
+        return default_adaptation().registry_to_fill()
 
     def view(self, registry: PatchRegistry, target: str) -> MindSpeedPatch:
         """Return the (one) patch view of ``target`` in ``registry``."""

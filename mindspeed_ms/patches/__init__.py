@@ -1,1 +1,1 @@
-"""Built-in patch providers: one module per target library (see mindspeed_ms.providers)."""
+"""Built-in patch providers: one module per target library (see mindspeed_ms.adaptation.providers)."""

@@ -3,7 +3,8 @@
 See :mod:`mindspeed_ms.patch_manager.adoption`: in MindSpore mode ``mindspeed.patch_utils``'s
 ``MindSpeedPatchesManager`` and ``Patch`` are replaced, when that module is imported, by
 :mod:`mindspeed_ms.patch_manager`'s, so MindSpeed's and MindSpeed-LLM's registrations run on this
-engine. ``MINDSPEED_MS_ADOPT_MINDSPEED=0`` opts out.
+engine. The adaptation leaves this provider out where adoption is not wanted
+(:func:`mindspeed_ms.adaptation.core.adoption_wanted`: PyTorch mode, ``MINDSPEED_MS_ADOPT_MINDSPEED=0``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ name = "mindspeed_patch_manager"
 
 
 def register(registry: Any, args: Any) -> None:
-    """Register the adoption of ``mindspeed.patch_utils`` unless ``MINDSPEED_MS_ADOPT_MINDSPEED`` opts out.
+    """Register the adoption of ``mindspeed.patch_utils``.
 
     Args:
         registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
-        args: the training script's flags (``ai_framework`` decides the default).
+        args: the training script's flags (not needed).
     """
-    from mindspeed_ms.patch_manager.adoption import adoption_wanted, register_adoption
+    from mindspeed_ms.patch_manager.adoption import register_adoption
 
-    if adoption_wanted(getattr(args, "ai_framework", None) or "mindspore"):
-        register_adoption(registry)
+    register_adoption(registry)

@@ -28,9 +28,9 @@ def register(registry: Any, args: Any) -> None:
 
     Args:
         registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
-        args: the training script's flags; the adaptation sets ``ai_framework="pytorch"`` in PyTorch mode.
+        args: the flags the adaptation hands providers; ``args.ai_framework`` is the framework it decided.
     """
-    if str(getattr(args, "ai_framework", None)).lower() != "pytorch":
+    if getattr(args, "ai_framework", None) != "pytorch":
         return
     from mindspeed_ms.compat import pytorch_cpu as compat
 
@@ -50,14 +50,9 @@ def register(registry: Any, args: Any) -> None:
                               "on its first forward, which raises without CUDA; the tensor stays on the CPU")
     registry.register("torch.cuda.current_device", compat.current_device, requires=_TORCH,
                       purpose="megatron allocates on torch.cuda.current_device(), which raises without CUDA")
-    from mindspeed_ms.compat import tensor_type
-
-    registry.register("torch.Tensor.type", tensor_type.scoped_cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
+    registry.register("torch.Tensor.type", compat.cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
                       purpose="megatron's optimizers accept only params whose type() is 'torch.cuda.FloatTensor' "
-                              "(and Half/BFloat16); on CPU it is 'torch.FloatTensor': the CUDA name inside them only")
-    for target in tensor_type.MEGATRON_TYPE_CHECKS:
-        registry.register(target, tensor_type.cuda_type_names_wrapper, kind="wrap", requires=_MEGATRON,
-                          purpose=tensor_type.MEGATRON_TYPE_CHECKS_PURPOSE)
+                              "(and Half/BFloat16); on CPU it is 'torch.FloatTensor'")
     from mindspeed_ms.compat import megatron_parallel
 
     registry.register("megatron.core.optimizer.distrib_optimizer.quantize_param_shard",

@@ -17,8 +17,7 @@ import torch
 import torch_npu
 
 from mindspeed_ms import PatchRegistry
-from mindspeed_ms.adaptation import run_providers
-from mindspeed_ms.framework import get_args
+from mindspeed_ms.adaptation import Adaptation, Settings
 
 ONLY_CPU = {"MINDSPEED_MS_DISABLE": "msadapter,megatron_core,mindspeed,third_party,pytorch_cpu"}
 PATCHED = ("npu_rms_norm", "npu_swiglu", "npu_rotary_position_embedding", "npu_fusion_attention")
@@ -36,7 +35,7 @@ def check(name: str, got: object, ref: np.ndarray, tol: float = 1e-5) -> None:
 
 originals = {name: getattr(torch_npu, name) for name in PATCHED}
 registry = PatchRegistry("torch_npu-cpu")
-run = run_providers(registry, get_args([]), environ=ONLY_CPU)
+run = Adaptation(settings=Settings.from_environ(ONLY_CPU), argv=[], framework="mindspore").run_providers(registry)
 report = registry.apply()
 states = {s.target: s.state for s in report.statuses}
 for name in PATCHED:

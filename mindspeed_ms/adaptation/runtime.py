@@ -20,45 +20,28 @@ is what keeps the device busy: nothing is changed there unless the environment a
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from mindspeed_ms.engine.errors import SettingError
+from mindspeed_ms.adaptation.settings import RUNTIME_ENV
+
+if TYPE_CHECKING:
+    from mindspeed_ms.adaptation.settings import Settings
 
 __all__ = [
     "RuntimeSetting",
-    "RuntimeSettingError",
     "SETTINGS_ENV",
     "choose_runtime_settings",
     "apply_runtime_settings",
 ]
 
-#: setting name -> the environment variable that overrides it.
-SETTINGS_ENV = {
-    "launch_blocking": "MINDSPEED_MS_LAUNCH_BLOCKING",
-    "dispatch_threads": "MINDSPEED_MS_DISPATCH_THREADS",
-    "cpu_op_threads": "MINDSPEED_MS_CPU_OP_THREADS",
-    "cpu_affinity": "MINDSPEED_MS_CPU_AFFINITY",
-}
+#: setting name -> the environment variable that overrides it (read by :mod:`.settings`).
+SETTINGS_ENV = RUNTIME_ENV
 
 #: What measurably helps, per device (anything absent keeps MindSpore's default).
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "CPU": {"launch_blocking": True},
 }
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
-
-
-class RuntimeSettingError(SettingError):
-    """A runtime-setting environment variable holds a value that cannot be used (a ``ValueError``).
-
-    Attributes:
-        variable: the environment variable.
-        value: its value.
-    """
 
 
 @dataclass(frozen=True)
@@ -81,42 +64,22 @@ class RuntimeSetting:
         return f"{self.name}={value}" + ("" if self.source == "default" else " (env)")
 
 
-def _parse(name: str, variable: str, text: str) -> Any:
-    lowered = text.strip().lower()
-    if name in ("launch_blocking", "cpu_affinity"):
-        if lowered in _TRUE:
-            return True
-        if lowered in _FALSE:
-            return False
-        raise RuntimeSettingError(variable, text, "1 or 0")
-    # str.isdigit() also accepts '²', '٣', '１' (int() rejects the first): only ASCII digits are a count
-    if lowered.isascii() and lowered.isdigit() and int(lowered) > 0:
-        return int(lowered)
-    raise RuntimeSettingError(variable, text, "a positive integer")
-
-
-def choose_runtime_settings(device: str, environ: Mapping[str, str] | None = None) -> tuple[RuntimeSetting, ...]:
-    """Return the settings for ``device``: the measured defaults, overridden by the environment.
-
-    Every environment value is validated before anything is applied.
+def choose_runtime_settings(device: str, settings: Settings) -> tuple[RuntimeSetting, ...]:
+    """Return the settings for ``device``: the measured defaults, overridden by the environment's.
 
     Args:
         device: ``"CPU"``, ``"Ascend"`` or ``"GPU"``.
-        environ: the environment; ``os.environ`` when None.
+        settings: the adaptation's settings (the variables were checked when they were read).
 
     Returns:
         The settings to apply, in a fixed order; switches turned off are included (they say so).
-
-    Raises:
-        RuntimeSettingError: an environment variable is malformed.
     """
-    env = os.environ if environ is None else environ
     chosen: list[RuntimeSetting] = []
     defaults = _DEFAULTS.get(device, {})
     for name, variable in SETTINGS_ENV.items():
-        text = env.get(variable)
-        if text is not None and text.strip():
-            chosen.append(RuntimeSetting(name, _parse(name, variable, text), variable))
+        value = getattr(settings, name)
+        if value is not None:
+            chosen.append(RuntimeSetting(name, value, variable))
         elif name in defaults:
             chosen.append(RuntimeSetting(name, defaults[name], "default"))
     return tuple(chosen)
@@ -155,20 +118,17 @@ _APPLY: dict[str, Callable[[Any], None]] = {
 }
 
 
-def apply_runtime_settings(device: str, environ: Mapping[str, str] | None = None) -> tuple[RuntimeSetting, ...]:
+def apply_runtime_settings(device: str, settings: Settings) -> tuple[RuntimeSetting, ...]:
     """Choose (:func:`choose_runtime_settings`) and apply MindSpore's runtime settings for ``device``.
 
     Args:
         device: the device MindSpore computes on.
-        environ: the environment; ``os.environ`` when None.
+        settings: the adaptation's settings.
 
     Returns:
         What was applied.
-
-    Raises:
-        RuntimeSettingError: an environment variable is malformed (nothing applied).
     """
-    settings = choose_runtime_settings(device, environ)
-    for setting in settings:
+    chosen = choose_runtime_settings(device, settings)
+    for setting in chosen:
         _APPLY[setting.name](setting.value)
-    return settings
+    return chosen

@@ -8,20 +8,22 @@ callable ``register(registry, args)``, or an object (a module, an instance, a cl
 Built-in providers are the non-underscore modules of :mod:`mindspeed_ms.patches`, found with
 ``pkgutil`` (alphabetical order) without importing the disabled ones; downstream providers are the
 entry points of group ``mindspeed_ms.adaptations`` (ordered by name). ``MINDSPEED_MS_DISABLE=a,b``
-turns providers off by entry-point, module or provider name.
+turns providers off by entry-point, module or provider name: the adaptation hands the names it read
+(:class:`~.settings.Settings`) to :func:`discover_providers`.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-import os
 import pkgutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from mindspeed_ms.adaptation.errors import ProviderError
+from mindspeed_ms.adaptation.settings import DISABLE_ENV
 from mindspeed_ms.engine.errors import AdaptationError
 
 if TYPE_CHECKING:
@@ -29,26 +31,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTRY_POINT_GROUP", "DISABLE_ENV", "BUILTIN_PACKAGE", "Provider", "SkippedProvider", "Discovery",
-    "ProviderRun", "ProviderError", "as_provider", "disabled_names", "discover_providers", "register_providers",
+    "ProviderRun", "ProviderError", "as_provider", "discover_providers", "register_providers",
 ]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "mindspeed_ms.adaptations"
-DISABLE_ENV = "MINDSPEED_MS_DISABLE"
 BUILTIN_PACKAGE = "mindspeed_ms.patches"
-
-
-class ProviderError(AdaptationError):
-    """A patch provider failed while registering; its registrations were withdrawn.
-
-    Attributes:
-        provider: the name of the provider that failed.
-    """
-
-    def __init__(self, message: str, *, provider: str, target: str | None = None) -> None:
-        super().__init__(message, target=target)
-        self.provider = provider
 
 
 @dataclass(frozen=True)
@@ -109,12 +98,6 @@ class ProviderRun:
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-serialisable data."""
         return {"registered": list(self.registered), "skipped": [item.to_dict() for item in self.skipped]}
-
-
-def disabled_names(environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """Return the provider names listed in ``MINDSPEED_MS_DISABLE`` (comma-separated)."""
-    env = os.environ if environ is None else environ
-    return frozenset(item.strip() for item in env.get(DISABLE_ENV, "").split(",") if item.strip())
 
 
 def as_provider(obj: Any, default_name: str, origin: str) -> Provider:
@@ -201,17 +184,17 @@ def _entry_point_origin(entry_point: Any) -> str:
 
 
 def discover_providers(
-    environ: Mapping[str, str] | None = None, *, builtin: bool = True, entry_points: bool = True,
+    disabled: Collection[str] | Mapping[str, str] = (), *, builtin: bool = True, entry_points: bool = True,
     builtin_package: str = BUILTIN_PACKAGE,
 ) -> Discovery:
     """Find every provider: built-in modules first, then entry points of ``mindspeed_ms.adaptations``.
 
-    A provider named in ``MINDSPEED_MS_DISABLE`` (by module or entry-point name) is never imported.
-    A provider whose own ``name`` is listed is imported (its name is only known then) but left out.
-    Names in ``MINDSPEED_MS_DISABLE`` that match nothing are logged as a warning.
+    A provider named in ``disabled`` (by module or entry-point name) is never imported. A provider
+    whose own ``name`` is listed is imported (its name is only known then) but left out. Names that
+    match nothing are logged as a warning.
 
     Args:
-        environ: the environment to read ``MINDSPEED_MS_DISABLE`` from; ``os.environ`` when None.
+        disabled: the names to leave out (``MINDSPEED_MS_DISABLE``), or name -> why it is left out.
         builtin: include the modules of :mod:`mindspeed_ms.patches`.
         entry_points: include the installed entry points.
         builtin_package: the package whose non-underscore modules are the built-in providers.
@@ -222,15 +205,15 @@ def discover_providers(
     Raises:
         ProviderError: a provider fails to import or does not follow the provider protocol.
     """
-    disabled = disabled_names(environ)
+    reasons = dict(disabled) if isinstance(disabled, Mapping) else dict.fromkeys(disabled, f"disabled by {DISABLE_ENV}")
     seen: set[str] = set()
     providers: list[Provider] = []
     left_out: list[SkippedProvider] = []
 
     def consider(key: str, origin: str, load: Callable[[], Any], builtin: bool = False) -> None:
         seen.add(key)
-        if key in disabled:
-            left_out.append(SkippedProvider(key, origin, f"disabled by {DISABLE_ENV}"))
+        if key in reasons:
+            left_out.append(SkippedProvider(key, origin, reasons[key]))
             return
         try:
             obj = load()
@@ -241,8 +224,8 @@ def discover_providers(
         if builtin:
             provider = replace(provider, builtin=True)
         seen.add(provider.name)
-        if provider.name in disabled:
-            left_out.append(SkippedProvider(provider.name, origin, f"disabled by {DISABLE_ENV}"))
+        if provider.name in reasons:
+            left_out.append(SkippedProvider(provider.name, origin, reasons[provider.name]))
             return
         providers.append(provider)
 
@@ -255,7 +238,7 @@ def discover_providers(
     if entry_points:
         for entry_point in _entry_points():
             consider(entry_point.name, _entry_point_origin(entry_point), entry_point.load)
-    unknown = tuple(sorted(disabled - seen))
+    unknown = tuple(sorted(set(reasons) - seen))
     if unknown:
         logger.warning("%s names no known provider: %s (known: %s)", DISABLE_ENV,
                        ", ".join(map(repr, unknown)), ", ".join(map(repr, sorted(seen))) or "none")

@@ -1,18 +1,24 @@
-"""Which AI framework a training process runs on, and the flags it was started with.
+"""Which AI framework a process runs on (decided once, here), and the flags providers are handed.
 
-Both are read from the command line without changing it and without Megatron's argument parser,
+:func:`decide_framework` is the one place the ``--ai-framework`` decision is made: the flag on the
+command line, else ``MINDSPEED_AI_FRAMEWORK`` (read into the :class:`~.settings.Settings`), else
+:data:`DEFAULT_FRAMEWORK`. The adaptation, the CLI, the pytest plugin and ``mindspeed-ms doctor`` all
+ask it. The decision is handed to providers as ``args.ai_framework`` on a :class:`ProviderArgs`, a
+view over the caller's namespace: a user's namespace (Megatron's parsed arguments handed to
+``repatch``) is read, never written.
+
+Flags are read from the command line without changing it and without Megatron's argument parser,
 so that ``import mindspeed_ms.adaptor`` can decide what to do before Megatron parses anything.
 This module is imported on the PyTorch path too: it must stay cheap (no ``argparse``, no
-``importlib.metadata``).
+``importlib.metadata``, no ``typing``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from types import SimpleNamespace
 
-from mindspeed_ms.engine.errors import AdaptationError
+from mindspeed_ms.adaptation.settings import FRAMEWORK_ENV, FRAMEWORKS, Settings
 
 # Kept off the import path on purpose: this module is imported in PyTorch mode, where every
 # millisecond counts, and ``typing`` is not loaded by a bare interpreter. Annotations are strings.
@@ -21,40 +27,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["FRAMEWORKS", "FRAMEWORK_ENV", "DEFAULT_FRAMEWORK", "TrainingArgs", "get_ai_framework", "get_args",
-           "declared_args", "with_declared_flags", "FrameworkError", "BackendImportError", "BackendNotInstalledError"]
+__all__ = ["FRAMEWORKS", "FRAMEWORK_ENV", "DEFAULT_FRAMEWORK", "FrameworkChoice", "TrainingArgs", "ProviderArgs",
+           "decide_framework", "framework_flag", "get_ai_framework", "get_args", "declared_args",
+           "with_declared_flags"]
 
-#: The frameworks a training entrypoint can run on.
-FRAMEWORKS: tuple[str, ...] = ("pytorch", "mindspore")
-#: Environment variable consulted when ``--ai-framework`` is not on the command line.
-FRAMEWORK_ENV = "MINDSPEED_AI_FRAMEWORK"
+#: The one default: a training process runs on PyTorch unless told otherwise (MindSpeed's rule).
 DEFAULT_FRAMEWORK = "pytorch"
 
 _FLAG = "--ai-framework"
 
 
-class FrameworkError(AdaptationError, ValueError):
-    """The requested AI framework is not one mindspeed_ms knows."""
-
-
-class BackendImportError(AdaptationError, ImportError):
-    """The MindSpore backend cannot be set up: e.g. a real torch was imported before the adaptor.
-
-    ``.name`` is the module concerned, as on :class:`ImportError`.
-    """
-
-    def __init__(self, message: str, *, name: str | None = None) -> None:
-        super().__init__(message)
-        self.name = name
-
-
-class BackendNotInstalledError(BackendImportError, ModuleNotFoundError):
-    """A package the MindSpore backend needs (MSAdapter, MindSpore) is not installed; the message says how."""
-
-
 def _check_framework(value: str, source: str) -> str:
     name = value.strip().lower()
     if name not in FRAMEWORKS:
+        from mindspeed_ms.adaptation.errors import FrameworkError
+
         choices = ", ".join(repr(choice) for choice in FRAMEWORKS)
         raise FrameworkError(
             f"invalid AI framework {value!r} from {source}: choose one of {choices} "
@@ -63,8 +50,14 @@ def _check_framework(value: str, source: str) -> str:
     return name
 
 
-def _flag_value(argv: Sequence[str]) -> str | None:
-    """Return the value of the last ``--ai-framework`` in ``argv`` (argparse's rule), or None."""
+def framework_flag(argv: Sequence[str]) -> str | None:
+    """Return the framework named by the last ``--ai-framework`` in ``argv`` (argparse's rule), or None.
+
+    Nothing after a bare ``--`` is read; ``argv`` is never modified.
+
+    Raises:
+        FrameworkError: the flag has no value, or names an unknown framework.
+    """
     found: str | None = None
     index = 0
     while index < len(argv):
@@ -73,6 +66,8 @@ def _flag_value(argv: Sequence[str]) -> str | None:
             break
         if token == _FLAG:
             if index + 1 >= len(argv) or argv[index + 1].startswith("--"):
+                from mindspeed_ms.adaptation.errors import FrameworkError
+
                 raise FrameworkError(
                     f"'{_FLAG}' needs a value: choose one of "
                     + ", ".join(repr(choice) for choice in FRAMEWORKS)
@@ -83,7 +78,59 @@ def _flag_value(argv: Sequence[str]) -> str | None:
         if token.startswith(_FLAG + "="):
             found = token[len(_FLAG) + 1 :]
         index += 1
-    return found
+    return None if found is None else _check_framework(found, f"'{_FLAG}' on the command line")
+
+
+class FrameworkChoice:
+    """The framework decided, and what decided it (for ``doctor`` and the summary line).
+
+    Attributes:
+        name: ``"pytorch"`` or ``"mindspore"``.
+        source: ``"flag"`` (``--ai-framework``, or a caller's explicit choice), ``"environment"``
+            (``MINDSPEED_AI_FRAMEWORK``) or ``"default"``.
+    """
+
+    __slots__ = ("name", "source")
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name = name
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"FrameworkChoice({self.name!r}, {self.source!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FrameworkChoice) and (self.name, self.source) == (other.name, other.source)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.source))
+
+
+def decide_framework(argv: Sequence[str] | None = None, settings: Settings | None = None, *,
+                     given: str | None = None) -> FrameworkChoice:
+    """Decide the framework: ``given``, else ``--ai-framework`` in ``argv``, else the setting, else the default.
+
+    Args:
+        argv: the arguments to read, without the program name; ``sys.argv[1:]`` when None.
+        settings: the settings (``MINDSPEED_AI_FRAMEWORK``); read from ``os.environ`` when None.
+        given: a framework chosen explicitly by the caller (a CLI option, ``args.ai_framework``).
+
+    Returns:
+        The :class:`FrameworkChoice`.
+
+    Raises:
+        FrameworkError: the choice, the flag or the variable names an unknown framework, or the flag
+            has no value. The message lists the valid choices.
+    """
+    if given is not None:
+        return FrameworkChoice(_check_framework(str(given), "the caller"), "flag")
+    flag = framework_flag(sys.argv[1:] if argv is None else argv)
+    if flag is not None:
+        return FrameworkChoice(flag, "flag")
+    chosen = (settings if settings is not None else Settings.from_environ()).framework
+    if chosen is not None:
+        return FrameworkChoice(chosen, "environment")
+    return FrameworkChoice(DEFAULT_FRAMEWORK, "default")
 
 
 def get_ai_framework(
@@ -93,7 +140,8 @@ def get_ai_framework(
 
     ``--ai-framework NAME`` and ``--ai-framework=NAME`` are read from the command line (the last
     occurrence wins, as with argparse; nothing after a bare ``--``), then the environment variable
-    ``MINDSPEED_AI_FRAMEWORK``; the default is ``"pytorch"``. Names are case-insensitive.
+    ``MINDSPEED_AI_FRAMEWORK``; the default is ``"pytorch"``. Names are case-insensitive. This is
+    :func:`decide_framework`'s answer, by MindSpeed's name.
 
     Args:
         argv: the arguments to read, without the program name; ``sys.argv[1:]`` when None.
@@ -106,16 +154,9 @@ def get_ai_framework(
     Raises:
         FrameworkError: the flag or the environment variable names an unknown framework, or the
             flag has no value. The message lists the valid choices.
+        SettingError: another variable of the environment is malformed (they are read together).
     """
-    args = sys.argv[1:] if argv is None else argv
-    env = os.environ if environ is None else environ
-    flag = _flag_value(args)
-    if flag is not None:
-        return _check_framework(flag, f"'{_FLAG}' on the command line")
-    value = env.get(FRAMEWORK_ENV)
-    if value:
-        return _check_framework(value, f"the environment variable {FRAMEWORK_ENV}")
-    return DEFAULT_FRAMEWORK
+    return decide_framework(argv, Settings.from_environ(environ)).name
 
 
 def _is_flag(token: str) -> bool:
@@ -151,6 +192,38 @@ class TrainingArgs(SimpleNamespace):
         if name.startswith("_"):
             raise AttributeError(name)
         return None
+
+
+class ProviderArgs:
+    """The namespace a provider's ``register(registry, args)`` gets: a view over the caller's namespace.
+
+    Reading an attribute gives, in order: what was set on the view (the framework decided, as
+    ``ai_framework``; the typed values of the flags providers declare; anything a provider sets),
+    then the caller's namespace. Nothing is ever written to the caller's namespace, so a user's
+    Megatron arguments handed to ``repatch`` stay exactly as they were.
+
+    Args:
+        base: the caller's namespace (a :class:`TrainingArgs` read from ``sys.argv``, Megatron's...).
+        **values: attributes of the view itself.
+    """
+
+    def __init__(self, base: Any, **values: Any) -> None:
+        object.__setattr__(self, "_base", base)
+        self.__dict__.update(values)
+
+    @property
+    def base(self) -> Any:
+        """Return the caller's namespace the view reads through to."""
+        return object.__getattribute__(self, "_base")
+
+    def __getattr__(self, name: str) -> Any:  # only for names the view itself does not hold
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(object.__getattribute__(self, "_base"), name)
+
+    def __repr__(self) -> str:
+        own = ", ".join(f"{key}={value!r}" for key, value in vars(self).items() if key != "_base")
+        return f"ProviderArgs({own}; over {self.base!r})"
 
 
 def get_args(argv: Sequence[str] | None = None,
@@ -221,6 +294,8 @@ def declared_args(argv: Sequence[str], declarations: Sequence[Callable[[Any], ob
     """
     import argparse
 
+    from mindspeed_ms.adaptation.errors import FrameworkError
+
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> Any:  # argparse would print usage and exit
             raise FrameworkError(f"the training flags do not parse with the declared types: {message}")
@@ -239,16 +314,17 @@ def declared_args(argv: Sequence[str], declarations: Sequence[Callable[[Any], ob
     return vars(known)
 
 
-def with_declared_flags(args: Any, declarations: Sequence[Callable[[Any], object]],
-                        argv: Sequence[str] | None = None) -> Any:
-    """Give ``args`` the typed value of every flag that ``declarations`` declare; return ``args``.
+def with_declared_flags(args: ProviderArgs, declarations: Sequence[Callable[[Any], object]],
+                        argv: Sequence[str] | None = None) -> ProviderArgs:
+    """Give the view ``args`` the typed value of every flag that ``declarations`` declare; return it.
 
-    A :class:`TrainingArgs` read from the command line gets every declared flag, typed (its string
-    reading replaced). Any other namespace (e.g. Megatron's full one handed to ``repatch``) keeps its
-    own values: only the declared flags it lacks are added, with their values from ``argv``.
+    Over a :class:`TrainingArgs` read from the command line, the view gets every declared flag, typed
+    (its string reading shadowed). Over any other namespace (e.g. Megatron's full one handed to
+    ``repatch``) the namespace's own values win: only the declared flags it lacks are added to the
+    view, with their values from ``argv``. The namespace itself is never written.
 
     Args:
-        args: the namespace the providers will get (changed in place).
+        args: the view the providers will get (changed in place).
         declarations: ``register_args(parser)`` callables.
         argv: the command line, without the program name; ``sys.argv[1:]`` when None.
 
@@ -258,8 +334,10 @@ def with_declared_flags(args: Any, declarations: Sequence[Callable[[Any], object
     if not declarations:
         return args
     declared = declared_args(sys.argv[1:] if argv is None else argv, declarations)
-    from_command_line = isinstance(args, TrainingArgs)
+    base = args.base
+    from_command_line = isinstance(base, TrainingArgs)
+    own = vars(base) if hasattr(base, "__dict__") else {}
     for dest, value in declared.items():
-        if from_command_line or dest not in vars(args):
+        if from_command_line or dest not in own:
             setattr(args, dest, value)
     return args
