@@ -77,6 +77,7 @@ def _report_phases() -> None:
 def main() -> None:
     example, *args = sys.argv[1:]
     sys.argv = [example, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(example)))  # as `python EXAMPLE` does (its sibling modules)
     profile_to = os.environ.get("BENCH_PROFILE")
     if os.environ.get("BENCH_PHASES"):
         _instrument()

@@ -7,6 +7,10 @@ Prints, in one run:
       Two workloads: every target with a name of its own, and targets sharing a few names
       (``forward``, ``__init__``, ``a7``... in many modules, each module also binding those names
       to functions of its own), where a per-name scan of the targets would cost bindings x targets;
+  (a'') the shape where many modules share names (issue 23): 3,000 modules each defining the same 50
+      function names, 500 targets spread over them, every sixth module holding a ``from``-import of
+      a target, against the stand-in of MindSpeed's manager (``tests/fakes/mindspeed/patch_utils.py``,
+      its ``register_patch`` + ``apply_patches``); the same final state is checked;
   (b) the per-call cost of a replaced function against calling the replacement directly;
   (c) importing 1,000 unrelated modules with 500 hooks armed against none.
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import importlib.util
 import statistics
 import sys
 import tempfile
@@ -30,6 +35,8 @@ from typing import Callable
 from mindspeed_ms import PatchRegistry
 
 PREFIX = "bench_synth"
+#: The stand-in of MindSpeed 2.2.0's ``mindspeed.patch_utils`` (its algorithm, our code).
+STAND_IN = Path(__file__).resolve().parents[1] / "tests" / "fakes" / "mindspeed" / "patch_utils.py"
 
 
 SHARED_NAMES = ("forward", "__init__", "a7", "step", "helper")
@@ -166,6 +173,106 @@ def bench_apply(n_modules: int, n_targets: int, attrs: int, runs: int, shared: b
         del sys.modules[name]
 
 
+def build_shared_shape(n_modules: int, n_names: int, n_targets: int, alias_every: int) -> list:
+    """Create ``n_modules`` modules each defining the same ``n_names`` functions; return the targets.
+
+    The targets are spread over the modules (one every ``n_modules // n_targets``); every
+    ``alias_every``-th module binds one target under its name (``from owner import name``).
+    """
+    names = [f"fn_{i}" for i in range(n_names)]
+    source = "".join(f"def {name}(x):\n    return x + {i}\n" for i, name in enumerate(names))
+    code = compile(source, "<bench>", "exec")
+    modules = []
+    for m in range(n_modules):
+        module = types.ModuleType(f"{PREFIX}_shape_{m}")
+        exec(code, module.__dict__)
+        sys.modules[module.__name__] = module
+        modules.append(module)
+    step = max(1, n_modules // n_targets)
+    targets = [(modules[(k * step) % n_modules], names[k % n_names]) for k in range(n_targets)]
+    for m in range(alias_every // 2, n_modules, alias_every):
+        owner, name = targets[(m * 7) % n_targets]
+        if modules[m] is not owner:
+            modules[m].__dict__[name] = owner.__dict__[name]
+    return targets
+
+
+def _stand_in_manager() -> type:
+    spec = importlib.util.spec_from_file_location("bench_stand_in_patch_utils", STAND_IN)
+    if spec is None or spec.loader is None:  # pragma: no cover - the file is in the repository
+        raise FileNotFoundError(STAND_IN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    manager: type = module.MindSpeedPatchesManager
+    return manager
+
+
+def bench_shared_shape(n_modules: int, n_names: int, n_targets: int, alias_every: int, runs: int) -> None:
+    """(a''): runs of the stand-in and of ours alternate, so that a loaded machine weighs on both alike."""
+    targets = build_shared_shape(n_modules, n_names, n_targets, alias_every)
+    replacements = make_replacements(targets)
+    wanted = {name for _, name in targets}
+    bindings = sum(len(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, types.ModuleType))
+    with_wanted = sum(len(wanted.intersection(m.__dict__)) for m in list(sys.modules.values())
+                      if isinstance(m, types.ModuleType))
+    pristine = snapshot()
+    registry = PatchRegistry("bench-shape")
+    for owner, name in targets:
+        registry.register(f"{owner.__name__}.{name}", replacements[(owner.__name__, name)])
+    manager: list[type] = []
+
+    def setup_stand_in() -> None:
+        registry.revert()
+        restore(pristine)
+        manager[:] = [_stand_in_manager()]
+        for owner, name in targets:
+            manager[0].register_patch(f"{owner.__name__}.{name}",  # type: ignore[attr-defined]
+                                      replacements[(owner.__name__, name)])
+
+    def setup_ours() -> None:
+        registry.revert()
+        restore(pristine)
+
+    sides: dict[str, tuple[Callable[[], None], Callable[[], object]]] = {
+        "stand-in": (setup_stand_in, lambda: manager[0].apply_patches()),  # type: ignore[attr-defined]
+        "ours": (setup_ours, registry.apply),
+    }
+    wall: dict[str, list[float]] = {side: [] for side in sides}
+    cpu: dict[str, list[float]] = {side: [] for side in sides}
+    final: dict[str, dict] = {}
+    for _ in range(runs):
+        for side, (setup, run) in sides.items():
+            setup()
+            gc.collect()
+            gc.disable()
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run()
+            cpu[side].append(time.process_time() - start_cpu)
+            wall[side].append(time.perf_counter() - start)
+            gc.enable()
+            final[side] = snapshot()
+    ours_state, baseline_state = final["ours"], final["stand-in"]
+    same = ours_state.keys() == baseline_state.keys() and all(
+        ours_state[k].keys() == baseline_state[k].keys()
+        and all(ours_state[k][a] is baseline_state[k][a] for a in ours_state[k]) for k in ours_state)
+    registry.apply()
+    registry.revert()
+    restored = all(sys.modules[k].__dict__.get(a) is v for k, ns in pristine.items() for a, v in ns.items())
+    print(f"(a'') apply() of {n_targets} patches, {n_modules} modules each defining the same {n_names} function "
+          f"names, every {alias_every}th holding a from-import of a target ({bindings:,} module-level bindings, "
+          f"{with_wanted:,} with a wanted name); runs alternate, median of {runs}")
+    base, ours = statistics.median(wall["stand-in"]), statistics.median(wall["ours"])
+    base_cpu, ours_cpu = statistics.median(cpu["stand-in"]), statistics.median(cpu["ours"])
+    print(f"    MindSpeed's manager (stand-in, register_patch + apply_patches): {base * 1e3:9.2f} ms wall "
+          f"{base_cpu * 1e3:9.2f} ms CPU")
+    print(f"    mindspeed_ms PatchRegistry.apply():                             {ours * 1e3:9.2f} ms wall "
+          f"{ours_cpu * 1e3:9.2f} ms CPU")
+    print(f"    ratio: {base / ours:.1f}x faster (wall), {base_cpu / ours_cpu:.1f}x (CPU); same final state: {same}; "
+          f"revert restores all: {restored}")
+    for name in [n for n in sys.modules if n.startswith(PREFIX)]:
+        del sys.modules[name]
+
+
 def bench_call(number: int) -> None:
     module = types.ModuleType(f"{PREFIX}_call")
     exec("def func(x):\n    return x\n", module.__dict__)
@@ -232,11 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         bench_apply(600, 100, 50, 3)
         bench_apply(600, 100, 50, 3, shared=True)
+        bench_shared_shape(600, 50, 100, 6, 3)
         bench_call(200_000)
         bench_imports(200, 500, 3)
     else:
         bench_apply(3000, 500, 50, 7)
         bench_apply(3000, 500, 50, 7, shared=True)
+        bench_shared_shape(3000, 50, 500, 6, 7)
         bench_call(1_000_000)
         bench_imports(1000, 500, 7)
     return 0

@@ -11,13 +11,13 @@ from importlib import import_module
 # Not `from typing import TYPE_CHECKING`: importing typing alone costs ~2 ms, more than this package.
 TYPE_CHECKING = False
 
-__all__ = ["PatchRegistry", "Patch", "PatchStatus", "ApplyReport", "MindSporeAdaptation", "__version__"]
+__all__ = ["PatchRegistry", "PatchRecord", "PatchStatus", "ApplyReport", "MindSporeAdaptation", "__version__"]
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     "PatchRegistry": "mindspeed_ms.engine.registry",
-    "Patch": "mindspeed_ms.engine.patch_record",
+    "PatchRecord": "mindspeed_ms.engine.patch_record",
     "PatchStatus": "mindspeed_ms.engine.status",
     "ApplyReport": "mindspeed_ms.engine.status",
     "MindSporeAdaptation": "mindspeed_ms.adaptation",
@@ -25,7 +25,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from .adaptation import MindSporeAdaptation
-    from .engine.patch_record import Patch
+    from .engine.patch_record import PatchRecord
     from .engine.registry import PatchRegistry
     from .engine.status import ApplyReport, PatchStatus
 

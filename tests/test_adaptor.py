@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import pkgutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from _helpers import builtin_providers
 
-import mindspeed_ms.patches
 from mindspeed_ms.testing import write_distribution
 
-BUILTIN = sorted(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
-                 if not info.name.startswith("_"))
+BUILTIN = builtin_providers()
 
 PROVIDER = """
 import os

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _helpers import reference_python
+from _helpers import BIN, ROOT, msrun_command, reference_python, subprocess_env
 
 from mindspeed_ms.bootstrap import (
     BOOTSTRAP_ENV,
@@ -25,8 +25,6 @@ from mindspeed_ms.bootstrap import (
     prepare_launch,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = str(Path(sys.executable).parent)
 HEAVY = ("mindspore", "msadapter", "torch", "megatron", "importlib.metadata", "packaging", "inspect", "logging")
 
 # What a process reports about itself: was the adaptor imported before its own code, which torch, which package.
@@ -47,11 +45,7 @@ print("REPORT " + json.dumps(seen), flush=True)
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("MINDSPEED_", "PYTHONPATH"))}
-    env["PATH"] = os.pathsep.join([BIN, env.get("PATH", "")])
-    env.setdefault("GLOG_v", "3")
-    env.update(extra)
-    return env
+    return subprocess_env(drop=("MINDSPEED_", "PYTHONPATH"), bin_first=True, **extra)
 
 
 def _mindspeed_ms(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
@@ -91,7 +85,7 @@ def test_a_framework_given_to_run_goes_to_the_environment_and_an_unknown_one_is_
 
 
 def test_a_command_is_resolved_on_the_new_path_and_a_missing_one_is_a_typed_error(tmp_path: Path) -> None:
-    launch = prepare_launch(["python", "-c", "pass"], {"PATH": BIN})
+    launch = prepare_launch(["python", "-c", "pass"], {"PATH": str(BIN)})
     assert os.path.samefile(launch.executable, sys.executable)
     assert launch.argv == ("python", "-c", "pass")
     assert launch.to_dict()["environment"]["PYTHONPATH"] == STARTUP_DIR
@@ -190,15 +184,9 @@ def test_a_failing_adaptor_stops_the_process_with_status_1_and_says_why(reporter
 
 
 def test_msrun_workers_are_each_adapted(reporter: Path, tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     logs = tmp_path / "logs"
-    done = _mindspeed_ms("run", "--", "msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={port}",
-                         "--join=True", "--cluster_time_out=120", f"--log_dir={logs}", str(reporter),
-                         "--import-torch", "--ai-framework", "mindspore", timeout=600)
+    done = _mindspeed_ms("run", "--", *msrun_command(reporter, "--import-torch", "--ai-framework", "mindspore",
+                                                     workers=2, log_dir=logs), timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports = {report["rank"]: report for name in ("worker_0.log", "worker_1.log")
                for report in _reports((logs / name).read_text())}

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from _helpers import subprocess_env
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 CLI = Path(sys.executable).parent / "mindspeed-ms"
 
 
-def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env["GLOG_v"] = "3"
-    env.update(extra)
-    return env
+def _env(**extra: str) -> dict[str, str]:
+    return subprocess_env(drop=("MINDSPEED_",), **extra)
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pkgutil
 import shutil
 import subprocess
 import sys
@@ -13,13 +12,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _helpers import builtin_providers
 
-import mindspeed_ms.patches
 from mindspeed_ms.cli import main
 from mindspeed_ms.testing import write_distribution
 
-BUILTIN = sorted(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
-                 if not info.name.startswith("_"))
+BUILTIN = builtin_providers()
 
 MEGATRON_PROVIDER = """
 name = "megatron-demo"

@@ -14,25 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import reference_python
+from _helpers import free_port, msrun_command, reference_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "collectives_conformance.py"
 
 #: Cases where PyTorch gives a result and our backend raises a typed error instead (prefix -> why).
 LOUD: dict[str, str] = {}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _read(out_dir: Path, logs: str) -> dict[int, dict[str, Any]]:
@@ -46,11 +38,8 @@ def _without_info(log: str) -> str:
 
 
 def _run_mindspore(out_dir: Path, log_dir: Path) -> dict[int, dict[str, Any]]:
-    env = dict(os.environ, GLOG_v="3")
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(["msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
-                           f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120", str(WORKER), "mindspore",
-                           str(out_dir)], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(msrun_command(WORKER, "mindspore", str(out_dir), workers=2, log_dir=log_dir),
+                          env=subprocess_env(bin_first=True), capture_output=True, text=True, timeout=600)
     logs = "\n".join(f"--- {path.name}\n{_without_info(path.read_text(errors='replace'))[-3000:]}"
                      for path in sorted(log_dir.glob("worker_*.log")))
     assert done.returncode == 0, logs
@@ -60,7 +49,7 @@ def _run_mindspore(out_dir: Path, log_dir: Path) -> dict[int, dict[str, Any]]:
 def _run_pytorch(out_dir: Path) -> dict[int, dict[str, Any]]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     done = subprocess.run([reference_python(), "-m", "torch.distributed.run", "--nproc_per_node=2",
-                           f"--master_port={_free_port()}", str(WORKER), "pytorch", str(out_dir)],
+                           f"--master_port={free_port()}", str(WORKER), "pytorch", str(out_dir)],
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     return _read(out_dir, done.stderr)

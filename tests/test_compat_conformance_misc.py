@@ -8,19 +8,13 @@ The same script runs in the PyTorch reference interpreter and in a MindSpore int
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
-from _helpers import reference_python
+from _helpers import ROOT, reference_python, result_line, run_python, subprocess_env
 
 from mindspeed_ms.compat.conformance_misc import view_is_possible
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: (shape, stride, new shape): transposes, slices, size-1 dims, broadcast (stride 0), splits and merges
 LAYOUTS = (
@@ -104,13 +98,8 @@ print("RESULT " + json.dumps(out))
 
 
 def _run(python: str, script: str, extra: list[str]) -> object:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    env.update(PYTHONPATH=str(ROOT), GLOG_v="3")
-    done = subprocess.run([python, "-c", textwrap.dedent(script), *extra], capture_output=True, text=True,
-                          timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-4000:]
-    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    return result_line(run_python(python, "-c", textwrap.dedent(script), *extra, env=env))
 
 
 def test_view_is_possible_agrees_with_pytorchs_view() -> None:

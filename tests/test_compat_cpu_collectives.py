@@ -11,35 +11,24 @@ grad sync (scaled all-reduce written back through the bucket view into main_grad
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import msrun_command, subprocess_env, worker_logs
 
 WORKER = Path(__file__).parent / "compat_workers" / "cpu_collectives.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
     log_dir = tmp_path_factory.mktemp("collectives")
-    env = dict(os.environ, GLOG_v="3")
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(["msrun", "--worker_num=2", "--local_worker_num=2", f"--master_port={_free_port()}",
-                           f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120", str(WORKER)],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(msrun_command(WORKER, workers=2, log_dir=log_dir), env=subprocess_env(bin_first=True),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, worker_logs(log_dir)
     logs = {path.name: path.read_text(errors="replace") for path in sorted(log_dir.glob("worker_*.log"))}
-    assert done.returncode == 0, "\n".join(f"--- {name}\n{text[-4000:]}" for name, text in logs.items())
     results = {}
     for text in logs.values():
         for line in text.splitlines():

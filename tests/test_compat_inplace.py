@@ -6,15 +6,13 @@ through the same view to a MindSpore tensor and to a NumPy array and reports bot
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import json_lines, run_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "inplace_views.py"
 VIEWS = ("view", "view_of_view", "narrow", "transpose", "t", "row_slice", "block_slice", "full_slice", "select",
@@ -24,15 +22,8 @@ OPS = ("zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_",
 
 @pytest.fixture(scope="module")
 def results() -> dict[Any, dict[str, Any]]:
-    env = dict(os.environ, GLOG_v="3")
-    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    cases: dict[Any, dict[str, Any]] = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            case = json.loads(line)
-            cases[case.get("case") or (case["view"], case["op"])] = case
-    return cases
+    cases = json_lines(run_python(sys.executable, str(WORKER), env=subprocess_env()))
+    return {case.get("case") or (case["view"], case["op"]): case for case in cases}
 
 
 @pytest.mark.parametrize("view", VIEWS)

@@ -40,6 +40,19 @@ class LayoutTensor:
             total *= size
         return total
 
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.itemsize
+
+    def is_contiguous(self) -> bool:
+        """Row-major strides (size-1 dimensions may have any stride), as torch.Tensor.is_contiguous."""
+        expected = 1
+        for size, stride in reversed(list(zip(self.shape, self.strides))):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
 
 def test_integer_self_with_float_result_raises_pytorchs_cast_message() -> None:
     with pytest.raises(InPlaceWriteError, match="result type Float can't be cast to the desired output type Long") \
@@ -74,6 +87,15 @@ def test_shifted_dense_ranges_overlap_partly_and_identical_ones_do_not() -> None
     assert caught.value.rule == "partial_overlap"
     check_no_partial_overlap("add_", LayoutTensor((4,), (1,), base), LayoutTensor((4,), (1,), base))
     check_no_partial_overlap("add_", LayoutTensor((3,), (1,), base), LayoutTensor((3,), (1,), base + 12))
+
+
+def test_contiguous_ranges_that_meet_without_overlapping_pass_and_overlapping_ones_raise() -> None:
+    check_no_partial_overlap("copy_", LayoutTensor((2, 3), (3, 1), 4096), LayoutTensor((2, 3), (3, 1), 4096 + 24))
+    check_no_partial_overlap("copy_", LayoutTensor((2, 3), (3, 1), 4096 + 24), LayoutTensor((2, 3), (3, 1), 4096))
+    with pytest.raises(InPlaceWriteError, match="some elements of the input tensor"):
+        check_no_partial_overlap("copy_", LayoutTensor((2, 3), (3, 1), 4096), LayoutTensor((2, 3), (3, 1), 4096 + 20))
+    with pytest.raises(InPlaceWriteError, match="some elements of the input tensor"):  # same range, other shape
+        check_no_partial_overlap("copy_", LayoutTensor((2, 3), (3, 1)), LayoutTensor((3, 2), (2, 1)))
 
 
 def test_same_range_with_other_strides_is_partial_and_non_dense_is_too_hard() -> None:

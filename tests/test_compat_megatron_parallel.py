@@ -7,26 +7,21 @@ the whole machinery end to end in test_parallel_training.py.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import json_lines, run_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "megatron_parallel_ops.py"
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, dict[str, Any]]:
-    env = dict(os.environ, GLOG_v="3")
-    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {case["case"]: case for case in map(json.loads, filter(lambda line: line.startswith("{"),
-                                                                   done.stdout.splitlines()))}
+    env = subprocess_env()
+    return {case["case"]: case for case in json_lines(run_python(sys.executable, str(WORKER), env=env))}
 
 
 def test_clone_of_a_0d_loss_is_a_fresh_tensor_autograd_records(results: dict) -> None:

@@ -7,27 +7,21 @@ test_parity.py's, the data-parallel bucket sync test_parallel_training.py's.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import json_lines, run_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "megatron_speed_ops.py"
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, dict[str, Any]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_MS_")}
-    env.update(GLOG_v="3", MINDSPEED_AI_FRAMEWORK="mindspore")
-    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {case["case"]: case for case in map(json.loads, filter(lambda line: line.startswith("{"),
-                                                                   done.stdout.splitlines()))}
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    return {case["case"]: case for case in json_lines(run_python(sys.executable, str(WORKER), env=env))}
 
 
 def test_scaling_a_view_in_place_reaches_the_base_with_mindspores_float32_product(results: dict) -> None:

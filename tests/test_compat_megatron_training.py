@@ -13,19 +13,17 @@ import importlib.machinery
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _helpers import reference_python
+from _helpers import BIN, ROOT, msrun_command, reference_python, result_line, subprocess_env
 
 from mindspeed_ms.compat import megatron_training as compat
 from mindspeed_ms.errors import AdaptationError
 
-ROOT = Path(__file__).resolve().parents[1]
 FAKES = ROOT / "tests" / "fakes"
 STEPS = 5
 SHAPES = {"w": (4, 6), "b": (6,)}
@@ -176,9 +174,7 @@ def _script(template: str, tmp_path: Path) -> str:
 
 
 def _environment(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("MINDSPEED_", "CUDA_DEVICE"))}
-    env.update(PYTHONPATH=str(ROOT), GLOG_v="3", **extra)
-    return env
+    return subprocess_env(drop=("MINDSPEED_", "CUDA_DEVICE"), PYTHONPATH=str(ROOT), **extra)
 
 
 @pytest.fixture(scope="module")
@@ -218,16 +214,13 @@ def test_the_entry_sets_up_on_mindspore_cpu_and_mindspeeds_fused_adamw_matches_p
     tmp_path = reference[0]
     script = tmp_path / "mindspore_worker.py"
     script.write_text(_script(_MINDSPORE, tmp_path))
-    bin_dir = str(Path(sys.executable).parent)
-    env = _environment(MINDSPEED_AI_FRAMEWORK="mindspore", PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
+    env = _environment(MINDSPEED_AI_FRAMEWORK="mindspore", PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     log_dir = tmp_path / "msrun"
-    done = subprocess.run(
-        [str(Path(bin_dir) / "msrun"), "--worker_num=1", "--local_worker_num=1", "--master_port=8517", "--join=True",
-         "--cluster_time_out=120", f"--log_dir={log_dir}", str(script)],
-        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    done = subprocess.run(msrun_command(script, workers=1, log_dir=log_dir), capture_output=True, text=True,
+                          timeout=900, env=env, cwd=tmp_path)
     log = (log_dir / "worker_0.log").read_text() if (log_dir / "worker_0.log").exists() else done.stderr
     assert done.returncode == 0, log[-4000:]
-    result = json.loads(next(line for line in log.splitlines() if line.startswith("RESULT "))[len("RESULT "):])
+    result = result_line(log)
     _check_setup(result)
     assert result["acl"] == "AscendRuntimeUnavailableError"
     assert result["adamw_deviation"] < RTOL

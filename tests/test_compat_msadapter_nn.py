@@ -7,17 +7,13 @@ weight) are compared.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
-from _helpers import reference_python
+from _helpers import ROOT, reference_python, result_line, run_python, subprocess_env
 
-ROOT = Path(__file__).resolve().parents[1]
 #: (normalized_shape, eps, elementwise_affine) of each case; input shape (2, 3, 4).
 CASES = (((4,), None, True), ((3, 4), 1e-5, True), ((4,), 1e-6, False))
 RTOL = 1e-5
@@ -48,12 +44,8 @@ print("RESULT " + json.dumps(out))
 
 def _run(python: str, prelude: str, inputs: Path, extra: list[str]) -> dict:
     script = textwrap.dedent(_SCRIPT.format(prelude=prelude, inputs=str(inputs), cases=CASES))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    env.update(PYTHONPATH=str(ROOT), GLOG_v="3")
-    done = subprocess.run([python, "-c", script, *extra], capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-4000:]
-    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    return result_line(run_python(python, "-c", script, *extra, env=env))
 
 
 def test_rmsnorm_matches_pytorchs_outputs_and_gradients(tmp_path: Path) -> None:

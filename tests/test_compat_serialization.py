@@ -11,24 +11,19 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from _helpers import reference_python
+from _helpers import ROOT, reference_python, run_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "legacy_checkpoint.py"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(python: str, *args: str) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               GLOG_v="3")
-    done = subprocess.run([python, str(WORKER), *args], capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, f"{args[0]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
+    env = subprocess_env(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    return run_python(python, str(WORKER), *args, env=env)
 
 
 @pytest.fixture(scope="module")

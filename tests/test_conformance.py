@@ -62,17 +62,11 @@ def _divergent_on(path: str) -> list[str]:
                   if any(path in on_path(ops.get(op, {})) for op in CASES[case_id].ops))
 
 
-#: strict: remove the mark when conf-fixes' fixes empty the path's share of KNOWN_DIVERGENT (the test then passes)
-PATHS_NOT_YET_CLEAN = pytest.mark.xfail(strict=True, reason="KNOWN_DIVERGENT still holds cases of ops on this path: "
-                                        "/work/notes/conformance_findings.md lists them (issue 19 item 3)")
-
-
 def test_no_known_divergence_on_the_gpt_path() -> None:
     """Ops traced on megatron-core's GPT example may not diverge (a remaining limitation must be a loud error)."""
     assert not _divergent_on("gpt")
 
 
-@PATHS_NOT_YET_CLEAN
 def test_no_known_divergence_on_the_mindspeed_llm_path() -> None:
     """Ops called by the modules MindSpeed-LLM's pretrain_gpt.py imports may not diverge."""
     assert not _divergent_on("llm")

@@ -6,11 +6,10 @@ mindspore`` on their command line."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
+
+from _helpers import free_port, subprocess_env, worker_logs
 
 WORKER = """
 import json, os, sys
@@ -48,18 +47,10 @@ torchrun $DISTRIBUTED_ARGS worker.py \\
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_converted_torchrun_script_runs_under_real_msrun_with_two_workers(tmp_path: Path) -> None:
     (tmp_path / "worker.py").write_text(WORKER)
     (tmp_path / "run.sh").write_text(TORCHRUN_SCRIPT)
-    bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, GLOG_v="3", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", OUT_DIR=str(tmp_path),
-               PORT=str(_free_port()))
+    env = subprocess_env(bin_first=True, OUT_DIR=str(tmp_path), PORT=str(free_port()))
     convert = subprocess.run(
         ["mindspeed-ms", "convert-launch", "run.sh", "-o", "ms.sh", "--drop-unsupported", "--join", "True",
          "--cluster-time-out", "120", "--log-dir", str(tmp_path / "msrun_log")],
@@ -74,8 +65,7 @@ def test_converted_torchrun_script_runs_under_real_msrun_with_two_workers(tmp_pa
 
     run = subprocess.run(["bash", "ms.sh"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
                          check=False)
-    logs = "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
-                     for path in sorted((tmp_path / "msrun_log").glob("*.log")))
+    logs = worker_logs(tmp_path / "msrun_log", "*.log", tail=3000)
     records = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("MS_WORKER_*.json"))]
     assert run.returncode == 0, f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}\n{logs}"
     assert len(records) == 2, f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}\n{logs}"

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import msrun_command, subprocess_env, worker_logs
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pretrain_gpt.py"
 ITERATIONS = 20
@@ -25,41 +23,25 @@ LOSS_LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \|", re.MULT
 SPEED_LINE = re.compile(r"training done: \d+ iterations, ([0-9.]+) iterations/s")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _logs(log_dir: Path) -> str:
-    return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-6000:]}"
-                     for path in sorted(log_dir.glob("*.log")))
-
-
 def _run_example(log_dir: Path, workers: int, iterations: int, *extra: str,
                  env_extra: dict[str, str] | None = None) -> tuple[list[float], float]:
     """Run the example under msrun; return rank 0's per-iteration losses and its iterations per second."""
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["GLOG_v"] = "3"
-    command = [
-        "msrun", f"--worker_num={workers}", f"--local_worker_num={workers}", f"--master_port={_free_port()}",
-        f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120",
-        str(EXAMPLE), "--tensor-model-parallel-size", str(workers), "--train-iters", str(iterations),
-        "--ai-framework", "mindspore", *extra,
-    ]
+    command = msrun_command(EXAMPLE, "--tensor-model-parallel-size", str(workers), "--train-iters", str(iterations),
+                            "--ai-framework", "mindspore", *extra, workers=workers, log_dir=log_dir)
+    env = subprocess_env(bin_first=True, **(env_extra or {}))
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"msrun timed out after {exc.timeout} s\n{_logs(log_dir)}")
+        pytest.fail(f"msrun timed out after {exc.timeout} s\n{worker_logs(log_dir, '*.log')}")
     rank0 = log_dir / "worker_0.log"
     text = rank0.read_text(errors="replace") if rank0.exists() else ""
-    assert done.returncode == 0, f"msrun exited {done.returncode}\n{done.stdout[-3000:]}\n{_logs(log_dir)}"
+    assert done.returncode == 0, \
+        f"msrun exited {done.returncode}\n{done.stdout[-3000:]}\n{worker_logs(log_dir, '*.log')}"
     losses = [float(value) for _, value in LOSS_LINE.findall(text)]
-    assert len(losses) == iterations, f"expected {iterations} loss lines, got {len(losses)}\n{_logs(log_dir)}"
+    assert len(losses) == iterations, \
+        f"expected {iterations} loss lines, got {len(losses)}\n{worker_logs(log_dir, '*.log')}"
     speed = SPEED_LINE.search(text)
-    assert speed is not None, f"no 'training done' line\n{_logs(log_dir)}"
+    assert speed is not None, f"no 'training done' line\n{worker_logs(log_dir, '*.log')}"
     return losses, float(speed.group(1))
 
 

@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from _helpers import reference_python
+from _helpers import ROOT, free_port, msrun_command, reference_python, subprocess_env, worker_logs
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 BATCH = ("--micro-batch-size", "2", "--global-batch-size", "8")
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \|", re.MULTILINE)
@@ -33,19 +30,9 @@ ITERATIONS = 10
 _RUNS: dict[str, dict[int, float]] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _environment() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("MINDSPEED_MS_PARITY") and key != "MINDSPEED_AI_FRAMEWORK"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["GLOG_v"] = "3"
-    return env
+    return subprocess_env(drop=("MINDSPEED_MS_PARITY", "MINDSPEED_AI_FRAMEWORK"), bin_first=True,
+                          PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
 def launch(backend: str, folder: Path, workers: int, *args: str) -> dict[int, float]:
@@ -53,16 +40,13 @@ def launch(backend: str, folder: Path, workers: int, *args: str) -> dict[int, fl
     folder.mkdir(parents=True, exist_ok=True)
     if backend == "pytorch":
         command = [reference_python(), "-m", "torch.distributed.run", f"--nproc-per-node={workers}",
-                   f"--master-port={_free_port()}", str(EXAMPLE), *BATCH, *args]
+                   f"--master-port={free_port()}", str(EXAMPLE), *BATCH, *args]
     else:
-        command = ["msrun", f"--worker_num={workers}", f"--local_worker_num={workers}",
-                   f"--master_port={_free_port()}", f"--log_dir={folder / 'logs'}", "--join=True",
-                   "--cluster_time_out=120", str(EXAMPLE), *BATCH, *args, "--ai-framework", "mindspore"]
+        command = msrun_command(EXAMPLE, *BATCH, *args, "--ai-framework", "mindspore", workers=workers,
+                                log_dir=folder / "logs")
     done = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=900, cwd=folder)
-    logs = "".join(f"\n--- {path.name}\n{path.read_text(errors='replace')[-4000:]}"
-                   for path in sorted((folder / "logs").glob("worker_*.log")))
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}\n{done.stdout[-3000:]}\n" \
-                                 f"{done.stderr[-4000:]}{logs}"
+                                 f"{done.stderr[-4000:]}\n{worker_logs(folder / 'logs')}"
     text = done.stdout if backend == "pytorch" else (folder / "logs" / "worker_0.log").read_text(errors="replace")
     return {int(step): float(loss) for step, loss in LINE.findall(text)}
 

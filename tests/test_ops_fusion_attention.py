@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor
 
-from mindspeed_ms.ops import dispatch_path, npu_fusion_attention
+from mindspeed_ms.ops import npu_fusion_attention
 
 B, N1, N2, SQ, SK, D = 2, 4, 2, 6, 6, 8
 SCALE = 1.0 / np.sqrt(D)
@@ -51,10 +51,6 @@ def qkv(seed: int = 0, sq: int = SQ, sk: int = SK) -> tuple[np.ndarray, np.ndarr
 
 def causal(sq: int = SQ, sk: int = SK) -> np.ndarray:
     return np.triu(np.ones((sq, sk), bool), 1)
-
-
-def test_fusion_attention_takes_the_composite_path_on_cpu() -> None:
-    assert dispatch_path("fusion_attention") == "composite"
 
 
 @pytest.mark.parametrize("layout", ["BSH", "SBH", "BSND", "BNSD"])
@@ -186,3 +182,23 @@ def test_attention_rejects_bad_layouts_head_counts_modes_and_masks() -> None:
         npu_fusion_attention(q, k, v, N1, "BSH", pre_tockens=3, pre_tokens=4)
     with pytest.raises(ValueError, match="argument 'keep_prob'"):
         npu_fusion_attention(q, k, v, N1, "BSH", keep_prob=0.0)
+
+
+def test_attention_rejects_a_value_of_another_shape_than_key() -> None:
+    q, k, _ = (Tensor(to_layout(a, "BSH")) for a in qkv())
+    v = Tensor(np.zeros((B, SK + 1, N2 * D), np.float32))
+    with pytest.raises(ValueError, match=r"npu_fusion_attention: argument 'value'.*shape of key \(2, 6, 16\)"):
+        npu_fusion_attention(q, k, v, N1, "BSH")
+
+
+def test_attention_rejects_a_pse_not_broadcastable_to_the_scores() -> None:
+    q, k, v = (Tensor(to_layout(a, "BSH")) for a in qkv())
+    pse = Tensor(np.zeros((1, N1, SQ, SK + 1), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'pse'.*broadcastable to \(2, 4, 6, 6\), got \(1, 4, 6, 7\)"):
+        npu_fusion_attention(q, k, v, N1, "BSH", pse=pse)
+
+
+def test_attention_rejects_a_scale_that_is_not_a_number() -> None:
+    q, k, v = (Tensor(to_layout(a, "BSH")) for a in qkv())
+    with pytest.raises(ValueError, match="argument 'scale'.*expected a float, got '0.35'"):
+        npu_fusion_attention(q, k, v, N1, "BSH", scale="0.35")  # type: ignore[arg-type]

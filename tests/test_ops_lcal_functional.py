@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import msrun_command, subprocess_env, worker_logs
 from mindspore import Tensor
 
 from mindspeed_ms.ops import (
     all_gather_matmul,
     all_gather_matmul_v2,
-    dispatch_path,
     matmul_all_reduce,
     matmul_reduce_scatter,
     pure_matmul,
@@ -24,30 +21,11 @@ from mindspeed_ms.ops import (
 WORKER = Path(__file__).parent / "ops_workers" / "coc_worker.py"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run_msrun(tmp_path: Path, workers: int, mode: str) -> str:
     log_dir = tmp_path / f"msrun_{workers}_{mode}"
-    env = dict(os.environ, GLOG_v="3", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    cmd = [
-        "msrun",
-        f"--worker_num={workers}",
-        f"--local_worker_num={workers}",
-        f"--master_port={free_port()}",
-        "--join=True",
-        "--cluster_time_out=120",
-        f"--log_dir={log_dir}",
-        str(WORKER),
-        mode,
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
-    logs = "\n".join(
-        f"--- {p.name}\n{p.read_text(errors='replace')[-6000:]}" for p in sorted(log_dir.glob("worker_*.log"))
-    )
+    proc = subprocess.run(msrun_command(WORKER, mode, workers=workers, log_dir=log_dir), capture_output=True,
+                          text=True, timeout=240, env=subprocess_env(bin_first=True), cwd=tmp_path)
+    logs = worker_logs(log_dir, tail=6000)
     assert proc.returncode == 0, (
         f"msrun failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n{logs}"
     )
@@ -79,11 +57,6 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rng.standard_normal((K, N)).astype(np.float32),
         rng.standard_normal(N).astype(np.float32),
     )
-
-
-def test_coc_ops_take_the_composite_on_cpu() -> None:
-    names = ["matmul_all_reduce", "all_gather_matmul", "all_gather_matmul_v2", "matmul_reduce_scatter", "pure_matmul"]
-    assert {dispatch_path(n) for n in names} == {"composite"}
 
 
 def test_single_process_coc_ops_write_into_output_and_transpose_a_mismatched_weight() -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor
 
-from mindspeed_ms.ops import dispatch_path, npu_moe_token_permute, npu_moe_token_unpermute
+from mindspeed_ms.ops import npu_moe_token_permute, npu_moe_token_unpermute
 
 
 def ref_permute(tokens: np.ndarray, indices: np.ndarray, keep: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -34,10 +34,6 @@ def routing(t: int = 6, k: int = 2, experts: int = 3, seed: int = 0) -> tuple[np
     indices = np.stack([rng.choice(experts, k, replace=False) for _ in range(t)]).astype(np.int32)
     probs = rng.random((t, k)).astype(np.float32)
     return tokens, indices, probs
-
-
-def test_moe_token_ops_take_the_composite_path_on_cpu() -> None:
-    assert dispatch_path("moe_token_permute") == dispatch_path("moe_token_unpermute") == "composite"
 
 
 @pytest.mark.parametrize("keep", [None, 7])
@@ -131,3 +127,9 @@ def test_unpermute_rejects_out_of_range_indices_and_mismatched_probs() -> None:
         npu_moe_token_unpermute(permuted, Tensor(np.arange(4, dtype=np.int32)), Tensor(np.ones((3, 2), np.float32)))
     with pytest.raises(ValueError, match="argument 'restore_shape'"):
         npu_moe_token_unpermute(permuted, Tensor(np.arange(4, dtype=np.int32)), restore_shape=(5, 3))
+
+
+def test_unpermute_rejects_more_permuted_rows_than_token_slots() -> None:
+    permuted = Tensor(np.ones((5, 3), np.float32))
+    with pytest.raises(ValueError, match="npu_moe_token_unpermute: argument 'permuted_tokens'.*at most 4 rows, got 5"):
+        npu_moe_token_unpermute(permuted, Tensor(np.arange(4, dtype=np.int32)))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor
 
-from mindspeed_ms.ops import dispatch_path, npu_rotary_position_embedding
+from mindspeed_ms.ops import npu_rotary_position_embedding
 
 
 def rotate(x: np.ndarray, mode: int) -> np.ndarray:
@@ -32,10 +32,6 @@ LAYOUTS = {  # x shape and the broadcast shape of cos/sin, for b=2, s=5, n=3, d=
     "SBND": ((5, 2, 3, 8), (5, 1, 1, 8)),
     "BNSD": ((2, 3, 5, 8), (1, 1, 5, 8)),
 }
-
-
-def test_rotary_takes_the_composite_path_on_cpu() -> None:
-    assert dispatch_path("rotary_position_embedding") == "composite"
 
 
 @pytest.mark.parametrize("mode", [0, 1])
@@ -93,3 +89,11 @@ def test_rotary_rejects_an_unknown_mode_and_non_broadcastable_cos() -> None:
         npu_rotary_position_embedding(x, bad, bad)
     with pytest.raises(ValueError, match="argument 'x'.*4-D"):
         npu_rotary_position_embedding(Tensor(np.ones((5, 8), np.float32)), c, c)
+
+
+def test_rotary_rejects_sin_of_another_shape_than_cos() -> None:
+    x = Tensor(np.ones((2, 5, 3, 8), np.float32))
+    cos = Tensor(np.ones((1, 5, 1, 8), np.float32))
+    sin = Tensor(np.ones((5, 1, 1, 8), np.float32))  # broadcastable to x too, but not cos's shape
+    with pytest.raises(ValueError, match=r"argument 'sin'.*shape of cos \(1, 5, 1, 8\), got \(5, 1, 1, 8\)"):
+        npu_rotary_position_embedding(x, cos, sin)

@@ -9,7 +9,7 @@ import mindspeed_ms
 
 
 def test_public_api_is_importable_from_the_root():
-    from mindspeed_ms import ApplyReport, Patch, PatchRegistry, PatchStatus
+    from mindspeed_ms import ApplyReport, PatchRecord, PatchRegistry, PatchStatus
     from mindspeed_ms.errors import (
         AdaptationError,
         PatchApplyError,
@@ -20,7 +20,8 @@ def test_public_api_is_importable_from_the_root():
     )
 
     assert PatchRegistry.__module__ == "mindspeed_ms.engine.registry"
-    assert {Patch.__name__, PatchStatus.__name__, ApplyReport.__name__} == {"Patch", "PatchStatus", "ApplyReport"}
+    assert {PatchRecord.__name__, PatchStatus.__name__, ApplyReport.__name__} == {"PatchRecord", "PatchStatus",
+                                                                                   "ApplyReport"}
     for error in (PatchValidationError, TargetNotFoundError, PatchConflictError, SignatureMismatchError,
                   PatchApplyError):
         assert issubclass(error, AdaptationError)
@@ -82,10 +83,10 @@ def test_a_downstream_snippet_type_checks_against_the_public_api(tmp_path):
 
     snippet = tmp_path / "downstream.py"
     snippet.write_text(
-        "from mindspeed_ms import MindSporeAdaptation, Patch, PatchRegistry\n"
+        "from mindspeed_ms import MindSporeAdaptation, PatchRecord, PatchRegistry\n"
         "from mindspeed_ms.errors import BlockedModuleError, OpError, TargetNotFoundError\n\n\n"
-        "def port() -> Patch:\n"
-        "    patch: Patch = MindSporeAdaptation.register('megatron.core.utils.f', None, create_dummy=True)\n"
+        "def port() -> PatchRecord:\n"
+        "    patch: PatchRecord = MindSporeAdaptation.register('megatron.core.utils.f', None, create_dummy=True)\n"
         "    registry: PatchRegistry = MindSporeAdaptation.registry()\n"
         "    assert registry.is_applied in (True, False)\n"
         "    return patch\n\n\n"

@@ -12,16 +12,14 @@ two cores. The same configurations with timings: ``python examples/parallel_conf
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
-import socket
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _helpers import msrun_command, subprocess_env, worker_logs
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pretrain_gpt.py"
 ITERATIONS = 12
@@ -45,15 +43,8 @@ class Run:
         return [self.steps[i][0] for i in sorted(self.steps)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _logs(log_dir: Path) -> str:
-    return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-5000:]}"
-                     for path in sorted(log_dir.glob("*.log")))
+    return worker_logs(log_dir, "*.log", tail=5000)
 
 
 def parse_run(text: str) -> Run:
@@ -64,14 +55,9 @@ def parse_run(text: str) -> Run:
 
 def run_example(log_dir: Path, workers: int, *args: str) -> Run:
     """Run the example under msrun on ``workers`` CPU workers; return rank 0's report."""
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["GLOG_v"] = "3"
-    command = ["msrun", f"--worker_num={workers}", f"--local_worker_num={workers}", f"--master_port={_free_port()}",
-               f"--log_dir={log_dir}", "--join=True", "--cluster_time_out=120", str(EXAMPLE), *args,
-               "--ai-framework", "mindspore"]
+    command = msrun_command(EXAMPLE, *args, "--ai-framework", "mindspore", workers=workers, log_dir=log_dir)
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(command, env=subprocess_env(bin_first=True), capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"msrun timed out after {exc.timeout} s\n{_logs(log_dir)}")
     assert done.returncode == 0, f"msrun exited {done.returncode}\n{done.stdout[-3000:]}\n{_logs(log_dir)}"

@@ -13,11 +13,9 @@ import textwrap
 import uuid
 from pathlib import Path
 
-from _helpers import is_running
+from _helpers import BIN, is_running, subprocess_env
 
 from mindspeed_ms.parity.processes import RUN_TOKEN_ENV, end_processes, processes_of_run, run_with_timeout
-
-BIN = Path(sys.executable).parent
 
 HANGING = """
 import os, subprocess, sys, time
@@ -29,10 +27,7 @@ time.sleep(600)
 
 
 def _env(token: str) -> dict[str, str]:
-    env = dict(os.environ, GLOG_v="3")
-    env[RUN_TOKEN_ENV] = token
-    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
-    return env
+    return subprocess_env(bin_first=True, **{RUN_TOKEN_ENV: token})
 
 
 def test_msrun_past_the_timeout_is_ended_with_its_setsid_workers_and_their_children(tmp_path: Path) -> None:

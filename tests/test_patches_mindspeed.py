@@ -8,7 +8,6 @@ the ``coc_ops`` singleton that ``mindspeed.ops.lcal_functional`` creates at impo
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _helpers import builtin_providers
 
 import mindspeed_ms.ops as ms_ops
-import mindspeed_ms.patches
 from mindspeed_ms import PatchRegistry
 from mindspeed_ms.adaptation import Adaptation, Settings
 from mindspeed_ms.adaptation.framework import get_args
@@ -27,9 +26,7 @@ from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 #: every other built-in provider disabled, whatever providers are added later
-ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(
-    info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
-    if not info.name.startswith("_") and info.name != "mindspeed")}
+ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(name for name in builtin_providers() if name != "mindspeed")}
 
 #: module -> attribute -> the implementation it must be after the patches
 EXPECTED: dict[str, dict[str, Any]] = {

@@ -10,7 +10,6 @@ revert is exact.
 from __future__ import annotations
 
 import os
-import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import builtin_providers
 
-import mindspeed_ms.patches
 from mindspeed_ms.adaptation import Adaptation, MindSporeAdaptation, Settings, replace_default_adaptation
 from mindspeed_ms.adaptation.verify import verify_registry
 
@@ -151,8 +150,7 @@ def test_application_is_lazy_and_revert_is_exact_on_real_megatron(tmp_path: Path
                           "restored": [restored.__module__, restored.__code__.co_filename]}}))
     """))
     env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    builtin = [info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__) if info.name[0] != "_"]
-    env.update(GLOG_v="3", MINDSPEED_MS_DISABLE=",".join(builtin))
+    env.update(GLOG_v="3", MINDSPEED_MS_DISABLE=",".join(builtin_providers()))
     completed = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], env=env,
                                capture_output=True, text=True, timeout=300, check=False)
     assert completed.returncode == 0, completed.stderr

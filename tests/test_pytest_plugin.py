@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pkgutil
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -10,15 +9,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _helpers import builtin_providers
 
-import mindspeed_ms.patches
 from mindspeed_ms.engine.registry import PatchRegistry
 from mindspeed_ms.testing import assert_not_patched, assert_patched, write_distribution
 
 pytest_plugins = ["pytester"]
 
-BUILTIN = sorted(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
-                 if not info.name.startswith("_"))
+BUILTIN = builtin_providers()
 
 PROVIDER = """
 import os

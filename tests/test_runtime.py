@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _helpers import ROOT, msrun_command, subprocess_env
 
 from mindspeed_ms.adaptation.runtime import SETTINGS_ENV, RuntimeSetting, choose_runtime_settings
 from mindspeed_ms.adaptation.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 
 
@@ -42,21 +41,10 @@ def test_environment_overrides_each_setting() -> None:
 
 
 def _train(tmp_path: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    environ.update(GLOG_v="3", PATH=f"{Path(sys.executable).parent}{os.pathsep}{environ.get('PATH', '')}", **env)
+    environ = subprocess_env(drop=("MINDSPEED_",), bin_first=True, **env)
     log_dir = tmp_path / f"logs_{len(list(tmp_path.iterdir()))}"
-    return subprocess.run(["msrun", "--worker_num=1", "--local_worker_num=1", f"--master_port={_port()}",
-                           "--join=True", "--cluster_time_out=120", f"--log_dir={log_dir}", str(EXAMPLE),
-                           "--train-iters", "3", *extra],
+    return subprocess.run(msrun_command(EXAMPLE, "--train-iters", "3", *extra, workers=1, log_dir=log_dir),
                           capture_output=True, text=True, timeout=600, env=environ, cwd=str(tmp_path))
-
-
-def _port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _losses(output: str) -> list[str]:
@@ -83,8 +71,7 @@ def test_settings_reach_mindspore_in_mindspore_mode_and_not_in_pytorch_mode(tmp_
         "from mindspore._c_expression import RuntimeConf\n"
         "print('settings', MindSporeAdaptation.runtime_settings(), 'blocking', RuntimeConf.get_instance()"
         ".is_launch_blocking())\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env["GLOG_v"] = "3"
+    env = subprocess_env(drop=("MINDSPEED_",))
     mindspore = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], capture_output=True,
                                text=True, timeout=300, env=env)
     assert mindspore.returncode == 0, mindspore.stderr[-3000:]

@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
+from _helpers import write_files
 
 import mindspeed_ms.engine.static
 from mindspeed_ms.engine.static import MISSING, OK, UNVERIFIABLE, StaticResolver, resolve_static
@@ -88,10 +88,7 @@ PACKAGE = {
 
 @pytest.fixture()
 def source_tree(tmp_path: Path) -> Path:
-    for relative, text in PACKAGE.items():
-        path = tmp_path / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    write_files(tmp_path, PACKAGE)
     (tmp_path / "stpkg" / f"ext{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
     return tmp_path
 
@@ -277,15 +274,8 @@ def test_module_made_at_run_time_by_a_custom_loader_is_unverifiable(monkeypatch:
 
 
 # -- namespace folders, mangled names, ABC bases, the runtime's module mapping (issue 11 items 2, 21-23)
-def _tree(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
 def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_path: Path) -> None:
-    _tree(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
+    write_files(tmp_path, {"nsreg/__init__.py": "", "nsreg/space/deep/mod.py": "def f():\n    pass\n"})
     [result] = resolve_static("nsreg.space.deep.mod.f", search_path=[str(tmp_path)])
     assert result.state == OK
     assert result.location.endswith("mod.py:1")
@@ -293,7 +283,7 @@ def test_a_namespace_folder_inside_an_unimported_regular_package_resolves(tmp_pa
 
 def test_the_import_system_view_resolves_a_namespace_folder_of_an_unimported_package(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _tree(tmp_path, {"nsreg2/__init__.py": "", "nsreg2/space/mod.py": "def f():\n    pass\n"})
+    write_files(tmp_path, {"nsreg2/__init__.py": "", "nsreg2/space/mod.py": "def f():\n    pass\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
     assert StaticResolver().resolve("nsreg2.space.mod.f").state == OK
     assert "nsreg2" not in sys.modules
@@ -320,7 +310,7 @@ class Distributed(Optimizer):
 
 @pytest.mark.parametrize("target", ["mangled.Registry._Registry__register", "mangled._Hidden._Hidden__secret"])
 def test_a_mangled_private_method_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    _tree(tmp_path, {"mangled.py": MANGLED})
+    write_files(tmp_path, {"mangled.py": MANGLED})
     monkeypatch.syspath_prepend(str(tmp_path))
     result = StaticResolver().resolve(target)
     assert result.state == OK, result.reason
@@ -328,14 +318,14 @@ def test_a_mangled_private_method_resolves(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_mangled_name_is_not_found_under_another_class(tmp_path: Path) -> None:
-    _tree(tmp_path, {"mangled2.py": MANGLED})
+    write_files(tmp_path, {"mangled2.py": MANGLED})
     [result] = resolve_static("mangled2._Hidden._Registry__register", search_path=[str(tmp_path)])
     assert result.state != OK
 
 
 def test_new_inherited_from_object_through_an_abc_base_resolves(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    _tree(tmp_path, {"abcopt.py": MANGLED})
+    write_files(tmp_path, {"abcopt.py": MANGLED})
     monkeypatch.syspath_prepend(str(tmp_path))
     result = StaticResolver().resolve("abcopt.Distributed.__new__")
     assert result.state == OK, result.reason
@@ -343,7 +333,7 @@ def test_new_inherited_from_object_through_an_abc_base_resolves(tmp_path: Path,
 
 
 def test_torch_is_read_from_the_package_the_runtime_maps_it_to(tmp_path: Path) -> None:
-    _tree(tmp_path, {"torch/__init__.py": "def old_only():\n    pass\n",
+    write_files(tmp_path, {"torch/__init__.py": "def old_only():\n    pass\n",
                      "msadapter/__init__.py": "def runtime_only():\n    pass\n",
                      "msadapter/nn/__init__.py": "class Module:\n    pass\n"})
     plain = StaticResolver([str(tmp_path)])

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from mindspeed_ms.adaptation.providers import ProviderRun
     from mindspeed_ms.adaptation.runtime import RuntimeSetting
-    from mindspeed_ms.engine.patch_record import Patch
+    from mindspeed_ms.engine.patch_record import PatchRecord
     from mindspeed_ms.engine.registry import PatchRegistry
     from mindspeed_ms.engine.status import ApplyReport, PatchStatus
 
@@ -62,7 +62,7 @@ class MindSporeAdaptation:
 
     @classmethod
     def register(cls, orig_func_name: str, new_func: Any = None, force_patch: bool = True,
-                 create_dummy: bool = False, check_patch: bool = False, **options: Any) -> Patch:
+                 create_dummy: bool = False, check_patch: bool = False, **options: Any) -> PatchRecord:
         """Register a patch in the default registry (MindSpeed-LLM's arguments and defaults).
 
         Inside a provider's ``register(registry, args)`` it registers into that provider's registry
@@ -77,7 +77,7 @@ class MindSporeAdaptation:
             **options: ``kind`` (``"auto"``/``"replace"``/``"wrap"``), ``requires`` (PEP 508), ``purpose``.
 
         Returns:
-            The target's :class:`~mindspeed_ms.Patch` record.
+            The target's :class:`~mindspeed_ms.PatchRecord`.
 
         Raises:
             PatchValidationError: malformed target, kind, replacement or requirement.

@@ -79,7 +79,7 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
     """Resolve one patch's target and check its replacement's signature.
 
     Args:
-        patch: a :class:`~mindspeed_ms.Patch` record.
+        patch: a :class:`~mindspeed_ms.PatchRecord`.
         static: resolve by reading sources; signatures are compared from source too (nothing is imported).
         resolver: a :class:`~mindspeed_ms.engine.static.StaticResolver` to reuse across calls (static only).
 

@@ -19,7 +19,6 @@ when it did). When it did not, ``self`` is a view, and:
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import logging
 import os
@@ -27,6 +26,7 @@ import sys
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import InPlaceOnViewError
+from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
@@ -36,6 +36,7 @@ from mindspeed_ms.compat.inplace_checks import (
 
 __all__ = [
     "InPlaceOnViewError",
+    "add_through_view",
     "write_back",
     "write_through_copy",
 ]
@@ -60,20 +61,11 @@ def _call_site() -> str:
     return "<unknown>"
 
 
-@functools.lru_cache(maxsize=1)
-def _host_memory_reason() -> str | None:
-    """Return why tensor memory is not host memory here, or None when it is (MindSpore on the CPU)."""
-    import mindspore
-
-    target = mindspore.get_context("device_target")
-    return None if target == "CPU" else f"tensors live on {target}, not in host memory"
-
-
 def _host_write(op: str, view: Any, values: Any) -> None:
     """Write ``values`` into the host memory ``view`` occupies, at its offset and strides."""
     import numpy as np
 
-    reason = _host_memory_reason()
+    reason = host_memory_reason()
     if reason is not None:
         raise InPlaceOnViewError(op, _call_site(), f"cannot write through the view: {reason}")
     # asnumpy() waits for ``values``, queued last: every kernel queued before it (those writing or
@@ -84,21 +76,30 @@ def _host_write(op: str, view: Any, values: Any) -> None:
         source = np.broadcast_to(source, shape)
     if source.size == 0:
         return
-    itemsize = source.dtype.itemsize
-    strides = tuple(view.stride())
-    extent = 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
-    buffer = (ctypes.c_char * (extent * itemsize)).from_address(view.data_ptr())
-    flat = np.frombuffer(buffer, dtype=source.dtype)
-    target = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(s * itemsize for s in strides))
-    target[...] = source
+    host_array(view, sync=False, dtype=source.dtype)[...] = source
+
+
+def _is_view(tensor: Any) -> bool:
+    """Return whether ``tensor`` certainly does not own its storage (``copy_`` would not land in it).
+
+    ``view()``/``reshape`` results name their base; slices of it start past the storage's start. Either
+    is enough to skip the ``copy_`` kernel that could not land (a slice at offset 0 is found after it).
+    """
+    if getattr(tensor, "_base", None) is not None:
+        return True
+    offset = getattr(tensor, "storage_offset", None)
+    return offset is not None and int(offset()) != 0
 
 
 def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> Any:
-    out = copy(tensor, values)
-    if out is tensor or out.data_ptr() == tensor.data_ptr():
-        return tensor
-    # copy_ did not reach the storage: ``tensor`` is a view of another tensor's memory.
-    if records_grad(tensor):
+    recorded = records_grad(tensor)
+    # A tensor that autograd records always tries the kernel: where it lands, autograd sees the write.
+    if recorded or host_memory_reason() is not None or not _is_view(tensor):
+        out = copy(tensor, values)
+        if out is tensor or out.data_ptr() == tensor.data_ptr():
+            return tensor
+    # copy_ did not (or could not) reach the storage: ``tensor`` is a view of another tensor's memory.
+    if recorded:
         raise InPlaceOnViewError(
             op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
@@ -106,6 +107,31 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
         logger.debug("Tensor.%s wrote through a view at %s", op, _call_site())
     return tensor
+
+
+#: dtypes whose sum NumPy and MindSpore's CPU kernel round alike (IEEE addition, no flush of subnormals)
+_HOST_ADD_DTYPES = frozenset({"Float32", "Float64"})
+
+
+def add_through_view(tensor: Any, other: Any) -> bool:
+    """Add ``other`` to the view ``tensor`` in its host memory; return False (nothing done) where it does not apply.
+
+    Applies where the sum would otherwise be computed by a kernel and then written through the view's host
+    memory anyway (:func:`write_back`): ``tensor`` is a view on the CPU backend that autograd does not
+    record, ``other`` a tensor of the same float dtype that autograd does not record either (DDP's
+    ``main_grad.add_(grad)`` each backward). One NumPy pass, the same IEEE sums, no temporary, no kernel.
+    The caller has run PyTorch's checks (shape, overlap, leaf).
+    """
+    dtype = getattr(other, "dtype", None)
+    if (dtype is None or dtype != tensor.dtype or str(dtype).rsplit(".", 1)[-1] not in _HOST_ADD_DTYPES
+            or host_memory_reason() is not None or records_grad(tensor) or records_grad(other)
+            or not _is_view(tensor)):
+        return False
+    import numpy as np
+
+    target = host_array(tensor)
+    np.add(target, host_array(other, sync=False), out=target)
+    return True
 
 
 def _plain_copy(tensor: Any, values: Any) -> Any:

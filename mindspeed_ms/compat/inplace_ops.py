@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.compat.inplace import write_back
+from mindspeed_ms.compat.inplace import add_through_view, write_back
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
     FLOATING,
@@ -116,6 +116,8 @@ def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     from mindspore import ops
 
     check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
+    if alpha == 1 and add_through_view(self, other):
+        return self
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("add_", self, ops.logical_or(self, other))
     return write_back("add_", self, ops.add(self, _scaled(other, alpha)))

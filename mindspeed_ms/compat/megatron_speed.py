@@ -24,9 +24,9 @@ losses stay within the parity tolerances but are not bit-identical to the per-gr
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
+from mindspeed_ms.compat import host_memory
 from mindspeed_ms.compat.errors import ClipGradTypeError
 
 __all__ = ["ClipGradTypeError", "chained_optimizer_step", "clip_grad_by_total_norm_fp32",
@@ -37,21 +37,11 @@ BUCKET_ATTRIBUTE = "_mindspeed_ms_bucket"
 
 
 def host_array(tensor: Any) -> Any:
-    """Return a NumPy array over the host memory of a contiguous CPU ``tensor`` (writes land in the tensor).
+    """Return a 1-D NumPy array over the host memory of a contiguous CPU ``tensor`` (writes land in the tensor).
 
     Waits for every queued kernel first, so the memory holds what the tensor holds.
     """
-    import mindspore
-    import numpy as np
-    from mindspore.common.api import _pynative_executor
-
-    # mindspore.runtime.synchronize() is a no-op (and logs an error) on CPU; the PyNative executor's sync
-    # waits for the kernels queued when launch is asynchronous (MINDSPEED_MS_LAUNCH_BLOCKING=0).
-    _pynative_executor.sync()
-    dtype = np.dtype(mindspore.dtype_to_nptype(tensor.dtype))
-    count = int(tensor.numel())
-    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(tensor.data_ptr())
-    return np.frombuffer(memoryview(buffer), dtype=dtype, count=count)
+    return host_memory.host_array(tensor, flat=True)
 
 
 def scale_in_place(tensor: Any, factor: float) -> None:

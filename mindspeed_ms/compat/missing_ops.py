@@ -143,19 +143,24 @@ def diag(input: Any, diagonal: int = 0, *, out: Any = None) -> Any:
 _TYPE_NAMES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
                "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
                "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_"}
+_KIND_OF_DTYPE = {dtype: kind for kind, dtype in _TYPE_NAMES.items()}
 
 
 def type_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """``Tensor.type``: a legacy type name (``'torch.HalfTensor'``, ``'torch.cuda.LongTensor'``) casts to its dtype
-    (MSAdapter raised KeyError), and ``x.type()`` names every dtype (it knew float32/16 and bfloat16 only; the
-    ``torch.cuda.`` prefix is MSAdapter's: its tensors report the accelerator as their device)."""
+    (MSAdapter raised KeyError), and ``x.type()`` names every dtype (it knew float32/16 and bfloat16 only) on the
+    device the tensor reports: ``torch.FloatTensor`` on the CPU backend (MSAdapter said ``torch.cuda.`` for every
+    tensor), ``torch.cuda.FloatTensor`` where tensors report the accelerator, and inside megatron's optimizers'
+    type checks (:mod:`mindspeed_ms.compat.tensor_type`)."""
     import mindspore
+
+    from mindspeed_ms.compat.tensor_type import type_name
 
     @functools.wraps(op)
     def type_(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if dtype is None:
-            name = {v: k for k, v in _TYPE_NAMES.items()}.get(str(self.dtype).lower().replace("bool", "bool_"))
-            return f"torch.cuda.{name}" if name else op(self)
+            name = _KIND_OF_DTYPE.get(str(self.dtype).lower().replace("bool", "bool_"))
+            return type_name(name, bool(getattr(self, "is_cuda", True))) if name else op(self)
         if isinstance(dtype, str):
             key = dtype.rpartition(".")[2]
             if not dtype.startswith("torch.") or key not in _TYPE_NAMES:

@@ -22,7 +22,6 @@ __all__ = [
     "current_device",
     "tensor_to_cpu_wrapper",
     "clip_grad_by_total_norm_fp32",
-    "cuda_type_name_wrapper",
     "CpuStream",
     "router_gating",
     "get_device_rng_state",
@@ -161,32 +160,6 @@ def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: f
     if clip_coeff < 1.0:
         for grad in grads:
             grad.mul_(clip_coeff)
-
-
-def cuda_type_name_wrapper(type_method: Callable[..., Any]) -> Callable[..., Any]:
-    """Make ``Tensor.type()`` (no argument) name a CPU tensor as its CUDA counterpart.
-
-    megatron-core tells parameter kinds apart by ``param.type() == 'torch.cuda.FloatTensor'`` (the
-    distributed optimizer, the FP32/mixed-precision optimizers) and rejects anything else; on a CPU
-    build every tensor is ``torch.FloatTensor``. Conversions (``type(dtype)``) are untouched.
-
-    Args:
-        type_method: ``torch.Tensor.type``.
-
-    Returns:
-        ``type`` that answers ``torch.cuda.<Kind>Tensor`` for a CPU tensor when asked its name.
-    """
-
-    @functools.wraps(type_method)
-    def type_(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
-        if dtype is None and not kwargs:
-            name = type_method(self)
-            if isinstance(name, str) and name.startswith("torch.") and not name.startswith("torch.cuda."):
-                return "torch.cuda." + name[len("torch."):]
-            return name
-        return type_method(self, dtype, non_blocking, **kwargs)
-
-    return type_
 
 
 class CpuStream:

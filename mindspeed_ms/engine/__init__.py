@@ -1,9 +1,11 @@
 """The patch engine: registry, apply/revert with rollback, journal, import watcher, target resolution.
 
 Modules: :mod:`.registry` (what is registered, conflicts, provenance, status) and :mod:`.applier`
-(its applying half: one batch with rollback, deferred patches, revert); :mod:`.patch_record` (the
-per-target record, :class:`Patch`, and installing one) and :mod:`.journal` (the install/undo
-journal of primitive changes); :mod:`.watcher` (the ``sys.meta_path`` import watcher) and
+(its applying half: the one install path, resolve -> install -> record, for a batch with rollback and
+for a module just imported; revert); :mod:`.patch_record` (the per-target record,
+:class:`PatchRecord`), :mod:`.install` (resolving a target and installing a record there) and
+:mod:`.journal` (the install/undo journal of primitive changes, and the one-pass alias rebinding);
+:mod:`.watcher` (the ``sys.meta_path`` import watcher) and
 :mod:`.finders` (the one spec lookup); :mod:`.targets` (runtime resolution), :mod:`.static` and
 :mod:`.static_index` (resolution by reading sources); :mod:`.signatures`, :mod:`.requirements`,
 :mod:`.status` (value objects) and :mod:`.errors`.
@@ -17,18 +19,18 @@ from importlib import import_module
 
 TYPE_CHECKING = False
 
-__all__ = ["PatchRegistry", "Patch", "PatchStatus", "ApplyReport", "ImportWatcher"]
+__all__ = ["PatchRegistry", "PatchRecord", "PatchStatus", "ApplyReport", "ImportWatcher"]
 
 _EXPORTS = {
     "PatchRegistry": "mindspeed_ms.engine.registry",
-    "Patch": "mindspeed_ms.engine.patch_record",
+    "PatchRecord": "mindspeed_ms.engine.patch_record",
     "PatchStatus": "mindspeed_ms.engine.status",
     "ApplyReport": "mindspeed_ms.engine.status",
     "ImportWatcher": "mindspeed_ms.engine.watcher",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .patch_record import Patch
+    from .patch_record import PatchRecord
     from .registry import PatchRegistry
     from .status import ApplyReport, PatchStatus
     from .watcher import ImportWatcher

@@ -16,7 +16,9 @@ import importlib.machinery
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter, not_
 from types import ModuleType
 from typing import Any, Callable
 
@@ -302,75 +304,72 @@ def is_identity_meaningful(value: Any) -> bool:
     return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes)))
 
 
-AliasEntry = tuple[Any, Any, Any, frozenset[str]]  # original, replacement, patch, modules to skip
+#: ``(binding name, original, replacement, record, modules left alone)``: one target for the alias pass.
+AliasEntry = tuple[str, Any, Any, Any, frozenset[str]]
 
 
-def rebind_aliases(journal: list[Record], entries: dict[str, list[AliasEntry]], *, journaled: bool = True) -> None:
+def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, journaled: bool = True) -> None:
     """Rebind module-level ``name = original`` bindings to the replacement, in one pass.
 
     Args:
         journal: where the rebinding records go.
-        entries: binding name -> ``(original, replacement, patch, modules left alone)``.
+        entries: what to rebind (see :data:`AliasEntry`); when two share a name and an original, the
+            first wins.
         journaled: record the rebinding (False when putting originals back: nothing to undo then).
 
-    Only module ``__dict__``s are read (never a module's ``__getattr__``), and each module's keys are
-    intersected with the names in C; a binding with a wanted name costs one more dictionary probe
-    (by the identity of its value), however many targets share that name (``forward``,
-    ``__init__`` in hundreds of modules), so the pass is linear in the bindings.
+    Only module ``__dict__``s are read (never a module's ``__getattr__``, nor any binding's
+    ``__eq__``/``__hash__``). The filtering runs in C over whole namespaces: which modules bind a
+    wanted name at all (a dict-keys/set ``isdisjoint``), then which of those hold one of the
+    originals by identity (the ``id`` of every value against the set of the originals' ids). Python
+    work is done only in the modules where an original is bound, so thousands of modules defining
+    the names of the targets (``forward``, ``__init__``) cost next to nothing each.
     """
     if not entries:
         clear_forwarding_caches()
         return
-    # name -> id(original) -> entry; the first registered wins when two targets share an original
-    index: dict[str, dict[int, AliasEntry]] = {}
-    for name, items in entries.items():
-        by_identity = index.setdefault(name, {})
-        for item in items:
-            by_identity.setdefault(id(item[0]), item)
-    # Few names (many targets sharing them): probe each module's dict for them directly. Many
-    # names: intersect each module's keys with them in C. An exact set (not a frozenset): CPython's
-    # dict-view intersection only takes its fast path with one, and isdisjoint() answers "nothing
-    # here" without allocating.
-    names = set(index)
-    size = len(names)
-    few = tuple(index.items()) if size <= 8 else None
-    module_type = ModuleType
-    missing = _MISSING
-    found: list[tuple[str, Any, str, Any, AliasEntry]] = []
-    for module_name, module in list(sys.modules.items()):
-        if not isinstance(module, module_type):
-            continue
-        namespace = module.__dict__
-        if few is not None:
-            get = namespace.get
-            for name, by_identity in few:
-                value = get(name, missing)
-                if value is not missing:
-                    entry = by_identity.get(id(value))
-                    if entry is not None and entry[0] is value:
-                        found.append((module_name, module, name, namespace, entry))
-            continue
-        if len(namespace) > size:
-            common = namespace.keys() & names
-            if not common:
-                continue
-        elif names.isdisjoint(namespace):
-            continue
-        else:
-            common = names.intersection(namespace)
-        for name in common:
-            value = namespace[name]
-            entry = index[name].get(id(value))
-            if entry is not None and entry[0] is value:
-                found.append((module_name, module, name, namespace, entry))
-    for module_name, module, name, namespace, (original, replacement, patch, skip) in found:
+    by_identity: dict[int, list[AliasEntry]] = {}
+    for entry in entries:
+        same = by_identity.setdefault(id(entry[1]), [])
+        if all(other[0] != entry[0] for other in same):
+            same.append(entry)
+    found = [(module_name, module, entry) for module_name, module, namespace, held in _holding(by_identity, entries)
+             for identity in held for entry in by_identity[identity] if namespace.get(entry[0], _MISSING) is entry[1]]
+    for module_name, module, (name, original, replacement, patch, skip) in found:
         if module_name in skip or _under(module_name, skip):
             continue
-        namespace[name] = replacement
+        module.__dict__[name] = replacement
         if journaled:
             journal.append(Record("alias", module, name, original, replacement, True, patch))
             patch.aliases.append(module_name)
     clear_forwarding_caches()
+
+
+def _holding(by_identity: dict[int, list[AliasEntry]], entries: Sequence[AliasEntry]
+             ) -> Iterator[tuple[str, ModuleType, dict[str, Any], set[int]]]:
+    """Yield ``(name, module, namespace, ids of the originals it binds)`` of the modules binding any original.
+
+    Only modules that bind a wanted name are looked at, and only those holding an original by
+    identity are yielded; both tests run in C over whole namespaces.
+    """
+    items = list(sys.modules.items())
+    pairs = list(compress(items, map(isinstance, map(_second, items), repeat(ModuleType))))
+    namespaces: list[dict[str, Any]] = list(map(_namespace, map(_second, pairs)))
+    # An exact set (not a frozenset): CPython's dict-view operations only take their fast path with one.
+    names = {entry[0] for entry in entries}
+    ids = set(by_identity)
+    # 1. bind a wanted name at all (dict_keys.isdisjoint iterates the smaller side and stops at a hit)
+    binds = list(map(_keys_isdisjoint, map(dict.keys, namespaces), repeat(names)))
+    candidates = list(compress(zip(pairs, namespaces), map(not_, binds)))
+    # 2. hold an original: the ids of all their values intersected with the originals' (one set per module)
+    values = map(dict.values, map(_second, candidates))
+    held = list(map(ids.intersection, map(map, repeat(id), values)))
+    for ((module_name, module), namespace), identities in compress(zip(candidates, held), held):
+        yield module_name, module, namespace, identities
+
+
+_keys_isdisjoint: Callable[[Any, Any], bool] = type({}.keys()).isdisjoint
+_second = itemgetter(1)
+_namespace = attrgetter("__dict__")
 
 
 def _under(module_name: str, skip: frozenset[str]) -> bool:
@@ -394,9 +393,8 @@ def clear_forwarding_caches() -> None:
     patch of ``msadapter.ops.creation.full`` would never be seen through ``torch.full``. Any module
     whose class ``__getattr__`` has ``cache_clear`` gets it called.
     """
-    for module in list(sys.modules.values()):
-        kind = type(module)
-        if kind is ModuleType or not isinstance(module, ModuleType):
+    for kind in set(map(type, list(sys.modules.values()))):
+        if kind is ModuleType or not issubclass(kind, ModuleType):
             continue
         cache_clear = getattr(vars(kind).get("__getattr__"), "cache_clear", None)
         if callable(cache_clear):
@@ -411,7 +409,7 @@ def restore_aliases(records: Sequence[Record]) -> None:
     the original back there too. The owner and the modules of the replacement's own top-level
     package (which define or re-export it) are left alone.
     """
-    entries: dict[str, list[AliasEntry]] = {}
+    entries: list[AliasEntry] = []
     first_old: dict[tuple[int, str], Any] = {}
     for record in records:
         if record.kind not in ("attr", "module") or not (record.kind == "module" or
@@ -426,7 +424,6 @@ def restore_aliases(records: Sequence[Record]) -> None:
         # .impl import f`` in a package __init__): those bindings are theirs, not copies of the target.
         home = (getattr(unwrap_descriptor(record.new), "__module__", None) or "").partition(".")[0]
         skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else ""})
-        name = record.name.rpartition(".")[2]
-        entries.setdefault(name, []).append((record.new, original, None, skip))
+        entries.append((record.name.rpartition(".")[2], record.new, original, None, skip))
     if entries:
         rebind_aliases([], entries, journaled=False)

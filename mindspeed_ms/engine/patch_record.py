@@ -1,37 +1,26 @@
-"""The per-target record a registry keeps: :class:`Patch`, and installing one patch where it stands."""
+"""The per-target record a registry keeps: :class:`PatchRecord` (what is registered, what applying did).
+
+Installing a record where its target stands is :mod:`.install`'s job; this module is data and the
+choices made from it (which registrations apply, the status snapshot).
+"""
 
 from __future__ import annotations
 
 import importlib
 import itertools
 import re
-import sys
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
-from .errors import PatchApplyError, SignatureMismatchError, TargetNotFoundError
-from .journal import (
-    MISSING,
-    AliasEntry,
-    Record,
-    build_value,
-    counting_shim,
-    is_identity_meaningful,
-    live_records,
-    make_stub,
-    overwritten_by,
-    placeholder,
-    set_attr,
-)
-from .signatures import signature_problems, unwrap_descriptor
-from .status import PatchStatus
-from .targets import Located, not_found
+from .errors import PatchApplyError
+from .journal import MISSING, Record, overwritten_by
+from .signatures import unwrap_descriptor
+from .status import PatchStatus, make_status
 
-__all__ = ["Patch", "NO_REPLACEMENT", "install", "stub_chain", "qualified_name", "describe", "is_reference",
-           "resolve_reference"]
+__all__ = ["PatchRecord", "NO_REPLACEMENT", "qualified_name", "describe", "is_reference", "resolve_reference"]
 
 NO_REPLACEMENT: Any = MISSING
-#: registration order of targets, across registries (a Patch is created at its target's first registration)
+#: registration order of targets, across registries (a PatchRecord is created at its target's first registration)
 _SEQUENCE = itertools.count()
 
 
@@ -77,7 +66,7 @@ def qualified_name(obj: Any) -> str:
     return f"{module}.{qualname}" if module else str(qualname)
 
 
-class Patch:
+class PatchRecord:
     """Everything registered for one target, and where applying it stands.
 
     A registry owns its patches; read them through :meth:`PatchRegistry.status`. Attributes set at
@@ -130,6 +119,7 @@ class Patch:
         self.calls = 0
         self.records: list[Record] = []
         self.watching: str | None = None
+        self._described: tuple[Any, str] = (NO_REPLACEMENT, "")
 
     # -- registration data ---------------------------------------------------------------------
     def registration(self) -> tuple[Any, ...]:
@@ -169,6 +159,12 @@ class Patch:
         left out (what it is, where and by whom it was registered, and why). Nothing active means
         the patch is skipped.
         """
+        if not self.replacement_requires and not any(wrap[3] for wrap in self.wraps):
+            # nothing conditional (the usual case): everything registered goes in
+            self.unverified = []
+            self.active_replacement, self.active_provider = self.replacement, self.replacement_provider
+            self.active_wraps = [wrap[0] for wrap in self.wraps]
+            return []
         from .requirements import check_requirements
 
         notes: list[str] = []
@@ -282,172 +278,30 @@ class Patch:
         elif shown is None:
             replacement = "<placeholder raising NotImplementedError>"
         else:
-            replacement = describe(shown)
+            if self._described[0] is not shown:  # the name of a replacement does not change: once per replacement
+                self._described = (shown, describe(shown))
+            replacement = self._described[1]
         if fallback_in:
             provider = self.active_provider
         elif self.yielded:  # the replacement that superseded a fallback is installed: its provider (None: the user)
             provider = self.replacement_provider
         else:
             provider = self.provider
-        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (self.sources or ["?"])[0])
+        sources = tuple(site for site, _ in self.sites)
+        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (sources or ("?",))[0])
         state, reason = self.state, self.reason
         if state == "applied":
             drift = self.drift()
             if drift is not None:
                 state, reason = "overwritten", drift
-        return PatchStatus(
+        superseded = tuple(f"{describe(func)} (registered at {site}" + (f" by provider {owner!r})" if owner else ")")
+                           for func, site, owner, _ in self.yielded) if self.yielded else ()
+        return make_status(
             target=self.target, kinds=self.kinds, state=state, replacement=replacement,
-            registered_at=first, sources=tuple(self.sources), stub=self.stub, aliases=tuple(self.aliases),
-            warnings=tuple(self.notes) + tuple(self.warnings), reason=reason, purpose=self.purpose,
-            provider=provider,
+            registered_at=first, sources=sources, stub=self.stub, aliases=tuple(self.aliases),
+            warnings=(*self.notes, *self.warnings), reason=reason, purpose=self.purpose, provider=provider,
             calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
-            superseded=tuple(f"{describe(func)} (registered at {site}" + (f" by provider {provider!r})" if provider
-                                                                          else ")")
-                             for func, site, provider, _ in self.yielded),
-            unverified=tuple(self.unverified))
+            superseded=superseded, unverified=tuple(self.unverified))
 
     def __repr__(self) -> str:
-        return f"<Patch {self.target} {'+'.join(self.kinds)} {self.state}>"
-
-
-def stub_chain(patch: Patch, error: TargetNotFoundError, journal: list[Record]) -> Located:
-    """Create stub modules for the missing part of ``patch.target`` (``create_dummy=True``)."""
-    parts = patch.parts
-    start = len(error.resolved.split(".")) if error.resolved else 0
-    if error.resolved and not isinstance(sys.modules.get(error.resolved), ModuleType) and start < len(parts) - 1:
-        raise TargetNotFoundError(
-            f"cannot create {patch.target!r} with create_dummy=True: {error.resolved!r} is not a module, and "
-            f"create_dummy creates missing modules and the last attribute only, not {parts[start]!r} inside "
-            f"it; register a replacement for {error.resolved + '.' + parts[start]!r} instead",
-            target=patch.target, resolved=error.resolved, missing=parts[start])
-    for index in range(start, len(parts) - 1):
-        fullname = ".".join(parts[:index + 1])
-        existing = sys.modules.get(fullname)
-        if existing is None:
-            make_stub(journal, fullname, patch)
-        elif not isinstance(existing, ModuleType):
-            raise error
-    owner = sys.modules[".".join(parts[:-1])] if len(parts) > 1 else None
-    patch.stub = True
-    return Located(patch.target, module_name=".".join(parts[:-1]), owner=owner, name=parts[-1])
-
-
-def _inherited(owner: type, defined_on: type, name: str, raw: Any, later: Callable[[Any], bool] | None
-               ) -> tuple[Any, bool]:
-    """Return what ``owner`` inherits as ``name`` from ``defined_on``, seen from before patches registered later.
-
-    MindSpeed applies patches in registration order: ``Parameter.type`` registered before
-    ``Tensor.type`` wraps the original ``Tensor.type``. Applied lazily (the subclass's module imported
-    later), the base may already hold a patch registered *after* this one: what it installed is looked
-    through, so the subclass is not wrapped twice. A base patched by an earlier registration (or by
-    another registry) is what the subclass inherits, as in MindSpeed.
-    """
-    if later is None:
-        return raw, True
-    mro = owner.__mro__
-    while True:
-        record = next((r for r in live_records(defined_on, name) if r.new is raw and r.kind == "attr"), None)
-        if record is None or not later(record.patch):
-            return raw, True
-        if record.old is not MISSING:
-            raw = record.old
-            continue
-        # that patch created the attribute on the base: it was inherited from further up
-        position = mro.index(defined_on) if defined_on in mro else len(mro)
-        base = next((b for b in mro[position + 1:] if name in vars(b)), None)
-        if base is None:
-            return MISSING, False
-        defined_on, raw = base, vars(base)[name]
-
-
-def _original(patch: Patch, located: Located, later: Callable[[Any], bool] | None = None) -> tuple[Any, bool]:
-    """Return ``(raw original, whether it exists)``: from the patch's first live record if installed."""
-    for record in patch.records:
-        if not record.alive:
-            continue
-        if (record.kind in ("attr", "getattr") and record.owner is located.owner and record.name == located.name) or \
-                (record.kind == "module" and located.is_module and record.name == located.module_name):
-            if record.old is MISSING and isinstance(record.owner, type):
-                # patched on a subclass that inherited it: the original is what the bases provide
-                for base in record.owner.__mro__[1:]:
-                    if record.name in vars(base):
-                        return _inherited(record.owner, base, record.name, vars(base)[record.name], later)
-            return record.old, record.old is not MISSING
-    if located.exists and isinstance(located.owner, type) and isinstance(located.defined_on, type) \
-            and located.defined_on is not located.owner:
-        return _inherited(located.owner, located.defined_on, located.name, located.raw, later)
-    return located.raw, located.exists
-
-
-def install(patch: Patch, located: Located, journal: list[Record], *, strict: bool, traced: bool,
-            later: Callable[[Any], bool] | None = None) -> AliasEntry | None:
-    """Install ``patch`` at ``located`` (its module is imported), journaling every change.
-
-    ``later(other)`` tells whether another :class:`Patch` of the same registry was registered after
-    this one (an inherited target then looks through what it installed on a base class).
-
-    Returns:
-        The alias entry for the one-pass rebinding of ``from``-imported names, or ``None``.
-
-    Raises:
-        TargetNotFoundError, SignatureMismatchError, PatchApplyError, or whatever a wrap raises.
-    """
-    if located.owner is None and located.is_module and "." not in patch.target:
-        raise PatchApplyError(f"cannot replace top-level module {patch.target!r}: block it and provide "
-                              f"a module under another name instead", target=patch.target)
-    # Re-installing a changed patch builds on the true original, kept in its first record; the
-    # new records then chain on top of the old ones, so revert (and rollback) stay exact.
-    raw, exists = _original(patch, located, later)
-    if not exists:
-        if not patch.create_dummy:
-            raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
-        patch.stub = True
-    replacement = patch.active_replacement
-    if replacement is None:
-        replacement = placeholder(patch.target, patch.replacement_site or "?")
-    elif is_reference(replacement):
-        replacement = resolve_reference(replacement, target=patch.target)
-    if replacement is NO_REPLACEMENT and not exists and patch.create_dummy:
-        # MindSpeed wraps a dummy function: the wraps go around a placeholder raising NotImplementedError
-        replacement = placeholder(patch.target, (patch.wraps[0][1] if patch.wraps else None) or "?")
-    if replacement is NO_REPLACEMENT and not exists:
-        raise PatchApplyError(f"cannot wrap {patch.target!r}: it does not exist and no replacement is "
-                              f"registered to wrap", target=patch.target)
-    if located.is_module and not isinstance(replacement, ModuleType) and replacement is not NO_REPLACEMENT:
-        raise PatchApplyError(f"{patch.target!r} is a module: its replacement must be a module object, got "
-                              f"{type(replacement).__name__}", target=patch.target)
-    original = unwrap_descriptor(raw) if exists else None
-    if (replacement is not NO_REPLACEMENT and callable(original) and not callable(unwrap_descriptor(replacement))
-            and not isinstance(replacement, (ModuleType, property))):
-        raise PatchApplyError(f"{patch.target!r} is callable but its replacement {replacement!r} is not",
-                              target=patch.target)
-    shim = None
-    if (traced or patch.log_calls) and not located.is_module:
-        def shim(func: Any) -> Any:
-            return counting_shim(func, patch, patch.target, patch.log_calls)
-    value, func = build_value(raw if exists else None, replacement, patch.active_wraps, shim,
-                              target=patch.target)
-    if exists and replacement is not NO_REPLACEMENT and not located.is_module:
-        problems = signature_problems(raw, func)
-        if problems:
-            text = [f"replacement {qualified_name(replacement)} {p}" for p in problems]
-            if strict:
-                raise SignatureMismatchError(f"{patch.target}: " + "; ".join(text), target=patch.target,
-                                             problems=problems)
-            patch.warnings = text
-    if located.is_module:
-        journal.append(Record("module", None, located.module_name, located.raw, value, True, patch))
-        sys.modules[located.module_name] = value
-    if located.owner is not None:
-        # A submodule hooked while it is first imported is not yet an attribute of its parent (Python
-        # sets it right after): what undo must put back there is still the original module.
-        set_attr(journal, located.owner, located.name, value, patch,
-                 old=located.raw if located.is_module else MISSING)
-    current = located.raw
-    if located.exists and is_identity_meaningful(current) and (located.is_module
-                                                              or isinstance(located.owner, ModuleType)):
-        skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
-                          getattr(located.owner, "__name__", "")})
-        return (current, value, patch, skip)
-    return None
-
+        return f"<PatchRecord {self.target} {'+'.join(self.kinds)} {self.state}>"

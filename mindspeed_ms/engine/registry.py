@@ -18,14 +18,14 @@ from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
-from .applier import Applier
+from .applier import MISSING_TARGET_POLICIES, Applier, ApplyOptions
 from .errors import (
     AdaptationError,
     PatchConflictError,
     PatchValidationError,
     TargetNotFoundError,
 )
-from .patch_record import NO_REPLACEMENT, Patch, describe, is_reference
+from .patch_record import NO_REPLACEMENT, PatchRecord, describe, is_reference
 from .requirements import normalize_requires
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import locate, parse_target, suggest
@@ -37,8 +37,6 @@ __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_
 logger = logging.getLogger("mindspeed_ms")
 
 _KINDS = ("auto", "replace", "wrap")
-#: What apply() may do with a missing target (see PatchRegistry).
-MISSING_TARGET_POLICIES = ("error", "skip")
 #: Modules whose frames are machinery, not registration sites.
 INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation.mindspore_adaptation",
                     "mindspeed_ms.adaptation.providers"}
@@ -107,11 +105,8 @@ class PatchRegistry:
         if missing_targets not in MISSING_TARGET_POLICIES:
             raise PatchValidationError(f"missing_targets={missing_targets!r} is unknown: use one of "
                                        f"{', '.join(map(repr, MISSING_TARGET_POLICIES))}")
-        self.missing_targets = missing_targets
-        self.name = name
-        self.strict = strict
-        self.trace = trace
-        self._patches: dict[str, Patch] = {}
+        self._options = ApplyOptions(name, strict, trace, missing_targets)
+        self._patches: dict[str, PatchRecord] = {}
         self._lock = threading.RLock()
         self._op_lock = threading.RLock()
         self._provider: str | None = None
@@ -119,13 +114,41 @@ class PatchRegistry:
         self._fallback = False
         self._scopes: list[dict[str, Any]] = []
         self.watcher = watcher if watcher is not None else default_watcher
-        self._applier = Applier(self, self._lock, self.watcher)
+        self._applier = Applier(self._options, self._lock, self._patches, self.watcher)
+
+    @property
+    def name(self) -> str:
+        """Shown in logs and errors."""
+        return self._options.name
+
+    @property
+    def strict(self) -> bool:
+        """Signature mismatches and failures on import are errors instead of warnings."""
+        return self._options.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self._options.strict = value
+
+    @property
+    def trace(self) -> bool:
+        """Installed callables are wrapped in a counting shim (from the next apply on)."""
+        return self._options.trace
+
+    @trace.setter
+    def trace(self, value: bool) -> None:
+        self._options.trace = value
+
+    @property
+    def missing_targets(self) -> str:
+        """What ``apply()`` does with a missing target: ``"error"`` or ``"skip"``."""
+        return self._options.missing_targets
 
     # -- registration ----------------------------------------------------------------------------
     def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
                  create_dummy: bool = False, kind: str = "auto",
                  requires: None | str | Sequence[str] = None, purpose: str | None = None,
-                 log_calls: bool = False, site: str | None = None, fallback: bool | None = None) -> Patch:
+                 log_calls: bool = False, site: str | None = None, fallback: bool | None = None) -> PatchRecord:
         """Register a replacement or a wrap for ``target``; nothing is imported or patched yet.
 
         Args:
@@ -148,7 +171,7 @@ class PatchRegistry:
                 :meth:`provider` block's setting.
 
         Returns:
-            The target's :class:`Patch` record (one per target).
+            The target's :class:`PatchRecord` (one per target).
 
         Raises:
             PatchValidationError: malformed target, kind, replacement or requirement.
@@ -177,7 +200,7 @@ class PatchRegistry:
             patch = self._patches.get(target)
             created = patch is None
             if patch is None:
-                patch = Patch(target, parts)
+                patch = PatchRecord(target, parts)
             elif patch.is_block:
                 raise PatchConflictError(f"{target!r} is blocked by this registry ({patch.sources[0]}); "
                                          f"unregister the block before patching it", target=target,
@@ -207,7 +230,7 @@ class PatchRegistry:
         return patch
 
     @staticmethod
-    def _mark_changed(patch: Patch) -> None:
+    def _mark_changed(patch: PatchRecord) -> None:
         """A registration changed ``patch``: the next ``apply()`` takes it into account."""
         if patch.state in ("applied", "pending-import"):
             # installed again on top of itself; an armed one chooses again what goes in on import
@@ -225,7 +248,7 @@ class PatchRegistry:
                                        target=target)
 
     @staticmethod
-    def _set_replacement(patch: Patch, new_func: Any, site: str, force: bool, provider: str | None,
+    def _set_replacement(patch: PatchRecord, new_func: Any, site: str, force: bool, provider: str | None,
                          requires: tuple[str, ...], fallback: bool) -> None:
         current = patch.replacement
         if current is new_func:
@@ -270,7 +293,7 @@ class PatchRegistry:
         patch.replacement_requires = requires
         patch.replacement_fallback = fallback
 
-    def block(self, module_name: str, *, purpose: str | None = None) -> Patch:
+    def block(self, module_name: str, *, purpose: str | None = None) -> PatchRecord:
         """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
 
         A module already imported when the block is applied leaves ``sys.modules`` (and its parent)
@@ -285,7 +308,7 @@ class PatchRegistry:
                                          f"a module cannot be patched and blocked at once", target=module_name,
                                          sites=(patch.sources[0], site))
             if patch is None:
-                patch = Patch(module_name, parts, is_block=True)
+                patch = PatchRecord(module_name, parts, is_block=True)
                 self._remember(patch, True)
                 patch.sites.append((site, self._provider))
                 patch.purpose = purpose
@@ -423,15 +446,15 @@ class PatchRegistry:
                         self._patches.pop(patch.target, None)
             return [patch.target for patch in touched]
 
-    def patches(self) -> list[Patch]:
-        """Return the :class:`Patch` records (blocks included), in registration order.
+    def patches(self) -> list[PatchRecord]:
+        """Return the :class:`PatchRecord` of every target (blocks included), in registration order.
 
         The records are the registry's own: read them, do not change them.
         """
         with self._lock:
             return list(self._patches.values())
 
-    def _remember(self, patch: Patch, created: bool) -> None:
+    def _remember(self, patch: PatchRecord, created: bool) -> None:
         for scope in self._scopes:
             if patch.target not in scope:
                 scope[patch.target] = None if created else (patch, patch.registration())

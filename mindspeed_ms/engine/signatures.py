@@ -22,10 +22,8 @@ _Shape = tuple[tuple[str, ...], int, int, tuple[str, ...], tuple[str, ...], bool
 
 def unwrap_descriptor(obj: Any) -> Any:
     """Return the function inside a staticmethod/classmethod, a property's getter, else ``obj``."""
-    if isinstance(obj, (staticmethod, classmethod)):
-        return obj.__func__
-    if isinstance(obj, property):
-        return obj.fget
+    if isinstance(obj, (staticmethod, classmethod, property)):
+        return obj.fget if isinstance(obj, property) else obj.__func__
     return obj
 
 
@@ -95,7 +93,37 @@ def signature_problems(original: Any, replacement: Any) -> list[str]:
     """
     if original is replacement:
         return []
+    if _same_plain_shape(original, replacement):
+        return []
     return shape_problems(_shape(original), _shape(replacement))
+
+
+def _same_plain_shape(original: Any, replacement: Any) -> bool:
+    """Tell quickly whether a plain function replacement takes every call a plain function original takes.
+
+    The common case at apply time (a replacement written with the original's parameters, perhaps
+    more of them with defaults), decided from the code objects without building the shapes: the
+    original's positional names are a prefix of the replacement's, the keyword-only names are the
+    same, the replacement requires no more than the original and has ``*args``/``**kwargs`` where the
+    original has them. Anything else goes the long way (:func:`shape_problems`).
+    """
+    if type(original) is not FunctionType or type(replacement) is not FunctionType:
+        return False
+    old, new = original.__code__, replacement.__code__
+    old_count, new_count = old.co_argcount, new.co_argcount
+    if (new_count < old_count or old.co_posonlyargcount != new.co_posonlyargcount
+            or old.co_flags & ~new.co_flags & (_VARARGS | _VARKEYWORDS)
+            or old.co_varnames[:old_count] != new.co_varnames[:old_count]
+            or old.co_varnames[old_count:old_count + old.co_kwonlyargcount]
+            != new.co_varnames[new_count:new_count + new.co_kwonlyargcount]
+            or new_count - len(replacement.__defaults__ or ()) > old_count - len(original.__defaults__ or ())
+            or not (original.__kwdefaults__ or {}).keys() <= (replacement.__kwdefaults__ or {}).keys()):
+        return False
+    # a decorated function may carry another signature than its code says
+    return _SIGNATURE_CARRIERS.isdisjoint(original.__dict__) and _SIGNATURE_CARRIERS.isdisjoint(replacement.__dict__)
+
+
+_SIGNATURE_CARRIERS = frozenset({"__wrapped__", "__signature__"})
 
 
 def ast_shape(node: Any) -> _Shape | None:

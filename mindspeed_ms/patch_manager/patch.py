@@ -18,7 +18,7 @@ from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference, resol
 from mindspeed_ms.engine.targets import parse_target, resolve_target
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mindspeed_ms.engine.patch_record import Patch as PatchRecord
+    from mindspeed_ms.engine.patch_record import PatchRecord
     from mindspeed_ms.engine.registry import PatchRegistry
 
     from .manager import ManagerBinding

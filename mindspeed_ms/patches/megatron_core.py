@@ -51,6 +51,11 @@ def register(registry: Any, args: Any) -> None:
                     "every token saw the future); applied out of place instead")
         _register_parallel(registry)
         _register_speed(registry)
+        from mindspeed_ms.compat import tensor_type
+
+        for target in tensor_type.MEGATRON_TYPE_CHECKS:
+            registry.register(target, tensor_type.cuda_type_names_wrapper, kind="wrap", requires=_MEGATRON,
+                              purpose=tensor_type.MEGATRON_TYPE_CHECKS_PURPOSE)
 
 
 def _register_parallel(registry: Any) -> None:

@@ -213,7 +213,8 @@ def _register_conformance(registry: Any) -> None:
         purpose="Tensor.dequantize does not exist under MSAdapter (PyTorch: a float32 tensor for a float one)")
     registry.register(
         f"{_TENSOR}.type", missing_ops.type_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="x.type('torch.HalfTensor') raises KeyError, x.type() of an int64 tensor too")
+        purpose="x.type('torch.HalfTensor') raises KeyError, x.type() of an int64 tensor too; x.type() says "
+                "'torch.cuda.FloatTensor' for a tensor that reports the CPU (PyTorch: 'torch.FloatTensor')")
     for name in ("randn_like", "rand_like"):
         registry.register(
             f"msadapter.ops.random.{name}", missing_ops.like_dtype_wrapper, kind="wrap", requires=_MSADAPTER,

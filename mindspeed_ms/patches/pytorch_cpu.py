@@ -50,9 +50,14 @@ def register(registry: Any, args: Any) -> None:
                               "on its first forward, which raises without CUDA; the tensor stays on the CPU")
     registry.register("torch.cuda.current_device", compat.current_device, requires=_TORCH,
                       purpose="megatron allocates on torch.cuda.current_device(), which raises without CUDA")
-    registry.register("torch.Tensor.type", compat.cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
+    from mindspeed_ms.compat import tensor_type
+
+    registry.register("torch.Tensor.type", tensor_type.scoped_cuda_type_name_wrapper, kind="wrap", requires=_TORCH,
                       purpose="megatron's optimizers accept only params whose type() is 'torch.cuda.FloatTensor' "
-                              "(and Half/BFloat16); on CPU it is 'torch.FloatTensor'")
+                              "(and Half/BFloat16); on CPU it is 'torch.FloatTensor': the CUDA name inside them only")
+    for target in tensor_type.MEGATRON_TYPE_CHECKS:
+        registry.register(target, tensor_type.cuda_type_names_wrapper, kind="wrap", requires=_MEGATRON,
+                          purpose=tensor_type.MEGATRON_TYPE_CHECKS_PURPOSE)
     from mindspeed_ms.compat import megatron_parallel
 
     registry.register("megatron.core.optimizer.distrib_optimizer.quantize_param_shard",

@@ -17,7 +17,7 @@ import torch
 
 from mindspeed_ms.compat import megatron_speed as speed
 
-SHAPES = [(2, 3), (4,), (3, 2)]
+SHAPES = [(2, 3), (4,), (3, 2), (190, 180)]  # the last one spans two of the host update's chunks
 
 
 def emit(case: str, **values: object) -> None:
@@ -36,7 +36,8 @@ def build(bucketed: bool, kind: str, seed: int = 0, **options: object) -> tuple:
             offset += size
         bucket = types.SimpleNamespace(params_list=list(params), grad_data=buffer[0:offset].view(offset))
         speed.remember_buckets(types.SimpleNamespace(buckets=[bucket]))
-    groups = [{"params": [params[0], params[2]], "weight_decay": 0.1}, {"params": [params[1]], "weight_decay": 0.0}]
+    groups = [{"params": [params[0], params[2], params[3]], "weight_decay": 0.1},
+              {"params": [params[1]], "weight_decay": 0.0}]
     cls = torch.optim.AdamW if kind == "AdamW" else torch.optim.Adam
     return params, buffer, cls(groups, lr=0.01, **options)
 

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
-    'ops_shape.type_strings': "x.type() is 'torch.cuda.FloatTensor' on purpose: megatron-core 0.12.1 sorts params by "
-                              "type() == 'torch.cuda.FloatTensor' (optimizer.py:567, distrib_optimizer.py:387; the "
-                              "pytorch_cpu provider answers the same on PyTorch CPU)",
     # refusals (conformance/cases/ops_errors.py)
 }
 

@@ -1,0 +1,88 @@
+"""``Tensor.type()`` names a CPU tensor as PyTorch does, except inside megatron's optimizers' parameter sorting.
+
+megatron-core 0.12.1 tells parameter kinds apart by ``param.type()`` and accepts only the CUDA names
+(``'torch.cuda.FloatTensor'``, ``HalfTensor``, ``BFloat16Tensor``) in ``Float16OptimizerWithFloat16Params.__init__``
+and ``DistributedOptimizer.__init__`` / ``_build_model_and_main_param_groups``; anything else raises TypeError. On a
+CPU backend PyTorch's answer is ``'torch.FloatTensor'``. Rather than answering the CUDA name everywhere (code that
+converts with ``x.type(y.type())`` or compares names would see a CUDA tensor), :func:`cuda_type_names_wrapper`
+wraps exactly those megatron functions: while one runs, ``Tensor.type()`` answers the CUDA name of a CPU tensor.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from typing import Any, Callable
+
+__all__ = ["MEGATRON_TYPE_CHECKS", "MEGATRON_TYPE_CHECKS_PURPOSE", "cuda_type_names_wrapper", "in_cuda_type_scope",
+           "type_name", "scoped_cuda_type_name_wrapper"]
+
+#: the megatron-core 0.12.1 functions that compare ``param.type()`` with CUDA names (optimizer.py:548/567,
+#: distrib_optimizer.py:335/387/546); clip_grads.py:167 is replaced whole by both CPU providers
+MEGATRON_TYPE_CHECKS = (
+    "megatron.core.optimizer.optimizer.Float16OptimizerWithFloat16Params.__init__",
+    "megatron.core.optimizer.distrib_optimizer.DistributedOptimizer.__init__",
+    "megatron.core.optimizer.distrib_optimizer.DistributedOptimizer._build_model_and_main_param_groups",
+)
+MEGATRON_TYPE_CHECKS_PURPOSE = ("megatron's optimizers accept only params whose type() is 'torch.cuda.FloatTensor' "
+                                "(and Half/BFloat16), a CPU tensor is 'torch.FloatTensor': inside this function "
+                                "type() answers the CUDA name")
+
+_CUDA_NAMES: contextvars.ContextVar[bool] = contextvars.ContextVar("mindspeed_ms_cuda_type_names", default=False)
+
+
+def in_cuda_type_scope() -> bool:
+    """Whether a function wrapped by :func:`cuda_type_names_wrapper` is running (in this context)."""
+    return _CUDA_NAMES.get()
+
+
+def type_name(kind: str, is_cuda: bool) -> str:
+    """Return PyTorch's legacy name of a ``kind`` tensor (``"FloatTensor"``) on the CPU or, when ``is_cuda`` or
+    inside a megatron type check, on CUDA."""
+    return f"torch.cuda.{kind}" if is_cuda or _CUDA_NAMES.get() else f"torch.{kind}"
+
+
+def cuda_type_names_wrapper(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``function`` with ``Tensor.type()`` answering CUDA names for CPU tensors.
+
+    Args:
+        function: one of :data:`MEGATRON_TYPE_CHECKS`.
+
+    Returns:
+        ``function``, entering the scope for the duration of each call (nested calls keep it; it ends with
+        the outermost, also on an exception).
+    """
+
+    @functools.wraps(function)
+    def with_cuda_type_names(*args: Any, **kwargs: Any) -> Any:
+        token = _CUDA_NAMES.set(True)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _CUDA_NAMES.reset(token)
+
+    return with_cuda_type_names
+
+
+def scoped_cuda_type_name_wrapper(type_method: Callable[..., Any]) -> Callable[..., Any]:
+    """Make real PyTorch's ``Tensor.type()`` name a CPU tensor as its CUDA counterpart inside the scope only.
+
+    Args:
+        type_method: ``torch.Tensor.type`` (the ``pytorch_cpu`` provider: PyTorch on a machine without CUDA).
+
+    Returns:
+        ``type`` that answers ``torch.cuda.<Kind>Tensor`` for a CPU tensor while a function of
+        :data:`MEGATRON_TYPE_CHECKS` runs, and PyTorch's own answer everywhere else; conversions untouched.
+    """
+
+    @functools.wraps(type_method)
+    def type_(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        if dtype is None and not kwargs:
+            name = type_method(self)
+            if _CUDA_NAMES.get() and isinstance(name, str) and name.startswith("torch.") \
+                    and not name.startswith("torch.cuda."):
+                return "torch.cuda." + name[len("torch."):]
+            return name
+        return type_method(self, dtype, non_blocking, **kwargs)
+
+    return type_
