@@ -393,7 +393,7 @@ def _check_framework(machine: _Machine) -> Check:
         return Check("ai-framework", "fail", str(exc), expected, f"fix or unset {exc.variable}")
     framework = choice.name
     source = {"flag": "--ai-framework on the command line",
-              "environment": f"{FRAMEWORK_ENV}={machine.environ.get(FRAMEWORK_ENV)}",
+              "environment": f"{FRAMEWORK_ENV}={choice.name}",
               "default": f"default: no --ai-framework, {FRAMEWORK_ENV} unset"}[choice.source]
     found = f"{framework} ({source})"
     if framework == "mindspore":
