@@ -24,8 +24,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import threading
-import weakref
+
+# ``threading`` and ``weakref`` are Python wrappers of these C modules; importing the wrappers costs ~2 ms,
+# and the adaptor arms this watcher on its PyTorch-mode import path.
+from _thread import _local as thread_local
+from _thread import allocate_lock
+from _weakref import ref as weak_ref
 from types import ModuleType
 
 from .errors import BlockedModuleError
@@ -109,12 +113,12 @@ class ImportWatcher:
     is_import_watcher = True
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._watch: dict[str, dict[int, Callback]] = {}
         self._blocked: dict[str, dict[int, str]] = {}
         # module name -> the module object the callbacks last ran for (or that was there when armed)
-        self._seen: dict[str, weakref.ReferenceType[ModuleType]] = {}
-        self._local = threading.local()
+        self._seen: dict[str, weak_ref[ModuleType]] = {}
+        self._local = thread_local()
 
     # -- subscription -------------------------------------------------------------------------
     def watch(self, name: str, key: int, callback: Callback) -> None:
@@ -210,7 +214,7 @@ class ImportWatcher:
 
     def _remember(self, name: str, module: ModuleType) -> None:
         try:
-            self._seen[name] = weakref.ref(module)
+            self._seen[name] = weak_ref(module)
         except TypeError:  # a module stand-in that takes no weak references
             self._seen.pop(name, None)
 
