@@ -23,6 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 """This interpreter's bin folder: where msrun and the mindspeed-ms entry point of the test environment are."""
 
+FAKES = ROOT / "tests" / "fakes"
+"""Stand-ins shaped like MindSpeed, MindSpeed-LLM and Megatron-LM's training code (see fakes/README.md)."""
+
+EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
+"""The example training script the end-to-end tests launch."""
+
 
 def unique(prefix: str) -> str:
     """Return ``prefix`` with a random suffix: a module name no other test uses."""

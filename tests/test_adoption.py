@@ -10,12 +10,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _helpers import FAKES, ROOT
 
 from mindspeed_ms.adaptation import Settings, adoption_wanted
 from mindspeed_ms.errors import SettingError
 from mindspeed_ms.patch_manager.adoption import ADOPT_ENV
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(("framework", "value", "expected"), [
@@ -44,7 +43,6 @@ def test_a_malformed_value_is_a_typed_error_naming_the_variable(framework: str, 
 
 
 # --- registrations made before the adoption, and aliases of the manager under other names (subprocesses) ---
-FAKES = Path(__file__).resolve().parent / "fakes"
 TARGET = """
 def f(x):
     return ("orig f", x)

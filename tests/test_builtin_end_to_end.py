@@ -14,9 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _helpers import subprocess_env
+from _helpers import FAKES, subprocess_env
 
-FAKES = Path(__file__).resolve().parent / "fakes"
 CLI = Path(sys.executable).parent / "mindspeed-ms"
 
 

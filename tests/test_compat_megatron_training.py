@@ -19,12 +19,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _helpers import BIN, ROOT, msrun_command, reference_python, result_line, subprocess_env
+from _helpers import BIN, FAKES, ROOT, msrun_command, reference_python, result_line, subprocess_env
 
 from mindspeed_ms.compat import megatron_training as compat
 from mindspeed_ms.errors import AdaptationError
 
-FAKES = ROOT / "tests" / "fakes"
 STEPS = 5
 SHAPES = {"w": (4, 6), "b": (6,)}
 #: (amsgrad, maximize, weight_decay) of each fused-AdamW scenario.

@@ -10,14 +10,11 @@ import json
 import os
 import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
-from _helpers import reference_python
+from _helpers import ROOT, reference_python
 
 from mindspeed_ms.compat import pytorch_cpu
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class _Device:

@@ -11,11 +11,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+
+from _helpers import ROOT
 
 from mindspeed_ms.compat import random_ops
-
-ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import json

@@ -12,13 +12,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import reference_python
-
-ROOT = Path(__file__).resolve().parents[1]
+from _helpers import ROOT, reference_python
 
 FACTS = """
 import json

@@ -9,15 +9,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import reference_python
+from _helpers import ROOT, reference_python
 
 from mindspeed_ms.compat import tensor_type
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_scope_lasts_for_the_call_and_ends_on_an_exception() -> None:

@@ -17,13 +17,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _helpers import reference_python
+from _helpers import EXAMPLE, FAKES, reference_python
 
 from mindspeed_ms.parity.runner import run_parity
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
-FAKES = ROOT / "tests" / "fakes"
 GROUP = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup"
 
 SCRIPT = """

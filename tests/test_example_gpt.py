@@ -14,9 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _helpers import msrun_command, subprocess_env, worker_logs
+from _helpers import EXAMPLE, msrun_command, subprocess_env, worker_logs
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pretrain_gpt.py"
 ITERATIONS = 20
 TP2_ITERATIONS = 8
 LOSS_LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \|", re.MULTILINE)

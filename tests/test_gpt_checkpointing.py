@@ -19,9 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _helpers import ROOT, free_port, msrun_command, reference_python, subprocess_env, worker_logs
+from _helpers import EXAMPLE, ROOT, free_port, msrun_command, reference_python, subprocess_env, worker_logs
 
-EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 BATCH = ("--micro-batch-size", "2", "--global-batch-size", "8")
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \|", re.MULTILINE)
 LOSS_RTOL = 1e-4

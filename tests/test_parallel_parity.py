@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from _helpers import reference_python
+from _helpers import EXAMPLE, reference_python
 
 from mindspeed_ms.parity.runner import run_parity
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 ITERATIONS = 10
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)
 

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _helpers import msrun_command, subprocess_env, worker_logs
+from _helpers import EXAMPLE, msrun_command, subprocess_env, worker_logs
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pretrain_gpt.py"
 ITERATIONS = 12
 BATCH = ("--micro-batch-size", "2", "--global-batch-size", "8")
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)

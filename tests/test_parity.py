@@ -16,13 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import is_running, reference_python
+from _helpers import EXAMPLE, is_running, reference_python
 
 from mindspeed_ms.parity.compare import Tolerances, compare_dumps, relative_difference
 from mindspeed_ms.parity.runner import MANIFEST, ParityRunError, ParitySetupError, find_reference_python, run_parity
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 SOFTMAX = "decoder.layers.0.self_attention.core_attention.scale_mask_softmax"
 
 

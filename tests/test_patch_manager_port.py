@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import FAKES
 
 from mindspeed_ms.testing import write_distribution
 
-FAKES = Path(__file__).resolve().parent / "fakes"
 FLAGS = ["--ai-framework", "mindspore", "--enable-a2avc", "0", "--enable-seq1f1b", "--seq1f1b-splits", "4",
          "--enable-share-memory", "--reuse-fp32-param", "--swap-optimizer"]
 #: Targets where MindSpeed's manager is at fault, so its bindings are not the reference:

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from _helpers import ROOT
 
 from mindspeed_ms import PatchRegistry
 from mindspeed_ms.errors import PatchConflictError
 from mindspeed_ms.patch_manager import bind_manager
 
-ROOT = Path(__file__).resolve().parents[1]
 STAND_IN = ROOT / "tests" / "fakes" / "mindspeed" / "patch_utils.py"
 
 SOURCE = """

@@ -10,12 +10,11 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _helpers import builtin_providers
+from _helpers import FAKES, builtin_providers
 
 import mindspeed_ms.ops as ms_ops
 from mindspeed_ms import PatchRegistry
@@ -24,7 +23,6 @@ from mindspeed_ms.adaptation.framework import get_args
 from mindspeed_ms.compat import torch_npu as npu_compat
 from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
-FAKES = Path(__file__).resolve().parent / "fakes"
 #: every other built-in provider disabled, whatever providers are added later
 ONLY_MINDSPEED = {"MINDSPEED_MS_DISABLE": ",".join(name for name in builtin_providers() if name != "mindspeed")}
 

@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from _helpers import ROOT, msrun_command, subprocess_env
+from _helpers import EXAMPLE, msrun_command, subprocess_env
 
 from mindspeed_ms.adaptation.runtime import SETTINGS_ENV, RuntimeSetting, choose_runtime_settings
 from mindspeed_ms.adaptation.settings import Settings
-
-EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 
 
 def test_cpu_default_is_synchronous_launch_only() -> None:

@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import ROOT
 from packaging.requirements import Requirement
 
 import mindspeed_ms.patches
 from mindspeed_ms import adaptation, versions
 from mindspeed_ms.patches import megatron_core, mindspeed, msadapter, msadapter_cpu
-
-ROOT = Path(__file__).resolve().parents[1]
 
 PINS = [
     (versions.MINDSPORE_REQUIREMENT, "mindspore", versions.MINDSPORE_VERSION),
