@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import pkgutil
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _helpers import builtin_providers
 
-import mindspeed_ms.patches
 from mindspeed_ms.adaptation import Adaptation, Settings
 from mindspeed_ms.adaptation.framework import FrameworkChoice
 from mindspeed_ms.engine.watcher import ImportWatcher
 from mindspeed_ms.testing import write_distribution
 
-BUILTIN = frozenset(info.name for info in pkgutil.iter_modules(mindspeed_ms.patches.__path__)
-                    if not info.name.startswith("_"))
+BUILTIN = frozenset(builtin_providers())
 
 RECORDER = """
 SEEN = []
