@@ -1,4 +1,4 @@
-"""Import-time application: deferred patches, reload, eviction, deferred failures, threads."""
+"""mindspeed_ms.engine.watcher: import-time application (deferred patches, reload, eviction, failures, threads)."""
 
 from __future__ import annotations
 

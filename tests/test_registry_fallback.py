@@ -1,4 +1,4 @@
-"""Fallback replacements: mindspeed_ms's built-in fixes give a target to anyone else's registration.
+"""PatchRegistry's fallback replacements: mindspeed_ms's built-in fixes give a target to anyone else's registration.
 
 MindSpeed and MindSpeed-LLM register replacements for targets our built-in providers also fix on the
 CPU (``_ParamAndGradBucketGroup.start_param_sync`` is the first the real MindSpeed-LLM 2.2.0 hits).

@@ -1,4 +1,4 @@
-"""Descriptor kinds, inherited targets, alias rebinding, stubs, blocks and atomic rollback."""
+"""mindspeed_ms.engine.journal: descriptor kinds, inherited targets, alias rebinding, stubs, blocks, atomic rollback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Porting from MindSpeed-LLM: its ``MindSporeAdaptation.register(...)`` calls move over unchanged.
+"""mindspeed_ms.adaptation.mindspore_adaptation: MindSpeed-LLM's ``MindSporeAdaptation.register`` calls port unchanged.
 
 The calls below have the shape of MindSpeed-LLM's ``mindspeed_llm/mindspore/mindspore_adaptor.py``
 (targets from there, replacement names as there; the replacements themselves are local stand-ins,
@@ -134,7 +134,7 @@ def test_application_is_lazy_and_revert_is_exact_on_real_megatron(tmp_path: Path
         import mindspeed_ms.adaptor
         from mindspeed_ms.adaptor import MindSporeAdaptation
         sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from test_porting import mindspeed_llm_style_execute, local_set_cuda_rng_state
+        from test_mindspore_adaptation import mindspeed_llm_style_execute, local_set_cuda_rng_state
         MindSporeAdaptation.registry().block("transformer_engine")
         mindspeed_llm_style_execute(MindSporeAdaptation.get_args())
         report = MindSporeAdaptation.apply()
