@@ -128,3 +128,19 @@ def worker_logs(log_dir: Path, pattern: str = "worker_*.log", tail: int = 4000) 
     """Return the last ``tail`` characters of each log in ``log_dir``, each under a ``--- name`` line."""
     return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-tail:]}"
                      for path in sorted(log_dir.glob(pattern)))
+
+
+def run_reference(script: str, inputs: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Run ``script`` under the PyTorch reference interpreter on ``inputs``; return the arrays it saved.
+
+    The script reads the arrays from the ``.npz`` file named by ``sys.argv[1]`` and saves its results to the one
+    named by ``sys.argv[2]`` (``numpy.load`` / ``numpy.savez``).
+    """
+    import numpy as np
+
+    given, taken = folder / "reference_inputs.npz", folder / "reference_outputs.npz"
+    np.savez(given, **inputs)
+    run_python(reference_python(), "-c", textwrap.dedent(script), str(given), str(taken),
+               env=subprocess_env(drop=("MINDSPEED_", "PYTHONPATH")))
+    with np.load(taken) as saved:
+        return {name: saved[name] for name in saved.files}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mindspore
 import numpy as np
 import pytest
+from _helpers import run_reference
 from mindspore import Tensor
 
 from mindspeed_ms.ops import npu_fusion_attention
@@ -202,3 +205,36 @@ def test_attention_rejects_a_scale_that_is_not_a_number() -> None:
     q, k, v = (Tensor(to_layout(a, "BSH")) for a in qkv())
     with pytest.raises(ValueError, match="argument 'scale'.*expected a float, got '0.35'"):
         npu_fusion_attention(q, k, v, N1, "BSH", scale="0.35")  # type: ignore[arg-type]
+
+
+TORCH_ATTENTION = """
+import sys
+import numpy as np
+import torch
+
+data = np.load(sys.argv[1])
+q, k, v = (torch.tensor(data[name], requires_grad=True) for name in ("q", "k", "v"))
+keep = ~torch.tensor(data["mask"])  # npu_fusion_attention masks where True, PyTorch keeps where True
+out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=float(data["scale"]),
+                                                       enable_gqa=True)
+(out * torch.tensor(data["g"])).sum().backward()
+np.savez(sys.argv[2], out=out.detach().numpy(), dq=q.grad.numpy(), dk=k.grad.numpy(), dv=v.grad.numpy())
+"""
+
+
+def test_attention_and_its_gradients_match_pytorchs_scaled_dot_product_attention(tmp_path: Path) -> None:
+    q, k, v = qkv(8)
+    g = np.random.default_rng(9).standard_normal((B, N1, SQ, D)).astype(np.float32)
+    want = run_reference(TORCH_ATTENTION, {"q": q, "k": k, "v": v, "g": g, "mask": causal(), "scale": SCALE},
+                         tmp_path)
+
+    def loss(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
+        out = npu_fusion_attention(a, b, c, N1, "BNSD", atten_mask=Tensor(causal()), scale=SCALE)[0]
+        return (out * Tensor(g)).sum()
+
+    out = npu_fusion_attention(Tensor(q), Tensor(k), Tensor(v), N1, "BNSD", atten_mask=Tensor(causal()),
+                               scale=SCALE)[0]
+    dq, dk, dv = mindspore.grad(loss, grad_position=(0, 1, 2))(Tensor(q), Tensor(k), Tensor(v))
+    np.testing.assert_allclose(out.asnumpy(), want["out"], rtol=1e-5, atol=1e-6)
+    for name, got in (("dq", dq), ("dk", dk), ("dv", dv)):
+        np.testing.assert_allclose(got.asnumpy(), want[name], rtol=1e-4, atol=1e-5, err_msg=name)

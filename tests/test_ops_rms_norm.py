@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mindspore
 import numpy as np
 import pytest
+from _helpers import run_reference
 from mindspore import Tensor
 
 from mindspeed_ms.ops import npu_rms_norm
@@ -82,3 +85,33 @@ def test_rms_norm_rejects_integer_input_and_bad_epsilon() -> None:
         npu_rms_norm(Tensor(np.ones((2, 8), np.int32)), Tensor(np.ones(8, np.float32)))
     with pytest.raises(ValueError, match="argument 'epsilon'"):
         npu_rms_norm(Tensor(np.ones((2, 8), np.float32)), Tensor(np.ones(8, np.float32)), 0.0)
+
+
+TORCH_RMS_NORM = """
+import sys
+import numpy as np
+import torch
+
+data = np.load(sys.argv[1])
+x, gamma = (torch.tensor(data[name], requires_grad=True) for name in ("x", "gamma"))
+y = torch.nn.functional.rms_norm(x, tuple(gamma.shape), gamma, 1e-6)
+(y * torch.tensor(data["w"])).sum().backward()
+np.savez(sys.argv[2], y=y.detach().numpy(), dx=x.grad.numpy(), dgamma=gamma.grad.numpy())
+"""
+
+
+def test_rms_norm_and_its_gradients_match_pytorchs_rms_norm(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    gamma = rng.standard_normal(16).astype(np.float32)
+    w = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    want = run_reference(TORCH_RMS_NORM, {"x": x, "gamma": gamma, "w": w}, tmp_path)
+
+    def loss(a: Tensor, g: Tensor) -> Tensor:
+        return (npu_rms_norm(a, g, 1e-6)[0] * Tensor(w)).sum()
+
+    y, _ = npu_rms_norm(Tensor(x), Tensor(gamma), 1e-6)
+    dx, dgamma = mindspore.grad(loss, grad_position=(0, 1))(Tensor(x), Tensor(gamma))
+    np.testing.assert_allclose(y.asnumpy(), want["y"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dx.asnumpy(), want["dx"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dgamma.asnumpy(), want["dgamma"], rtol=1e-4, atol=1e-5)

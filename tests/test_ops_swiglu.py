@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mindspore
 import numpy as np
 import pytest
+from _helpers import run_reference
 from mindspore import Tensor
 
 from mindspeed_ms.ops import npu_swiglu
@@ -49,3 +52,28 @@ def test_swiglu_rejects_an_odd_split_dimension_and_a_bad_dim() -> None:
         npu_swiglu(Tensor(np.ones((2, 7), np.float32)))
     with pytest.raises(ValueError, match="argument 'dim'"):
         npu_swiglu(Tensor(np.ones((2, 8), np.float32)), dim=2)
+
+
+TORCH_SWIGLU = """
+import sys
+import numpy as np
+import torch
+
+data = np.load(sys.argv[1])
+x = torch.tensor(data["x"], requires_grad=True)
+a, b = x.chunk(2, dim=-1)
+y = torch.nn.functional.silu(a) * b
+(y * torch.tensor(data["w"])).sum().backward()
+np.savez(sys.argv[2], y=y.detach().numpy(), dx=x.grad.numpy())
+"""
+
+
+def test_swiglu_and_its_gradient_match_pytorchs_silu_gate(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 12)).astype(np.float32)
+    w = rng.standard_normal((4, 6)).astype(np.float32)
+    want = run_reference(TORCH_SWIGLU, {"x": x, "w": w}, tmp_path)
+    y = npu_swiglu(Tensor(x))
+    dx = mindspore.grad(lambda t: (npu_swiglu(t) * Tensor(w)).sum())(Tensor(x))
+    np.testing.assert_allclose(y.asnumpy(), want["y"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dx.asnumpy(), want["dx"], rtol=1e-4, atol=1e-6)
