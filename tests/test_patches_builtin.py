@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,17 @@ def test_every_builtin_patch_says_why_and_which_versions(monkeypatch: pytest.Mon
         assert status.purpose, status.target
         if "block" not in status.kinds:
             assert status.requires, status.target
+
+
+def test_every_builtin_patch_is_named_at_its_providers_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mindspeed_ms.patches
+
+    folder = Path(mindspeed_ms.patches.__path__[0])
+    for status in _registered(monkeypatch, None).status():
+        files = {Path(site.rpartition(":")[0]) for site in status.sources}
+        assert {file.parent for file in files} == {folder}, status
+        if len(files) == 1:  # registered by one provider: its own file
+            assert files == {folder / f"{status.provider}.py"}, status
 
 
 def test_cpu_gets_the_cpu_backend_patches(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -438,3 +438,40 @@ def test_declared_blocks_are_lifted_when_a_provider_fails() -> None:
                            SimpleNamespace(), enforce_blocks=True)
     assert importlib.util.find_spec("json") is not None
     assert len(registry) == 0
+
+
+def test_a_provider_registering_through_mindspore_adaptation_is_named_at_its_own_line(tmp_path: Path) -> None:
+    name = unique("site_provider")
+    write_files(tmp_path, {f"{name}.py": """
+        from mindspeed_ms.adaptation import MindSporeAdaptation
+
+
+        def register(registry, args):
+            MindSporeAdaptation.register("json.dumps", lambda *a, **k: "ported")
+    """})
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = __import__(name)
+        registry = PatchRegistry("sites")
+        register_providers(registry, [as_provider(module.register, name, "test")], SimpleNamespace())
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(name, None)
+    [status] = registry.status()
+    assert status.registered_at == f"{tmp_path / (name + '.py')}:6"
+
+
+def test_a_declared_block_is_named_at_the_providers_register_function() -> None:
+    def register(registry: PatchRegistry, args: object) -> None:
+        registry.block("no_such_module_zz_declared", purpose="a shim that misleads")
+
+    blocker = SimpleNamespace(name="blocker", blocks=(("no_such_module_zz_declared", "a shim that misleads"),),
+                              register=register)
+    registry = PatchRegistry("blocks-site")
+    try:
+        register_providers(registry, [as_provider(blocker, "blocker", "test")], SimpleNamespace(),
+                           enforce_blocks=True)
+    finally:
+        registry.revert()
+    [status] = registry.status()
+    assert status.registered_at == f"{__file__}:{register.__code__.co_firstlineno}"

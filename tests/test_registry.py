@@ -436,6 +436,26 @@ def test_registry_being_filled_is_restored_when_the_provider_block_raises(reg):
     assert registry_being_filled() is None
 
 
+def _register_for_my_caller(reg):
+    reg.register("json.dumps", replacement, stacklevel=2)
+
+
+def test_a_helper_registering_for_its_caller_names_its_callers_line_with_stacklevel(reg):
+    import inspect
+
+    line = inspect.currentframe().f_lineno + 1
+    _register_for_my_caller(reg)
+    assert reg.status()[0].registered_at == f"{__file__}:{line}"
+
+
+def test_a_block_names_the_line_asking_for_it(reg):
+    import inspect
+
+    line = inspect.currentframe().f_lineno + 1
+    reg.block("no_such_module_zz_block")
+    assert reg.status()[0].registered_at == f"{__file__}:{line}"
+
+
 def test_trace_counts_calls(make_registry, modules):
     mod = modules.load("m_trace", SOURCE)
     traced = make_registry("traced", trace=True)

@@ -8,8 +8,6 @@ switch (:meth:`MindSporeAdaptation.execute`) is gated by the framework; ``regist
 
 from __future__ import annotations
 
-import sys
-
 from mindspeed_ms.adaptation.core import default_adaptation
 
 TYPE_CHECKING = False
@@ -74,7 +72,9 @@ class MindSporeAdaptation:
             force_patch: replace an earlier replacement of the same target (True, as in MindSpeed-LLM).
             create_dummy: create the missing modules/attribute as stubs instead of failing.
             check_patch: log each call into the patch (MindSpeed-LLM printed it).
-            **options: ``kind`` (``"auto"``/``"replace"``/``"wrap"``), ``requires`` (PEP 508), ``purpose``.
+            **options: ``kind`` (``"auto"``/``"replace"``/``"wrap"``), ``requires`` (PEP 508), ``purpose``,
+                ``stacklevel`` (for a function registering on behalf of its caller, as in
+                :meth:`PatchRegistry.register`).
 
         Returns:
             The target's :class:`~mindspeed_ms.PatchRecord`.
@@ -85,9 +85,8 @@ class MindSporeAdaptation:
         """
         # Called by a provider (the porting recipe), it fills the registry that provider was handed.
         registry = default_adaptation().registry_to_fill()
-        if "site" not in options:  # the registration was written by our caller
-            caller = sys._getframe(1)
-            options["site"] = f"{caller.f_code.co_filename}:{caller.f_lineno}"
+        # the registration site: the line calling this method (a stacklevel given counts from there)
+        options["stacklevel"] = options.get("stacklevel", 1) + 1
         return registry.register(orig_func_name, new_func, force_patch=force_patch, create_dummy=create_dummy,
                                  log_calls=check_patch, **options)
 

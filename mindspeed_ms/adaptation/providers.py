@@ -298,7 +298,8 @@ def register_providers(registry: PatchRegistry, providers: Iterable[Provider], a
             for provider in runnable:
                 with registry.provider(provider.name):
                     for module, purpose in provider.blocks:
-                        registry.block(module, purpose=purpose)
+                        # the block is the provider's (it declares it): its site is the provider's code
+                        registry.block(module, purpose=purpose, site=_site_of(provider))
                         blocked.append(module)
             registry.apply_blocks()
         try:
@@ -311,6 +312,12 @@ def register_providers(registry: PatchRegistry, providers: Iterable[Provider], a
                     registry.unregister(module)
             raise
     return ProviderRun(tuple(registered), tuple(skipped))
+
+
+def _site_of(provider: Provider) -> str:
+    """Return ``file:line`` of the provider's ``register`` function (its origin when that has no code)."""
+    code = getattr(provider.register, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else provider.origin
 
 
 def _register_one(registry: PatchRegistry, provider: Provider, args: Any) -> None:

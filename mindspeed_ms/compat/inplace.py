@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
+from types import FrameType
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import InPlaceOnViewError
@@ -33,6 +33,7 @@ from mindspeed_ms.compat.inplace_checks import (
     check_no_partial_overlap,
     records_grad,
 )
+from mindspeed_ms.engine.sites import caller_frame
 
 __all__ = [
     "InPlaceOnViewError",
@@ -49,16 +50,18 @@ logger = logging.getLogger(__name__)
 _PACKAGE_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
 
 
+def _is_ours(frame: FrameType) -> bool:
+    filename = frame.f_code.co_filename
+    return filename.startswith(_PACKAGE_DIRS) or f"{os.sep}mindspore{os.sep}" in filename \
+        or f"{os.sep}msadapter{os.sep}" in filename
+
+
 def _call_site() -> str:
-    """Return ``file:line in function`` of the first frame outside this module, MindSpore and MSAdapter."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename.startswith(_PACKAGE_DIRS) or f"{os.sep}mindspore{os.sep}" in filename
-                or f"{os.sep}msadapter{os.sep}" in filename):
-            return f"{filename}:{frame.f_lineno} in {frame.f_code.co_name}"
-        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
-    return "<unknown>"
+    """Return ``file:line in function`` of the first frame outside this package, MindSpore and MSAdapter."""
+    frame = caller_frame(skip=_is_ours)
+    if frame is None:
+        return "<unknown>"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
 
 
 def _host_write(op: str, view: Any, values: Any) -> None:

@@ -10,7 +10,6 @@ briefly without risk of deadlock. The registry creates it and hands it to its
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from .errors import (
 )
 from .patch_record import NO_REPLACEMENT, PatchRecord, describe, is_reference
 from .requirements import normalize_requires
+from .sites import caller_site
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import locate, parse_target, suggest
 from .watcher import ImportWatcher
@@ -37,9 +37,6 @@ __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_
 logger = logging.getLogger("mindspeed_ms")
 
 _KINDS = ("auto", "replace", "wrap")
-#: Modules whose frames are machinery, not registration sites.
-INTERNAL_MODULES = {__name__, "contextlib", "mindspeed_ms.adaptation.mindspore_adaptation",
-                    "mindspeed_ms.adaptation.providers"}
 
 
 # The registry a provider()/transaction() block (or filling()) is registering into, per context: a
@@ -71,15 +68,6 @@ def filling(registry: PatchRegistry) -> Iterator[PatchRegistry]:
         yield registry
     finally:
         _being_filled.reset(token)
-
-
-def _caller_site() -> str:
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__") in INTERNAL_MODULES:
-        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
-    if frame is None:  # pragma: no cover - only without any caller frame
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 class PatchRegistry:
@@ -148,7 +136,8 @@ class PatchRegistry:
     def register(self, target: str, new_func: Any = None, *, force_patch: bool = False,
                  create_dummy: bool = False, kind: str = "auto",
                  requires: None | str | Sequence[str] = None, purpose: str | None = None,
-                 log_calls: bool = False, site: str | None = None, fallback: bool | None = None) -> PatchRecord:
+                 log_calls: bool = False, site: str | None = None, fallback: bool | None = None,
+                 stacklevel: int = 1) -> PatchRecord:
         """Register a replacement or a wrap for ``target``; nothing is imported or patched yet.
 
         Args:
@@ -163,12 +152,14 @@ class PatchRegistry:
             purpose: one line saying which incompatibility the patch fixes.
             log_calls: log every call of the installed object.
             site: ``file:line`` to record as the registration site (a facade such as the MindSpeed
-                patch-manager API names its caller's line); the caller's line when None.
+                patch-manager API names its caller's line); else the line ``stacklevel`` levels up.
             fallback: the replacement is a fallback (mindspeed_ms's built-in providers register
                 theirs so): a replacement registered for the same target by anyone else takes the
                 target without ``force_patch``, and the fallback waits, visible in ``status()``
                 (``superseded``), until that replacement is withdrawn. ``None``: the enclosing
                 :meth:`provider` block's setting.
+            stacklevel: which caller registers, as :func:`warnings.warn` counts: 1 (default) the
+                line calling this method; a function registering on behalf of its caller passes 2.
 
         Returns:
             The target's :class:`PatchRecord` (one per target).
@@ -195,7 +186,7 @@ class PatchRegistry:
                 not isinstance(new_func, (ModuleType, property)):
             self._check_non_callable(target, parts, new_func)
         reqs = normalize_requires(requires, target=target)
-        site = site or _caller_site()
+        site = site or caller_site(stacklevel)
         with self._lock:
             patch = self._patches.get(target)
             created = patch is None
@@ -293,14 +284,16 @@ class PatchRegistry:
         patch.replacement_requires = requires
         patch.replacement_fallback = fallback
 
-    def block(self, module_name: str, *, purpose: str | None = None) -> PatchRecord:
+    def block(self, module_name: str, *, purpose: str | None = None, site: str | None = None,
+              stacklevel: int = 1) -> PatchRecord:
         """Make ``import module_name`` raise ``ModuleNotFoundError`` while this registry is applied.
 
         A module already imported when the block is applied leaves ``sys.modules`` (and its parent)
-        and is put back by :meth:`revert`.
+        and is put back by :meth:`revert`. ``site`` and ``stacklevel`` say where it was asked for, as
+        for :meth:`register`.
         """
         parts = parse_target(module_name)
-        site = _caller_site()
+        site = site or caller_site(stacklevel)
         with self._lock:
             patch = self._patches.get(module_name)
             if patch is not None and not patch.is_block:

@@ -40,12 +40,17 @@ _PURPOSE = ("MindSpeed's and MindSpeed-LLM's register_patch calls land in mindsp
 
 
 def register_adoption(registry: Any) -> None:
-    """Register the patches of ``mindspeed.patch_utils`` (skipped where MindSpeed is not installed)."""
+    """Register the patches of ``mindspeed.patch_utils`` (skipped where MindSpeed is not installed).
+
+    The registrations are the caller's (the provider's line calling this function is their site).
+    """
     from mindspeed_ms.versions import MINDSPEED_REQUIREMENT
 
     for target, reference in TARGETS.items():
-        registry.register(target, reference, kind="replace", requires=(MINDSPEED_REQUIREMENT,), purpose=_PURPOSE)
+        registry.register(target, reference, kind="replace", requires=(MINDSPEED_REQUIREMENT,), purpose=_PURPOSE,
+                          stacklevel=2)
     for target, reference in WRAPS.items():
         module, _, name = reference.partition(":")
         wrap = getattr(importlib.import_module(module), name)  # a small module of ours: imports nothing else
-        registry.register(target, wrap, kind="wrap", requires=(MINDSPEED_REQUIREMENT,), purpose=_PURPOSE)
+        registry.register(target, wrap, kind="wrap", requires=(MINDSPEED_REQUIREMENT,), purpose=_PURPOSE,
+                          stacklevel=2)

@@ -13,12 +13,13 @@ The default :data:`MindSpeedPatchesManager` fills the registry a provider is reg
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, MutableMapping
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mindspeed_ms.engine.errors import PatchConflictError, TargetNotFoundError
 from mindspeed_ms.engine.patch_record import NO_REPLACEMENT
+from mindspeed_ms.engine.sites import caller_site
 from mindspeed_ms.engine.targets import suggest
 
 from .errors import WrapperNotFoundError
@@ -33,21 +34,16 @@ __all__ = ["DEFAULT_MANAGER_NAME", "ManagerBinding", "PatchesInfo", "WrapperNotF
 #: The provider name registrations made through the manager outside any provider are attributed to.
 DEFAULT_MANAGER_NAME = "mindspeed.patch_utils"
 
-# Frames skipped when naming a registration's site: this package, the engine's machinery, and the
-# ``register_patch`` overrides of subclasses (MindSpeed-LLM's staticmethod forwards to the base).
+# Frames looked through when naming a registration's site: this package's own (reached through list
+# methods of ``Patch.wrappers`` too), and the ``register_patch`` overrides of subclasses (MindSpeed-LLM's
+# staticmethod forwards to the base's: unchanged code that cannot pass a stacklevel).
 _FACADE_MODULES = frozenset({"mindspeed_ms.patch_manager.manager", "mindspeed_ms.patch_manager.patch",
-                             "mindspeed_ms.engine.registry", "contextlib"})
+                             "_collections_abc"})
 _FORWARDING_FUNCTIONS = frozenset({"register_patch", "set_patch_func", "wrap_print_new_func"})
 
 
-def _caller_site() -> str:
-    frame = sys._getframe(1)
-    while frame is not None and (frame.f_globals.get("__name__") in _FACADE_MODULES
-                                 or frame.f_code.co_name in _FORWARDING_FUNCTIONS):
-        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
-    if frame is None:  # pragma: no cover - only without any caller frame
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+def _is_facade(frame: FrameType) -> bool:
+    return frame.f_globals.get("__name__") in _FACADE_MODULES or frame.f_code.co_name in _FORWARDING_FUNCTIONS
 
 
 class ManagerBinding:
@@ -96,7 +92,7 @@ class ManagerBinding:
         from mindspeed_ms.engine.registry import registry_being_filled
 
         registry = registry if registry is not None else self.registry()
-        site = site or _caller_site()
+        site = site or caller_site(skip=_is_facade)
         if kind != "wrap" and self._replaces(registry, target, new_func, force_patch, site):
             return self.view(registry, target)
         if registry_being_filled() is registry:
