@@ -189,8 +189,9 @@ def test_console_script_verifies_and_applies_real_megatron_targets(tmp_path: Pat
     script = shutil.which("mindspeed-ms", path=os.path.dirname(sys.executable))
     assert script is not None, "the console script is installed with the package"
     env = _megatron_site(tmp_path)
-    verify = subprocess.run([script, "verify", "--json", "--", "--narrow"], env=env, capture_output=True,
-                            text=True, timeout=300, check=False)
+    # the MindSpore patch set: `verify` decides the framework as a training script would (default pytorch)
+    verify = subprocess.run([script, "verify", "--ai-framework", "mindspore", "--json", "--", "--narrow"], env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
     assert verify.returncode == 1, verify.stderr
     states = {item["target"].rpartition(".")[2]: item for item in json.loads(verify.stdout)["targets"]}
     assert states["_set_cuda_rng_state"]["state"] == "ok"
