@@ -259,3 +259,24 @@ def test_mindspeeds_type_wrapper_wraps_msadapters_parameter_type_once(tmp_path: 
                           cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[1, 1]"
+
+
+def test_every_register_spelling_defaults_as_mindspeeds_manager() -> None:
+    # MindSpeed's register_patch(orig_func_name, new_func=None, force_patch=False, create_dummy=False) is the
+    # reference; MindSporeAdaptation.register differs on purpose (force_patch=True, as MindSpeed-LLM's).
+    import inspect
+
+    from mindspeed_ms.patch_manager.manager import ManagerBinding
+    from mindspeed_ms.patch_manager.patch import MindSpeedPatch
+
+    def defaults(function: Callable[..., Any], *names: str) -> dict[str, Any]:
+        parameters = inspect.signature(function).parameters
+        return {name: parameters[name].default for name in names}
+
+    theirs = defaults(_stand_in_manager().register_patch, "new_func", "force_patch", "create_dummy")
+    assert theirs == {"new_func": None, "force_patch": False, "create_dummy": False}
+    manager = bind_manager(PatchRegistry("defaults"))
+    assert defaults(manager.register_patch, "new_func", "force_patch", "create_dummy") == theirs
+    assert defaults(PatchRegistry.register, "new_func", "force_patch", "create_dummy") == theirs
+    assert defaults(ManagerBinding.register, "new_func", "force_patch", "create_dummy") == theirs
+    assert defaults(MindSpeedPatch.set_patch_func, "force_patch") == {"force_patch": False}

@@ -69,7 +69,10 @@ class MindSporeAdaptation:
         Args:
             orig_func_name: dotted target, e.g. ``"megatron.core.tensor_parallel.random._set_cuda_rng_state"``.
             new_func: replacement, decorator ``wrapper(fn) -> fn`` or ``None`` (placeholder).
-            force_patch: replace an earlier replacement of the same target (True, as in MindSpeed-LLM).
+            force_patch: replace an earlier replacement of the same target. True here, as MindSpeed-LLM's
+                ``MindSporeAdaptation.register_patch`` has it (its MindSpore recipe registers the same
+                target again on purpose); ``PatchRegistry.register`` and the MindSpeed manager's
+                ``register_patch`` default to False, as MindSpeed's ``MindSpeedPatchesManager`` does.
             create_dummy: create the missing modules/attribute as stubs instead of failing.
             check_patch: log each call into the patch (MindSpeed-LLM printed it).
             **options: ``kind`` (``"auto"``/``"replace"``/``"wrap"``), ``requires`` (PEP 508), ``purpose``,

@@ -85,7 +85,7 @@ class ManagerBinding:
                     and v.registry is registry]
         return targets
 
-    def register(self, target: str, new_func: Any, *, force_patch: bool, create_dummy: bool,
+    def register(self, target: str, new_func: Any = None, *, force_patch: bool = False, create_dummy: bool = False,
                  registry: PatchRegistry | None = None, kind: str = "auto", site: str | None = None
                  ) -> MindSpeedPatch:
         """Register through the engine with MindSpeed's rules; return the target's view."""
