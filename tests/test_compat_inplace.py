@@ -17,7 +17,7 @@ from _helpers import json_lines, run_python, subprocess_env
 WORKER = Path(__file__).parent / "compat_workers" / "inplace_views.py"
 VIEWS = ("view", "view_of_view", "narrow", "transpose", "t", "row_slice", "block_slice", "full_slice", "select",
          "narrow_of_transpose", "owner")
-OPS = ("zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_", "copy_")
+OPS = ("zero_", "fill_", "masked_fill_", "add_", "add_same_dtype", "sub_", "mul_", "div_", "exp_", "copy_")
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +60,12 @@ def test_inplace_op_on_an_owner_keeps_autograd_exact(results: dict) -> None:
     np.testing.assert_array_equal(case["values"], np.where(masked, -5.0, 2.0))
     # d/dleaf sum((masked_fill(2 * leaf))^2) = 2 * 2 * 2 = 8 where kept, 0 where masked
     np.testing.assert_allclose(case["grad"], np.where(masked, 0.0, 8.0))
+
+
+def test_add_of_views_of_one_buffer_sums_in_place_and_keeps_the_partial_overlap_refusal(results: dict) -> None:
+    case = results["host_add"]
+    expected = np.arange(12, dtype=np.float32)
+    expected[0:6] *= 2
+    expected[6:12] += 0.25
+    np.testing.assert_array_equal(case["buffer"], expected)
+    assert case["overlap_rule"] == "partial_overlap"

@@ -112,6 +112,8 @@ def all_reduce_wrapper(all_reduce: Any) -> Any:
 
         name = _op_name(op)
         _check_op("all_reduce", name, tensor.dtype)
+        if torch.distributed.get_world_size(group) == 1:  # every op over one rank is the identity, AVG too
+            return CompletedWork() if async_op else None
         with torch.no_grad():
             result = _reduced(tensor, name, group, all_reduce)
             tensor.copy_(result)

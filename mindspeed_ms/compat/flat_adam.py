@@ -27,6 +27,7 @@ another optimizer, L2 weight decay with ``decoupled_weight_decay=False``) takes 
 
 from __future__ import annotations
 
+import ctypes
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -123,12 +124,26 @@ def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, An
     return flat
 
 
+def _step_cell(step: Any) -> Any:
+    """A ctypes float over a 0-d float32 CPU tensor's memory (the step counter), or None for other kinds."""
+    import mindspore
+
+    if getattr(step, "dtype", None) != mindspore.float32 or getattr(step, "_shape", None) != ():
+        return None
+    return ctypes.c_float.from_address(int(step.data_ptr()))
+
+
 def _count(optimizer: Any, pairs: list[tuple[Any, dict[str, Any]]]) -> int | None:
     """The step count all the bucket's parameters share (0: no state yet), or None when they differ."""
+    synchronize()  # the counters are read from host memory below
     counts = set()
     for param, _ in pairs:
         step = optimizer.state[param].get("step")
-        counts.add(0 if step is None else int(step if isinstance(step, (int, float)) else step.item()))
+        if step is None or isinstance(step, (int, float)):
+            counts.add(int(step or 0))
+            continue
+        cell = _step_cell(step)
+        counts.add(int(cell.value if cell is not None else step.item()))
     return counts.pop() if len(counts) == 1 else None
 
 
@@ -176,41 +191,49 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
     seconds = host_array(flat.second, sync=False, flat=True)
     maxima = host_array(flat.maximum, sync=False, flat=True) if amsgrad else None
     work, update = _scratch(flat, min(_CHUNK, grads.size))
+    # Each parameter: (its start in the bucket, its host memory, its group's step size and decay factor).
+    segments = []
     offset = 0
     for param, group in pairs:
         values = host_array(param, sync=False, flat=True)
         lr = float(group["lr"])
-        step_size = dtype(-lr / (1 - beta1 ** count))
         decay = dtype(1 - lr * group["weight_decay"]) if group["weight_decay"] != 0 else None
-        for start in range(0, values.size, _CHUNK):
-            stop = min(start + _CHUNK, values.size)
-            grad = grads[offset + start:offset + stop]
-            first = firsts[offset + start:offset + stop]
-            second = seconds[offset + start:offset + stop]
-            size = stop - start
-            tmp, upd = work[:size], update[:size]
-            if maximize:
-                grad = np.negative(grad, out=upd)
-            np.subtract(grad, first, out=tmp)  # lerp(m, g, w) = m + w * (g - m) for w < 0.5, as mint.lerp
-            np.multiply(tmp, weight, out=tmp)
-            np.add(first, tmp, out=first)
-            np.multiply(second, keep, out=second)
-            np.multiply(grad, scale, out=tmp)
-            np.multiply(tmp, grad, out=tmp)
-            np.add(second, tmp, out=second)
-            if maxima is not None:
-                second = np.maximum(maxima[offset + start:offset + stop], second,
-                                    out=maxima[offset + start:offset + stop])
-            np.sqrt(second, out=tmp)
-            np.divide(tmp, root, out=tmp)
-            np.add(tmp, epsilon, out=tmp)
-            np.multiply(first, step_size, out=upd)
-            np.divide(upd, tmp, out=upd)
-            target = values[start:stop]
+        segments.append((offset, values, dtype(-lr / (1 - beta1 ** count)), decay))
+        offset += values.size
+    # Chunks of the bucket (across parameters, so a small model's many small tensors cost few NumPy calls).
+    index = 0
+    for start in range(0, grads.size, _CHUNK):
+        stop = min(start + _CHUNK, grads.size)
+        grad, first, second = grads[start:stop], firsts[start:stop], seconds[start:stop]
+        tmp, upd = work[:stop - start], update[:stop - start]
+        if maximize:
+            grad = np.negative(grad, out=upd)
+        np.subtract(grad, first, out=tmp)  # lerp(m, g, w) = m + w * (g - m) for w < 0.5, as mint.lerp
+        np.multiply(tmp, weight, out=tmp)
+        np.add(first, tmp, out=first)
+        np.multiply(second, keep, out=second)
+        np.multiply(grad, scale, out=tmp)
+        np.multiply(tmp, grad, out=tmp)
+        np.add(second, tmp, out=second)
+        if maxima is not None:
+            second = np.maximum(maxima[start:stop], second, out=maxima[start:stop])
+        np.sqrt(second, out=tmp)
+        np.divide(tmp, root, out=tmp)
+        np.add(tmp, epsilon, out=tmp)  # the denominator of the chunk
+        while index < len(segments):
+            begin, values, step_size, decay = segments[index]
+            low, high = max(begin, start), min(begin + values.size, stop)
+            part = upd[low - start:high - start]
+            np.multiply(first[low - start:high - start], step_size, out=part)
+            np.divide(part, tmp[low - start:high - start], out=part)
+            target = values[low - begin:high - begin]
             if decay is not None:
                 np.multiply(target, decay, out=target)
-            np.add(target, upd, out=target)
-        offset += values.size
+            np.add(target, part, out=target)
+            if begin + values.size > stop:
+                break  # the parameter goes on in the next chunk
+            index += 1
+    for param, _ in pairs:
         _set_step(optimizer.state[param], count)
     return True
 
@@ -219,9 +242,9 @@ def _set_step(state: dict[str, Any], count: int) -> None:
     """Make ``state["step"]`` hold ``count``: in place in the parameter's own step tensor, as PyTorch's ``+= 1``."""
     import mindspore
 
-    step = state.get("step")
-    if step is not None and hasattr(step, "copy_") and tuple(step.shape) == () and step.dtype == mindspore.float32:
-        host_array(step, sync=False, flat=True)[0] = count  # aliases of the state see it
+    cell = _step_cell(state.get("step"))
+    if cell is not None:
+        cell.value = count  # in place: aliases of the state see it
     else:
         state["step"] = mindspore.tensor(float(count), dtype=mindspore.float32)
 

@@ -12,6 +12,7 @@ make NumPy parse a PEP 3118 format string on every call (~0.1-0.3 ms each, ~100 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 __all__ = ["host_array", "host_memory_reason", "synchronize"]
@@ -26,13 +27,18 @@ def host_memory_reason() -> str | None:
     return None if target == "CPU" else f"tensors live on {target}, not in host memory"
 
 
-def synchronize() -> None:
-    """Wait for every queued kernel, so host memory holds what the tensors hold."""
+@functools.lru_cache(maxsize=1)
+def _executor() -> Any:
     from mindspore.common.api import _pynative_executor
 
+    return _pynative_executor
+
+
+def synchronize() -> None:
+    """Wait for every queued kernel, so host memory holds what the tensors hold."""
     # mindspore.runtime.synchronize() is a no-op (and logs an error) on CPU; the PyNative executor's sync
     # waits for the kernels queued when launch is asynchronous (MINDSPEED_MS_LAUNCH_BLOCKING=0).
-    _pynative_executor.sync()
+    _executor().sync()
 
 
 class _Memory:
@@ -46,11 +52,28 @@ class _Memory:
 
 
 @functools.lru_cache(maxsize=32)
-def _numpy_dtype(dtype: Any) -> Any:
-    import mindspore
+def _element(dtype: Any) -> tuple[Any, str, bool]:
+    """(NumPy dtype, the type string to read it with, whether the array must be viewed as that dtype)."""
     import numpy as np
 
-    return np.dtype(mindspore.dtype_to_nptype(dtype))
+    element = np.dtype(dtype)
+    # NumPy's own kinds have a type string; others (ml_dtypes' bfloat16) are read as same-size integers.
+    if element.kind in "biufc":
+        return element, element.str, False
+    return element, f"<u{element.itemsize}", True
+
+
+@functools.lru_cache(maxsize=32)
+def _tensor_element(dtype: Any) -> tuple[Any, str, bool]:
+    import mindspore
+
+    return _element(mindspore.dtype_to_nptype(dtype))
+
+
+def _shape(tensor: Any) -> tuple[int, ...]:
+    # MindSpore's own shape tuple: MSAdapter's ``shape`` builds a torch.Size on every read (~5 us)
+    shape = getattr(tensor, "_shape", None)
+    return tuple(shape) if shape is not None else tuple(int(n) for n in tensor.shape)
 
 
 def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
@@ -69,15 +92,13 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
 
     if sync:
         synchronize()
-    element = _numpy_dtype(tensor.dtype) if dtype is None else np.dtype(dtype)
+    element, typestr, other_kind = _tensor_element(tensor.dtype) if dtype is None else _element(dtype)
     itemsize = element.itemsize
-    # NumPy's own kinds have a type string; others (ml_dtypes' bfloat16) are read as same-size integers.
-    typestr = element.str if element.kind in "biufc" else f"<u{itemsize}"
+    shape: tuple[int, ...] = _shape(tensor)
+    strides: tuple[int, ...]
     if flat:
-        shape: tuple[int, ...] = (int(tensor.numel()),)
-        strides: tuple[int, ...] = (itemsize,)
+        shape, strides = (math.prod(shape),), (itemsize,)
     else:
-        shape = tuple(int(n) for n in tensor.shape)
-        strides = tuple(int(s) * itemsize for s in tensor.stride())
-    array = np.asarray(_Memory(int(tensor.data_ptr()), shape, strides, typestr))
-    return array if array.dtype == element else array.view(element)
+        strides = tuple([s * itemsize for s in tensor.stride()])
+    array = np.asarray(_Memory(tensor.data_ptr(), shape, strides, typestr))
+    return array.view(element) if other_kind else array

@@ -120,20 +120,27 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     """Add ``other`` to the view ``tensor`` in its host memory; return False (nothing done) where it does not apply.
 
     Applies where the sum would otherwise be computed by a kernel and then written through the view's host
-    memory anyway (:func:`write_back`): ``tensor`` is a view on the CPU backend that autograd does not
-    record, ``other`` a tensor of the same float dtype that autograd does not record either (DDP's
-    ``main_grad.add_(grad)`` each backward). One NumPy pass, the same IEEE sums, no temporary, no kernel.
-    The caller has run PyTorch's checks (shape, overlap, leaf).
+    memory anyway (:func:`write_back`): ``tensor`` is a contiguous view on the CPU backend that autograd does
+    not record, ``other`` a contiguous tensor of the same shape and float dtype that autograd does not record
+    either, the two apart in memory or the same memory (DDP's ``main_grad.add_(grad)`` each backward). Then
+    PyTorch refuses nothing (no cast, no overlap, no leaf, no broadcast), so its checks are not run: one
+    NumPy pass, the same IEEE sums as the kernel, no temporary, no kernel. Anything else returns False and
+    the caller takes the general path.
     """
     dtype = getattr(other, "dtype", None)
-    if (dtype is None or dtype != tensor.dtype or str(dtype).rsplit(".", 1)[-1] not in _HOST_ADD_DTYPES
-            or host_memory_reason() is not None or records_grad(tensor) or records_grad(other)
-            or not _is_view(tensor)):
+    if (dtype is None or dtype != tensor.dtype or str(dtype) not in _HOST_ADD_DTYPES or not _is_view(tensor)
+            or host_memory_reason() is not None or records_grad(tensor) or records_grad(other)):
         return False
     import numpy as np
 
     target = host_array(tensor)
-    np.add(target, host_array(other, sync=False), out=target)
+    source = host_array(other, sync=False)
+    if target.shape != source.shape or not (target.flags.c_contiguous and source.flags.c_contiguous):
+        return False
+    begin, other_begin = tensor.data_ptr(), other.data_ptr()
+    if begin != other_begin and begin < other_begin + source.nbytes and other_begin < begin + target.nbytes:
+        return False  # partial overlap: the general path raises PyTorch's error
+    np.add(target, source, out=target)
     return True
 
 

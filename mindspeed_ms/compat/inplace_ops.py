@@ -115,9 +115,9 @@ def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
     from mindspore import ops
 
-    check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
-    if alpha == 1 and add_through_view(self, other):
+    if alpha == 1 and add_through_view(self, other):  # nothing PyTorch refuses: checked there
         return self
+    check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("add_", self, ops.logical_or(self, other))
     return write_back("add_", self, ops.add(self, _scaled(other, alpha)))

@@ -40,6 +40,8 @@ def _numpy_ops(shape: tuple) -> dict:
         "masked_fill_": (lambda t: inplace_ops.masked_fill_(t, torch.tensor(mask), -1.0),
                          lambda a: a.__setitem__(mask, -1.0)),
         "add_": (lambda t: inplace_ops.add_(t, torch.tensor(other), alpha=2), lambda a: a.__iadd__(2 * other)),
+        # alpha 1, same dtype: contiguous views are summed in host memory (inplace.add_through_view)
+        "add_same_dtype": (lambda t: inplace_ops.add_(t, torch.tensor(other)), lambda a: a.__iadd__(other)),
         "sub_": (lambda t: inplace_ops.sub_(t, 1.5), lambda a: a.__isub__(1.5)),
         "mul_": (lambda t: inplace_ops.mul_(t, torch.tensor(other)), lambda a: a.__imul__(other)),
         "div_": (lambda t: inplace_ops.div_(t, torch.tensor(other)), lambda a: a.__itruediv__(other)),
@@ -66,7 +68,24 @@ def main() -> None:
                 "expected_view": make_numpy_view(expected_base).tolist(),
             }), flush=True)
     _grad_cases()
+    _host_add_cases()
     sys.stdout.flush()
+
+
+def _host_add_cases() -> None:
+    """DDP's main_grad.add_(grad) shape: views of one buffer added in host memory, and PyTorch's refusals kept."""
+    buffer = torch.tensor(np.arange(12, dtype=np.float32))
+    same = buffer[0:6].view(2, 3)
+    inplace_ops.add_(same, buffer[0:6].view(2, 3))  # the same memory, the same layout: PyTorch doubles it
+    try:
+        inplace_ops.add_(buffer[0:6].view(2, 3), buffer[3:9].view(2, 3))
+    except inplace_ops.InPlaceWriteError as exc:
+        overlap = exc.rule
+    else:
+        overlap = None
+    grads = torch.tensor(np.full(6, 0.25, np.float32))
+    inplace_ops.add_(buffer[6:12].view(2, 3), grads.view(2, 3))
+    print(json.dumps({"case": "host_add", "buffer": buffer.numpy().tolist(), "overlap_rule": overlap}), flush=True)
 
 
 def _grad_cases() -> None:
