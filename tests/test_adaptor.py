@@ -9,14 +9,13 @@ disabled except in the test that checks them, so these tests do not depend on th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from _helpers import builtin_providers
+from _helpers import builtin_providers, subprocess_env
 
 from mindspeed_ms.testing import write_distribution
 
@@ -82,9 +81,7 @@ def site(tmp_path: Path) -> Path:
 
 
 def _run(site: Path, script: str, *args: str, builtin: bool = False, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {key: value for key, value in os.environ.items()
-               if not key.startswith(("MINDSPEED_", "RANK")) and key != "PYTHONPATH"}
-    environ.update(PYTHONPATH=str(site), GLOG_v="3")
+    environ = subprocess_env(drop=("MINDSPEED_", "RANK", "PYTHONPATH"), PYTHONPATH=str(site))
     if not builtin and BUILTIN:
         environ["MINDSPEED_MS_DISABLE"] = ",".join(BUILTIN)
     environ.update(env)

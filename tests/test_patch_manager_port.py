@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import FAKES
+from _helpers import FAKES, run_python, subprocess_env
 
 from mindspeed_ms.testing import write_distribution
 
@@ -103,12 +102,9 @@ OURS_REPORT = textwrap.dedent("""
 
 
 def _run(script: str, *argv: str, pythonpath: list[Path], **env: str) -> dict[str, Any]:
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath), "GLOG_v": "3", **env}
-    environ.pop("MINDSPEED_AI_FRAMEWORK", None)
-    completed = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True,
-                               env=environ, timeout=300)
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    environ = subprocess_env(drop=("MINDSPEED_AI_FRAMEWORK",),
+                             PYTHONPATH=os.pathsep.join(str(p) for p in pythonpath), **env)
+    return json.loads(run_python(sys.executable, "-c", script, *argv, env=environ, timeout=300).splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
