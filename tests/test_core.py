@@ -132,3 +132,19 @@ def test_registrations_inside_a_provider_block_fill_that_registry() -> None:
     with other.provider("p"):
         assert adaptation.registry_to_fill() is other
     assert adaptation.registry_to_fill() is adaptation.registry()
+
+
+def test_an_adaptation_that_adopts_hands_mindspeeds_manager_its_registry_until_closed() -> None:
+    from mindspeed_ms.patch_manager import MindSpeedPatchesManager
+
+    target = f"json.adopted_{uuid.uuid4().hex[:8]}"
+    adaptation = Adaptation(settings=Settings(adopt_mindspeed=True, disabled=frozenset({"pytorch_cpu"})), argv=[],
+                            watcher=ImportWatcher())
+    try:
+        assert adaptation.execute() is None  # PyTorch mode, adoption asked for
+        MindSpeedPatchesManager.register_patch(target, lambda: "mine", create_dummy=True)
+        assert target in {status.target for status in adaptation.registry().status()}
+    finally:
+        adaptation.close()
+    MindSpeedPatchesManager.register_patch(f"{target}_after", lambda: "theirs", create_dummy=True)
+    assert f"{target}_after" not in {status.target for status in adaptation.registry().status()}

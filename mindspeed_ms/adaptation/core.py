@@ -85,6 +85,7 @@ class Adaptation:
         self._pytorch_done = False
         self._trace_armed = False
         self._cancel_deferred: Callable[[], None] | None = None
+        self._handed_over = False  # MindSpeed's manager facade fills this adaptation's registry
 
     # -- what it holds ------------------------------------------------------------------------------
     @property
@@ -303,8 +304,19 @@ class Adaptation:
             return self.execute()
 
     def close(self) -> None:
-        """Revert what this adaptation applied, in both registries, and cancel its deferred PyTorch-mode work."""
+        """Revert what this adaptation applied, in both registries, and cancel its deferred PyTorch-mode work.
+
+        MindSpeed's manager facade, if this adaptation handed it its registry, is handed nothing again.
+        """
         with self._lock:
+            if self._handed_over:
+                from mindspeed_ms.patch_manager.manager import default_binding
+
+                binding = default_binding()
+                previous = binding.hand_over(None)
+                if getattr(previous, "__self__", None) is not self:  # someone else's since: leave theirs
+                    binding.hand_over(previous)
+                self._handed_over = False
             if self._cancel_deferred is not None:
                 self._cancel_deferred()
                 self._cancel_deferred = None
@@ -320,6 +332,7 @@ class Adaptation:
         prepare_backend()
         runtime = self._apply_runtime_settings()
         registry = self.registry()
+        self._hand_over_to_manager()
         run = self.run_providers(registry, framework=framework, enforce_blocks=True)
         report = registry.apply()
         self._executed, self._report, self._run = True, report, run
@@ -363,6 +376,8 @@ class Adaptation:
         if adopt:
             from mindspeed_ms.patch_manager.adoption import register_adoption
 
+            self._hand_over_to_manager()
+
             registry = self.pytorch_registry()
             with registry.provider(ADOPTION_PROVIDER):
                 register_adoption(registry)
@@ -389,6 +404,13 @@ class Adaptation:
         logging.getLogger("mindspeed_ms.adaptation").log(
             logging.INFO if current_rank() == 0 else logging.DEBUG, "PyTorch backend without CUDA, %s",
             report.summary())
+
+    def _hand_over_to_manager(self) -> None:
+        """Have MindSpeed's manager facade fill this adaptation's default registry outside provider blocks."""
+        from mindspeed_ms.patch_manager.manager import default_binding
+
+        default_binding().hand_over(self.registry)
+        self._handed_over = True
 
     # -- tracing ------------------------------------------------------------------------------------
     def _arm_trace_report(self) -> None:

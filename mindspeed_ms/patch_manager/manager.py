@@ -13,7 +13,7 @@ The default :data:`MindSpeedPatchesManager` fills the registry a provider is reg
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,8 @@ class ManagerBinding:
     """Which registry a manager class fills, under which provider name, and the patch views it handed out.
 
     Args:
-        registry: the registry to fill; ``None``: the one a provider is filling, else the default one.
+        registry: the registry to fill; ``None``: the one a provider is filling, else the one the
+            adaptation handed over (see :meth:`registry`).
         name: the provider name of registrations made outside any provider.
     """
 
@@ -60,14 +61,37 @@ class ManagerBinding:
         self._views: dict[tuple[int, str], MindSpeedPatch] = {}
         #: provider names registrations went in under, per registry (what remove_patches() withdraws)
         self._providers: dict[int, set[str]] = {}
+        self._handed: Callable[[], PatchRegistry] | None = None
+        self._own: PatchRegistry | None = None
 
     def registry(self) -> PatchRegistry:
-        """Return the registry registrations go to now."""
+        """Return the registry registrations go to now.
+
+        The bound one; else the one a provider is filling in this context; else the one the adaptation
+        handed over (:meth:`hand_over`: its default registry, once it executed); else a registry of this
+        binding's own, named after it.
+        """
         if self._registry is not None:
             return self._registry
-        from mindspeed_ms.adaptation import default_adaptation
+        from mindspeed_ms.engine.registry import PatchRegistry, registry_being_filled
 
-        return default_adaptation().registry_to_fill()
+        filling = registry_being_filled()
+        if filling is not None:  # not `or`: an empty registry is falsy
+            return filling
+        if self._handed is not None:
+            return self._handed()
+        if self._own is None:
+            self._own = PatchRegistry(name=self.name)
+        return self._own
+
+    def hand_over(self, registry: Callable[[], PatchRegistry] | None) -> Callable[[], PatchRegistry] | None:
+        """Fill ``registry()`` when no provider is filling one (None: take it back); return what was handed before.
+
+        The adaptation hands over its default registry when it executes, so MindSpeed's module-level
+        ``register_patch`` calls land beside its own patches (one status, one revert).
+        """
+        previous, self._handed = self._handed, registry
+        return previous
 
     def view(self, registry: PatchRegistry, target: str) -> MindSpeedPatch:
         """Return the (one) patch view of ``target`` in ``registry``."""
@@ -297,5 +321,5 @@ def default_binding() -> ManagerBinding:
     return _DEFAULT
 
 
-#: The default manager: fills the registry a provider is filling, else the process-wide one.
+#: The default manager: fills the registry a provider is filling, else the one the adaptation handed over.
 MindSpeedPatchesManager: Any = _manager_class(_DEFAULT)
