@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+from _helpers import ROOT, subprocess_env
 
 from mindspeed_ms import adaptation
 from mindspeed_ms.adaptation import (
@@ -337,9 +338,8 @@ def test_a_crashing_runs_trace_report_is_complete_up_to_the_crash(tmp_path: Path
 
     (tmp_path / "trace_target.py").write_text("def compute(x):\n    return ('original', x)\n")
     report = tmp_path / "trace.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED")}
-    env.update(MINDSPEED_MS_TRACE="1", MINDSPEED_MS_TRACE_FILE=str(report),
-               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env = subprocess_env(drop=("MINDSPEED",), MINDSPEED_MS_TRACE="1", MINDSPEED_MS_TRACE_FILE=str(report),
+                         PYTHONPATH=str(ROOT))
     child_file = tmp_path / "child.pid"
     argv = ["--ai-framework", "mindspore"] if framework == "mindspore" else []
     done = subprocess.run([sys.executable, "-c", _CRASHING, str(tmp_path), how, str(child_file), *argv], env=env,

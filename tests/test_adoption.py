@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _helpers import FAKES, ROOT
+from _helpers import FAKES, ROOT, subprocess_env
 
 from mindspeed_ms.adaptation import Settings, adoption_wanted
 from mindspeed_ms.errors import SettingError
@@ -84,8 +84,7 @@ AFTER = textwrap.dedent("""
 
 
 def _python(script: str, *argv: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED")}
-    environ.update(PYTHONPATH=os.pathsep.join([str(cwd), str(FAKES), str(ROOT)]), GLOG_v="3", **env)
+    environ = subprocess_env(drop=("MINDSPEED",), PYTHONPATH=os.pathsep.join([str(cwd), str(FAKES), str(ROOT)]), **env)
     return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, env=environ,
                           timeout=300, cwd=str(cwd))
 

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _helpers import builtin_providers
+from _helpers import builtin_providers, subprocess_env
 
 from mindspeed_ms.cli import main
 from mindspeed_ms.testing import write_distribution
@@ -155,8 +155,7 @@ def test_failing_provider_exits_1_naming_it(
 def _megatron_site(tmp_path: Path) -> dict[str, str]:
     write_distribution(tmp_path / "site", "megatron-demo", entry_points={"megatron-demo": "megatron_demo_provider"},
                        modules={"megatron_demo_provider.py": MEGATRON_PROVIDER})
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    env.update(PYTHONPATH=str(tmp_path / "site"), GLOG_v="3")
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(tmp_path / "site"))
     if BUILTIN:
         env["MINDSPEED_MS_DISABLE"] = ",".join(BUILTIN)
     return env

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mindspore
 import numpy as np
+from _helpers import subprocess_env
 
 from mindspeed_ms.compat.msadapter import seed_mindspore_wrapper
 
@@ -58,12 +59,11 @@ print(json.dumps({"before": before, "after": after, "explicit": explicit, "value
 
 def test_full_takes_pytorch_dtype_from_the_fill_value_through_the_torch_proxy() -> None:
     import json
-    import os
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-c", FULL_SCRIPT], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, GLOG_v="3"))
+                          env=subprocess_env())
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["before"] == ["Int64", "Int64", "Int64"]  # MSAdapter's own, the divergence patched

@@ -7,12 +7,11 @@ The tracker and clipping checks run in the PyTorch reference interpreter (``.ven
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 
 import pytest
-from _helpers import ROOT, reference_python
+from _helpers import ROOT, reference_python, subprocess_env
 
 from mindspeed_ms.compat import pytorch_cpu
 
@@ -72,7 +71,7 @@ print(json.dumps({"errors": errors, "first": first, "second": second, "expected"
 
 def test_tracker_and_clipping_on_cpu_pytorch() -> None:
     python = reference_python()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = subprocess_env(PYTHONPATH=str(ROOT))
     done = subprocess.run([python, "-c", textwrap.dedent(SCRIPT)], capture_output=True, text=True, timeout=300,
                           env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -95,8 +94,7 @@ print(engine_after_adaptor, random.CudaRNGStatesTracker.add.__module__)
 
 def test_pytorch_mode_without_cuda_arms_the_provider_only_when_megatron_is_imported() -> None:
     python = reference_python()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     done = subprocess.run([python, "-c", textwrap.dedent(ARMING)], capture_output=True, text=True, timeout=300,
                           env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -134,8 +132,7 @@ print(rotary.inv_freq.device.type, freqs.device.type, tuple(freqs.shape))
 
 
 def test_megatrons_rotary_embedding_builds_and_runs_on_cpu_pytorch() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     done = subprocess.run([reference_python(), "-c", textwrap.dedent(ROTARY)], capture_output=True, text=True,
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -7,12 +7,11 @@ Runs under MSAdapter with the built-in patches in a subprocess; what PyTorch doe
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
-from _helpers import ROOT
+from _helpers import ROOT, subprocess_env
 
 from mindspeed_ms.compat import random_ops
 
@@ -63,8 +62,7 @@ print(json.dumps(result))
 
 
 def test_random_ops_on_the_cpu_backend() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env.update(PYTHONPATH=str(ROOT), MINDSPEED_AI_FRAMEWORK="mindspore", GLOG_v="3")
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT), MINDSPEED_AI_FRAMEWORK="mindspore")
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], capture_output=True, text=True,
                           timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

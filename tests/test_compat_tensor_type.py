@@ -5,14 +5,13 @@ test_parallel_training.py on both backends)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from typing import Any
 
 import pytest
-from _helpers import ROOT, reference_python
+from _helpers import ROOT, reference_python, subprocess_env
 
 from mindspeed_ms.compat import tensor_type
 
@@ -71,8 +70,7 @@ print(json.dumps({"names": names, "inside": inside, "after": x.type(), "converte
 
 @pytest.mark.parametrize("side", ["mindspore", "pytorch"])
 def test_type_names_on_both_backends(side: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_")}
-    env.update(PYTHONPATH=str(ROOT), MINDSPEED_AI_FRAMEWORK=side, GLOG_v="3")
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT), MINDSPEED_AI_FRAMEWORK=side)
     python = sys.executable if side == "mindspore" else reference_python()
     done = subprocess.run([python, "-c", textwrap.dedent(SCRIPT)], capture_output=True, text=True, timeout=600,
                           env=env)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import builtin_providers
+from _helpers import builtin_providers, subprocess_env
 
 from mindspeed_ms.adaptation import Adaptation, MindSporeAdaptation, Settings, replace_default_adaptation
 from mindspeed_ms.adaptation.verify import verify_registry
@@ -149,8 +149,7 @@ def test_application_is_lazy_and_revert_is_exact_on_real_megatron(tmp_path: Path
                           "created": hasattr(embeddings, "_rotate_half"),
                           "restored": [restored.__module__, restored.__code__.co_filename]}}))
     """))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MINDSPEED_")}
-    env.update(GLOG_v="3", MINDSPEED_MS_DISABLE=",".join(builtin_providers()))
+    env = subprocess_env(drop=("MINDSPEED_",), MINDSPEED_MS_DISABLE=",".join(builtin_providers()))
     completed = subprocess.run([sys.executable, str(script), "--ai-framework", "mindspore"], env=env,
                                capture_output=True, text=True, timeout=300, check=False)
     assert completed.returncode == 0, completed.stderr

@@ -10,7 +10,6 @@ the patched names return, which registration raised a conflict) must be equal.
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from _helpers import ROOT
+from _helpers import ROOT, subprocess_env
 
 from mindspeed_ms import PatchRegistry
 from mindspeed_ms.errors import PatchConflictError
@@ -254,7 +253,7 @@ def test_mindspeeds_type_wrapper_wraps_msadapters_parameter_type_once(tmp_path: 
         torch.ones(2).type()
         print(json.dumps([on_parameter, len(calls)]))
     """)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GLOG_v="3")
+    env = subprocess_env(PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env,
                           cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]

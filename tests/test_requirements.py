@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from _helpers import subprocess_env
 
 from mindspeed_ms.engine.requirements import normalize_requires, unmet_requirements
 from mindspeed_ms.errors import PatchValidationError
@@ -131,8 +132,7 @@ def test_a_mindspeed_checkout_without_metadata_is_adopted(tmp_path, declares):
     (checkout / "setup.py").write_text(f"import setuptools\n__version__ = {version}\n__package_name__ = 'mindspeed'\n"
                                        "setuptools.setup(name=__package_name__, version=__version__)\n")
     (tmp_path / "probe_target.py").write_text("def f():\n    return 'original'\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED")}
-    env.update(PYTHONPATH=os.pathsep.join([str(root), str(checkout), str(tmp_path)]), GLOG_v="3")
+    env = subprocess_env(drop=("MINDSPEED",), PYTHONPATH=os.pathsep.join([str(root), str(checkout), str(tmp_path)]))
     done = subprocess.run([sys.executable, "-c", ADOPTION_PROBE, "--ai-framework", "mindspore"], env=env,
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
