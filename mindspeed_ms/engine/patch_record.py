@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import logging
 import re
 from types import ModuleType
 from typing import Any
 
-from .errors import PatchApplyError
+from .errors import PatchApplyError, PatchConflictError
 from .journal import MISSING, Record, overwritten_by
 from .signatures import unwrap_descriptor
 from .status import PatchStatus, make_status
 
 __all__ = ["PatchRecord", "NO_REPLACEMENT", "qualified_name", "describe", "is_reference", "resolve_reference"]
+
+logger = logging.getLogger("mindspeed_ms")
 
 NO_REPLACEMENT: Any = MISSING
 #: registration order of targets, across registries (a PatchRecord is created at its target's first registration)
@@ -143,6 +146,77 @@ class PatchRecord:
             return
         self.replacement, self.replacement_site, self.replacement_provider = NO_REPLACEMENT, None, None
         self.replacement_requires, self.replacement_forced, self.replacement_fallback = (), False, False
+
+    def set_replacement(self, new_func: Any, site: str, force: bool, provider: str | None,
+                        requires: tuple[str, ...], fallback: bool) -> None:
+        """Register ``new_func`` as the replacement, by the rules of conflicts, forcing and fallbacks.
+
+        Raises:
+            PatchConflictError: another replacement is registered and ``force`` is False.
+        """
+        current = self.replacement
+        if current is new_func:
+            if provider is None and self.replacement_provider is not None:
+                # the user registers a provider's replacement too: it is the user's now
+                self.replacement_site, self.replacement_provider = site, None
+                self.replacement_forced, self.replacement_requires = force, requires
+                self.replacement_fallback = False
+            return
+        if new_func is None and current is not NO_REPLACEMENT:
+            return  # a placeholder never displaces a real replacement
+        occupied = current not in (NO_REPLACEMENT, None)
+        if occupied and not force and provider is not None \
+                and self.replacement_provider is None and self.replacement_forced:
+            # The user forced this replacement over the provider's; providers registering again
+            # (repatch()) do not take it back.
+            logger.debug("%s: provider %r's replacement registered at %s yields to the user's forced one at %s",
+                         self.target, provider, site, self.replacement_site)
+            return
+        if occupied and fallback and not self.replacement_fallback and provider != self.replacement_provider:
+            # a fallback registered after someone else's replacement waits behind it
+            self.yielded.append((new_func, site, provider, requires))
+            logger.info("%s: fallback %s registered at %s by %r waits behind %s registered at %s", self.target,
+                        describe(new_func), site, provider, describe(current), self.replacement_site)
+            return
+        if occupied and self.replacement_fallback and not fallback and provider != self.replacement_provider:
+            # someone else's replacement takes the target from a fallback, which waits behind it
+            self.yielded.append((current, self.replacement_site or "?", self.replacement_provider,
+                                 self.replacement_requires))
+            logger.info("%s: %s registered at %s takes the target from fallback %s registered at %s by %r",
+                        self.target, describe(new_func), site, describe(current), self.replacement_site,
+                        self.replacement_provider)
+        elif occupied and not force:
+            raise PatchConflictError(
+                f"{self.target!r} already has replacement {current!r} registered at {self.replacement_site}; "
+                f"the registration at {site} wants {new_func!r}. Pass force_patch=True to replace it, or "
+                f"register one of them as a wrap", target=self.target, sites=(self.replacement_site or "?", site))
+        self.replacement = new_func
+        self.replacement_site = site
+        self.replacement_provider = provider
+        self.replacement_forced = force and provider is None
+        self.replacement_requires = requires
+        self.replacement_fallback = fallback
+
+    def add_wrap(self, wrap: Any, site: str, provider: str | None, requires: tuple[str, ...]) -> bool:
+        """Register ``wrap`` (after the others); return whether that changed anything."""
+        index = next((i for i, entry in enumerate(self.wraps) if entry[0] is wrap), None)
+        if index is None:
+            self.wraps.append((wrap, site, provider, requires))
+            return True
+        if provider is None and self.wraps[index][2] is not None:
+            # the user registers a provider's wrap too: it is the user's now, and stays when that
+            # provider's registrations are withdrawn
+            self.wraps[index] = (wrap, site, None, requires)
+            return True
+        return False
+
+    def mark_changed(self) -> None:
+        """A registration changed this record: the next ``apply()`` takes it into account."""
+        if self.state in ("applied", "pending-import"):
+            # installed again on top of itself; an armed one chooses again what goes in on import
+            self.dirty = True
+        elif self.state in ("skipped", "failed"):
+            self.state, self.reason = "registered", None  # judged again
 
     @property
     def requires(self) -> tuple[str, ...]:

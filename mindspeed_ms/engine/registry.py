@@ -9,7 +9,6 @@ briefly without risk of deadlock. The registry creates it and hands it to its
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +23,7 @@ from .errors import (
     PatchValidationError,
     TargetNotFoundError,
 )
-from .patch_record import NO_REPLACEMENT, PatchRecord, describe, is_reference
+from .patch_record import NO_REPLACEMENT, PatchRecord, is_reference
 from .requirements import normalize_requires
 from .sites import caller_site
 from .status import STATES, ApplyReport, PatchStatus
@@ -33,8 +32,6 @@ from .watcher import ImportWatcher
 from .watcher import watcher as default_watcher
 
 __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_POLICIES"]
-
-logger = logging.getLogger("mindspeed_ms")
 
 _KINDS = ("auto", "replace", "wrap")
 
@@ -198,20 +195,12 @@ class PatchRegistry:
                                          sites=(patch.sources[0], site))
             self._remember(patch, created)
             if kind == "replace":
-                self._set_replacement(patch, new_func, site, force_patch, self._provider, reqs,
+                patch.set_replacement(new_func, site, force_patch, self._provider, reqs,
                                       self._fallback if fallback is None else fallback)
-            else:
-                index = next((i for i, wrap in enumerate(patch.wraps) if wrap[0] is new_func), None)
-                if index is None:
-                    patch.wraps.append((new_func, site, self._provider, reqs))
-                elif self._provider is None and patch.wraps[index][2] is not None:
-                    # the user registers a provider's wrap too: it is the user's now, and stays
-                    # when that provider's registrations are withdrawn
-                    patch.wraps[index] = (new_func, site, None, reqs)
-                else:
-                    return patch
+            elif not patch.add_wrap(new_func, site, self._provider, reqs):
+                return patch
             patch.sites.append((site, self._provider))
-            self._mark_changed(patch)
+            patch.mark_changed()
             patch.create_dummy = patch.create_dummy or create_dummy
             patch.log_calls = patch.log_calls or log_calls
             patch.purpose = patch.purpose or purpose
@@ -219,15 +208,6 @@ class PatchRegistry:
             if created:
                 self._patches[target] = patch
         return patch
-
-    @staticmethod
-    def _mark_changed(patch: PatchRecord) -> None:
-        """A registration changed ``patch``: the next ``apply()`` takes it into account."""
-        if patch.state in ("applied", "pending-import"):
-            # installed again on top of itself; an armed one chooses again what goes in on import
-            patch.dirty = True
-        elif patch.state in ("skipped", "failed"):
-            patch.state, patch.reason = "registered", None  # judged again
 
     def _check_non_callable(self, target: str, parts: tuple[str, ...], new_func: Any) -> None:
         try:
@@ -237,52 +217,6 @@ class PatchRegistry:
         if located.waiting_for is None and located.exists and callable(located.raw):
             raise PatchValidationError(f"{target!r} is callable but the replacement {new_func!r} is not",
                                        target=target)
-
-    @staticmethod
-    def _set_replacement(patch: PatchRecord, new_func: Any, site: str, force: bool, provider: str | None,
-                         requires: tuple[str, ...], fallback: bool) -> None:
-        current = patch.replacement
-        if current is new_func:
-            if provider is None and patch.replacement_provider is not None:
-                # the user registers a provider's replacement too: it is the user's now
-                patch.replacement_site, patch.replacement_provider = site, None
-                patch.replacement_forced, patch.replacement_requires = force, requires
-                patch.replacement_fallback = False
-            return
-        if new_func is None and current is not NO_REPLACEMENT:
-            return  # a placeholder never displaces a real replacement
-        occupied = current not in (NO_REPLACEMENT, None)
-        if occupied and not force and provider is not None \
-                and patch.replacement_provider is None and patch.replacement_forced:
-            # The user forced this replacement over the provider's; providers registering again
-            # (repatch()) do not take it back.
-            logger.debug("%s: provider %r's replacement registered at %s yields to the user's forced one at %s",
-                         patch.target, provider, site, patch.replacement_site)
-            return
-        if occupied and fallback and not patch.replacement_fallback and provider != patch.replacement_provider:
-            # a fallback registered after someone else's replacement waits behind it
-            patch.yielded.append((new_func, site, provider, requires))
-            logger.info("%s: fallback %s registered at %s by %r waits behind %s registered at %s", patch.target,
-                        describe(new_func), site, provider, describe(current), patch.replacement_site)
-            return
-        if occupied and patch.replacement_fallback and not fallback and provider != patch.replacement_provider:
-            # someone else's replacement takes the target from a fallback, which waits behind it
-            patch.yielded.append((current, patch.replacement_site or "?", patch.replacement_provider,
-                                  patch.replacement_requires))
-            logger.info("%s: %s registered at %s takes the target from fallback %s registered at %s by %r",
-                        patch.target, describe(new_func), site, describe(current), patch.replacement_site,
-                        patch.replacement_provider)
-        elif occupied and not force:
-            raise PatchConflictError(
-                f"{patch.target!r} already has replacement {current!r} registered at {patch.replacement_site}; "
-                f"the registration at {site} wants {new_func!r}. Pass force_patch=True to replace it, or "
-                f"register one of them as a wrap", target=patch.target, sites=(patch.replacement_site or "?", site))
-        patch.replacement = new_func
-        patch.replacement_site = site
-        patch.replacement_provider = provider
-        patch.replacement_forced = force and provider is None
-        patch.replacement_requires = requires
-        patch.replacement_fallback = fallback
 
     def block(self, module_name: str, *, purpose: str | None = None, site: str | None = None,
               stacklevel: int = 1) -> PatchRecord:
