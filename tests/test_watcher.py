@@ -477,3 +477,23 @@ def test_when_imported_fires_for_the_package_before_its_submodules_execute(modul
     own.when_imported("h_parent", lambda module: module.ORDER.append("callback"))
     child = importlib.import_module("h_parent.child")
     assert child.SEEN == ["callback"]
+def test_when_imported_fires_for_a_namespace_package_before_its_submodules(modules, tmp_path):
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    own = ImportWatcher()
+    package = modules.root / "h_namespace"  # no __init__.py: a namespace package, like megatron-core's megatron/
+    package.mkdir()
+    (package / "child.py").write_text("import h_namespace\nSEEN = list(getattr(h_namespace, 'ORDER', []))\n")
+    modules.names.add("h_namespace")
+    importlib.invalidate_caches()
+    seen = []
+
+    def record(module):
+        module.ORDER = ["callback"]
+        seen.append(module)
+
+    own.when_imported("h_namespace", record)
+    parent = importlib.import_module("h_namespace")
+    child = importlib.import_module("h_namespace.child")
+    assert seen == [parent]
+    assert child.SEEN == ["callback"]

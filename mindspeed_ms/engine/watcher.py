@@ -119,6 +119,9 @@ class ImportWatcher:
         # module name -> the module object the callbacks last ran for (or that was there when armed)
         self._seen: dict[str, weak_ref[ModuleType]] = {}
         self._local = thread_local()
+        # watched namespace packages found but not yet seen: they have no loader to wrap (the import system
+        # makes one after find_spec) and execute nothing, so they count as executed once in sys.modules
+        self._namespaces: set[str] = set()
 
     # -- subscription -------------------------------------------------------------------------
     def watch(self, name: str, key: int, callback: Callback) -> None:
@@ -245,6 +248,8 @@ class ImportWatcher:
             with self._lock:
                 self._install()
             self.catch_up()
+        if self._namespaces:
+            self._fire_namespaces()
         if fullname not in self._watch:
             return None
         busy: set[str] | None = getattr(self._local, "busy", None)
@@ -257,12 +262,27 @@ class ImportWatcher:
             spec = _find_spec(fullname, path, target, accept=lambda finder: finder is not self)
         finally:
             busy.discard(fullname)
+        if spec is not None and spec.loader is None and spec.submodule_search_locations is not None:
+            with self._lock:
+                self._namespaces.add(fullname)  # fired by the next import this finder sees, or by catch_up()
+            return spec
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         if not isinstance(spec.loader, _HookedLoader) or spec.loader._watcher is not self:
             # a loader by protocol: subclassing importlib.abc.Loader would import importlib.resources (see above)
             spec.loader = _HookedLoader(spec.loader, self, fullname)  # type: ignore[assignment]
         return spec
+
+    def _fire_namespaces(self) -> None:
+        """Fire the callbacks of the watched namespace packages that are in ``sys.modules`` by now."""
+        with self._lock:
+            ready = [(name, sys.modules[name]) for name in self._namespaces if name in sys.modules]
+            self._namespaces.difference_update(name for name, _ in ready)
+            seen = {name: self._seen.get(name) for name, _ in ready}
+        for name, module in ready:
+            reference = seen[name]
+            if reference is None or reference() is not module:  # catch_up() may have fired it already
+                self.fire(name, module)
 
     def fire(self, name: str, module: ModuleType) -> None:
         """Run the callbacks for ``name`` (outside the lock: they run user code and may import)."""
