@@ -360,16 +360,25 @@ def _holding(by_identity: dict[int, list[AliasEntry]], entries: Sequence[AliasEn
     # 1. bind a wanted name at all (dict_keys.isdisjoint iterates the smaller side and stops at a hit)
     binds = list(map(_keys_isdisjoint, map(dict.keys, namespaces), repeat(names)))
     candidates = list(compress(zip(pairs, namespaces), map(not_, binds)))
-    # 2. hold an original: the ids of all their values intersected with the originals' (one set per module)
-    values = map(dict.values, map(_second, candidates))
-    held = list(map(ids.intersection, map(map, repeat(id), values)))
-    for ((module_name, module), namespace), identities in compress(zip(candidates, held), held):
-        yield module_name, module, namespace, identities
+    # 2. hold an original by identity: the ids of their values against the originals' ids (one set per
+    # module). A module much bigger than the set of wanted names is probed for those names only (its
+    # other bindings are never touched); a smaller one has all its values looked at.
+    names_tuple = tuple(names)
+    probe = list(map((2 * len(names_tuple)).__lt__, map(len, map(_second, candidates))))
+    probed = list(compress(candidates, probe))
+    scanned = list(compress(candidates, map(not_, probe)))
+    wanted_values = map(map, map(_get, map(_second, probed)), repeat(names_tuple))
+    all_values = map(dict.values, map(_second, scanned))
+    for members, values in ((probed, wanted_values), (scanned, all_values)):
+        held = list(map(ids.intersection, map(map, repeat(id), values)))
+        for ((module_name, module), namespace), identities in compress(zip(members, held), held):
+            yield module_name, module, namespace, identities
 
 
 _keys_isdisjoint: Callable[[Any, Any], bool] = type({}.keys()).isdisjoint
 _second = itemgetter(1)
 _namespace = attrgetter("__dict__")
+_get = attrgetter("get")
 
 
 def _under(module_name: str, skip: frozenset[str]) -> bool:
