@@ -539,3 +539,20 @@ class Child(Base):
     reg.revert()
     assert "load" not in vars(mod.Child)
     assert mod.Child().load() == "base"
+
+
+def test_aliases_are_rebound_whether_a_module_is_probed_by_name_or_scanned_whole(reg, modules):
+    # With many target names a small module has all its values looked at; with few, a big module is
+    # probed for the wanted names only: both find the alias, neither touches a look-alike.
+    names = [f"f{i}" for i in range(40)]
+    modules.load("a_many", "".join(f"def {name}():\n    return 'orig'\n" for name in names))
+    small = modules.load("a_small_user", "from a_many import f7\n")
+    big = modules.load("a_big_user", "from a_many import f3\n" + "".join(f"v{i} = {i}\n" for i in range(200)))
+    for name in names:
+        reg.register(f"a_many.{name}", lambda: "new")
+    reg.apply()
+    assert small.f7() == "new"
+    assert big.f3() == "new"
+    reg.revert()
+    assert small.f7() == "orig"
+    assert big.f3() == "orig"
