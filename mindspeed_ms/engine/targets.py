@@ -152,6 +152,20 @@ def _child(owner: Any, name: str) -> tuple[Any, Any]:
         return _MISSING, None
 
 
+def _attribute_of_plain_module(path: str, parts: tuple[str, ...]) -> Located | None:
+    """Locate the usual case at once: an attribute (not a submodule) of a plain imported module; else None."""
+    if len(parts) < 2 or path in sys.modules:
+        return None
+    parent_name = path.rpartition(".")[0]
+    parent = sys.modules.get(parent_name)
+    if type(parent) is not ModuleType:
+        return None
+    found = parent.__dict__.get(parts[-1], _MISSING)
+    if found is _MISSING or isinstance(found, ModuleType):
+        return None
+    return Located(path, module_name=parent_name, owner=parent, name=parts[-1], raw=found, defined_on=parent)
+
+
 def locate(path: str, parts: tuple[str, ...] | None = None) -> Located:
     """Find where ``path`` stands now, importing nothing.
 
@@ -170,15 +184,9 @@ def locate(path: str, parts: tuple[str, ...] | None = None) -> Located:
     if parts is None:
         parts = parse_target(path)
     modules = sys.modules
-    if len(parts) > 1 and path not in modules:
-        # the usual case first: an attribute (not a submodule) of a plain imported module
-        parent_name = path.rpartition(".")[0]
-        parent = modules.get(parent_name)
-        if type(parent) is ModuleType:
-            found = parent.__dict__.get(parts[-1], _MISSING)
-            if found is not _MISSING and not isinstance(found, ModuleType):
-                return Located(path, module_name=parent_name, owner=parent, name=parts[-1], raw=found,
-                               defined_on=parent)
+    usual = _attribute_of_plain_module(path, parts)
+    if usual is not None:
+        return usual
     # Longest imported prefix. A module still executing its body counts as imported: it can only
     # be one on the current import chain (apply() called from inside it), and waiting for it would
     # wait for an import that has already passed the hook.
