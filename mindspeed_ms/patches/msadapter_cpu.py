@@ -309,6 +309,8 @@ def _register_conformance(registry: Any) -> None:
                    "msadapter.nn.functional.layer_norm", "msadapter.ops.pointwise.mul", f"{_TENSOR}.mul",
                    "msadapter.ops.pointwise.div", f"{_TENSOR}.div", f"{_TENSOR}.__truediv__",
                    "msadapter.ops.comparison.eq", f"{_TENSOR}.eq", f"{_TENSOR}.__eq__",
+                   *(target for name in ("ne", "ge", "gt", "le", "lt") for target in (
+                       f"msadapter.ops.comparison.{name}", f"{_TENSOR}.{name}", f"{_TENSOR}.__{name}__")),
                    f"{_REDUCTION}.sum", f"{_TENSOR}.sum", f"{_REDUCTION}.max", f"{_TENSOR}.max",
                    "msadapter.ops.creation.zeros_like"):
         registry.register(

@@ -16,6 +16,13 @@ CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     "truediv": (("Tensor.__truediv__",), lambda torch: tensor(torch, (2, 3), B) / 4),
     "sub_float32_promotes": (("Tensor.__sub__",), lambda torch: tensor(torch, (2, 3), B) - tensor(torch, (2, 3))),
     "eq": (("Tensor.__eq__",), lambda torch: tensor(torch, (2, 3), B) == tensor(torch, (2, 3), B)),
+    "comparisons": (("Tensor.__ge__", "Tensor.__gt__", "Tensor.__le__", "Tensor.__lt__", "Tensor.__ne__", "torch.gt",
+                     "Tensor.le"), lambda torch: [
+        tensor(torch, (2, 3), B) >= 0.25, tensor(torch, (2, 3), B) > tensor(torch, (2, 3), B, seed=1),
+        tensor(torch, (2, 3), B) <= 0, 0.5 < tensor(torch, (2, 3), B),
+        tensor(torch, (2, 3), B) != tensor(torch, (2, 3)),
+        torch.gt(tensor(torch, (2, 3), B), -0.5), tensor(torch, (2, 3), B).le(tensor(torch, (2, 3), B, seed=2)),
+        tensor(torch, (2, 3)) < tensor(torch, (2, 3), B, seed=3)]),
     "to_float32": (("Tensor.float",), lambda torch: tensor(torch, (2, 3), B).float()),
     "from_float32": (("Tensor.to",), lambda torch: tensor(torch, (2, 3)).to(torch.bfloat16)),
     "half_to_bf16": (("Tensor.to",), lambda torch: tensor(torch, (2, 3), "float16").to(torch.bfloat16)),
