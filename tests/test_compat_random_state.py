@@ -145,7 +145,7 @@ def test_device_state_is_the_cpu_stream_and_bad_states_raise_typed_errors() -> N
                           timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result.pop("errors") == {"pytorch_size": ["size", True, True], "float": ["size", True, True],
+    assert result.pop("errors") == {"pytorch_size": ["size", True, True], "float": ["dtype", True, True],
                                     "bad_header": ["format", True, True]}
     assert all(result.values()), result
 

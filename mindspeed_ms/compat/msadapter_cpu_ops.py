@@ -118,7 +118,10 @@ def _var(op: str, input: Any, dim: Any, unbiased: Any, keepdim: bool, correction
     from mindspeed_ms.compat.inplace_checks import FLOATING, category
 
     if category(input) < FLOATING:
-        raise TypeError(f"{op}: std and var only support floating point and complex dtypes, got {input.dtype}")
+        from mindspeed_ms.compat.errors import OpTypeRefusedError
+
+        raise OpTypeRefusedError(op, TypeError(f"std and var only support floating point and complex dtypes, got "
+                                               f"{input.dtype}"))
     dim, correction = _correction(dim, unbiased, correction)
     ndim = len(input.shape)
     dims = tuple(range(ndim)) if dim is None or dim == () else ((dim,) if isinstance(dim, int) else tuple(dim))

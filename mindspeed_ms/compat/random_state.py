@@ -22,7 +22,7 @@ import struct
 import zlib
 from typing import Any
 
-from mindspeed_ms.compat.errors import RandomStateError
+from mindspeed_ms.compat.errors import RandomStateError, RandomStateTypeError
 
 __all__ = ["STATE_BYTES", "RandomStateError", "get_rng_state", "set_rng_state", "manual_seed",
            "get_device_rng_state", "set_device_rng_state"]
@@ -96,7 +96,10 @@ def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
 
     shape = tuple(getattr(state, "shape", ()))
     dtype = str(getattr(state, "dtype", type(state).__name__))
-    if shape != (STATE_BYTES,) or dtype.lower() != "uint8" or not hasattr(state, "asnumpy"):
+    if dtype.lower() != "uint8" or not hasattr(state, "asnumpy"):
+        raise RandomStateTypeError("dtype", f"torch.set_rng_state(): RNG state must be a torch.ByteTensor, got "
+                                            f"{dtype}")
+    if shape != (STATE_BYTES,):
         raise RandomStateError("size", f"torch.set_rng_state(): expected a uint8 tensor of {STATE_BYTES} bytes "
                                        f"(this backend's torch.get_rng_state()), got {dtype} of shape {shape}; a "
                                        f"state from PyTorch's generator (5056 bytes) cannot be restored here")
@@ -121,8 +124,9 @@ def set_rng_state(state: Any) -> None:
     """Restore a state :func:`get_rng_state` returned (``torch.set_rng_state``); nothing changes on error.
 
     Raises:
-        RandomStateError: the tensor is not such a state (``reason="size"``/``"format"``), or it counts a kernel
-            this process cannot name (``"kernel"``).
+        RandomStateError: the tensor is not such a state (``reason="size"``/``"format"``; a
+            :class:`RandomStateTypeError` for another dtype, ``"dtype"``), or it counts a kernel this process
+            cannot name (``"kernel"``).
     """
     import mindspore
     import numpy as np

@@ -33,6 +33,7 @@ def register(registry: Any, args: Any) -> None:
     _register_conformance(registry)
     _register_conformance_misc(registry)
     _register_grad_dtype(registry)
+    _register_refusal_classes(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim
 
@@ -259,3 +260,31 @@ def _register_conformance_misc(registry: Any) -> None:
             purpose="torch.as_strided returns a gathered contiguous copy (writes through it, or to its input, are not "
                     "seen by the other); MindSpore's AsStrided view op, with PyTorch's checks (it reads past the "
                     "storage unchecked; where a gradient is recorded the copy stays: the view op has no backward)")
+
+
+#: torch API name -> where MSAdapter defines it (Tensor methods are MindSpore's Tensor's)
+_REFUSAL_TARGETS = {"torch.cat": "msadapter.ops.array.cat", "torch.stack": "msadapter.ops.array.stack",
+                    "torch.split": "msadapter.ops.array.split", "torch.chunk": "msadapter.ops.array.chunk",
+                    "torch.arange": "msadapter.ops.creation.arange", "torch.zeros": "msadapter.ops.creation.zeros",
+                    "torch.neg": "msadapter.ops.pointwise.neg", "torch.randn": "msadapter.ops.random.randn",
+                    "torch.tensor": "msadapter.tensor",
+                    "torch.distributed.get_process_group_ranks":
+                        "msadapter.distributed.distributed_c10d.get_process_group_ranks"}
+
+
+def _register_refusal_classes(registry: Any) -> None:
+    """Register PyTorch's exception classes for refusals MindSpore raises under others (compat/refusals.py)."""
+    from mindspeed_ms.compat import refusals
+
+    for op in refusals.REFUSALS:
+        if op.startswith("Tensor."):
+            target = f"{_TENSOR}.{op.partition('.')[2]}"
+        elif op.startswith("torch.nn.functional."):
+            target = f"msadapter.nn.functional.{op.rpartition('.')[2]}"
+        else:
+            target = _REFUSAL_TARGETS[op]
+        registry.register(
+            target, refusals.refusal_class_wrapper(op), kind="wrap", requires=_MSADAPTER,
+            purpose=f"{op} refuses calls PyTorch refuses under another builtin class (MindSpore: ValueError for "
+                    f"shapes, ValueError/RuntimeError for indices out of range; PyTorch: RuntimeError, IndexError): "
+                    f"'except RuntimeError' written for PyTorch missed them")

@@ -42,6 +42,10 @@ def run_side(python: str, side: str, case_ids: list[str], timeout: float = 900) 
     return results
 
 
+#: builtin classes every exception has: sharing only these is not sharing a class a caller would catch
+_GENERIC = frozenset({"Exception", "BaseException", "object"})
+
+
 @dataclass(frozen=True)
 class Verdict:
     """How our outcome of one case compares with PyTorch's."""
@@ -54,9 +58,11 @@ def compare(ours: dict[str, Any], reference: dict[str, Any], rtol: float | None 
             atol: float | None = None) -> Verdict:
     """Compare one case's outcomes.
 
-    conformant: both ran and agree, or both raised. loud: PyTorch ran, we raised one of our typed errors (a known
+    conformant: both ran and agree, or both raised with a builtin class in common (``except IndexError`` written
+    for PyTorch catches ours). loud: PyTorch ran, we raised one of our typed errors (a known
     limitation that says so). divergent: anything else (a different result, an error PyTorch does not raise or a
-    foreign one, an accepted call PyTorch refuses, autograd left broken).
+    foreign one, an accepted call PyTorch refuses, a refusal under
+    another builtin class, autograd left broken).
     """
     if ours.get("poisons_autograd"):
         return Verdict("divergent", "the failure left autograd switched off for the rest of the process")
@@ -64,6 +70,10 @@ def compare(ours: dict[str, Any], reference: dict[str, Any], rtol: float | None 
         if ours["ok"]:
             return Verdict("divergent", f"PyTorch raises {reference['error']['type']}: "
                                         f"{reference['error']['message'][:160]}; ours returns normally")
+        shared = (set(ours["error"]["builtins"]) & set(reference["error"]["builtins"])) - _GENERIC
+        if not shared:  # code written for PyTorch (`except RuntimeError`) would miss ours
+            return Verdict("divergent", f"both raise, under other classes: PyTorch {reference['error']['type']}, "
+                                        f"ours {ours['error']['type']} ({', '.join(ours['error']['builtins'][:3])})")
         return Verdict("conformant", "both raise")
     if not ours["ok"]:
         error = ours["error"]

@@ -1,0 +1,92 @@
+"""Refusals under PyTorch's exception classes: a call both refuse raises what PyTorch's caller catches.
+
+MindSpore validates shapes, dimensions and indices itself and raises ValueError (a shape that cannot be viewed,
+tensors that do not broadcast, a concat of mismatched shapes), ValueError or RuntimeError for an index out of
+range, TypeError for a dtype without a kernel; PyTorch raises RuntimeError for the first and IndexError for the
+second. Code written for PyTorch (``except RuntimeError``, ``except IndexError``) missed ours. Each wrapper here
+runs the op untouched and, only when it raises, re-raises the error as one of
+:class:`~mindspeed_ms.compat.errors.OpRefusedError`'s subclasses: PyTorch's class, still MindSpore's, the
+original as ``__cause__``. Our own typed errors pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable
+
+from mindspeed_ms.compat.errors import (
+    OpIndexRefusedError,
+    OpLookupRefusedError,
+    OpRefusedError,
+    OpShapeRefusedError,
+    OpTypeRefusedError,
+    OpValueRefusedError,
+)
+from mindspeed_ms.engine.errors import AdaptationError
+
+__all__ = ["REFUSALS", "INDEX", "RUNTIME", "VALUE", "DIM", "refusal_class_wrapper", "translate"]
+
+RUNTIME, INDEX, VALUE, DIM = "RuntimeError", "IndexError", "ValueError", "dim"
+#: how MindSpore words an index or dimension out of range (``DIM`` ops: PyTorch's IndexError for those only)
+_OUT_OF_RANGE = re.compile(r"out of range|out of bounds|exceed range|should be in the range|must be in \[|"
+                           r"axis (value )?must be in")
+
+#: op -> PyTorch's class for its refusals: RUNTIME, INDEX, VALUE, or DIM (IndexError when out of range, else
+#: RuntimeError); tests/conformance/cases/ops_errors.py holds one refusal of each
+REFUSALS: dict[str, str] = {
+    "Tensor.view": RUNTIME, "Tensor.reshape": RUNTIME, "Tensor.permute": RUNTIME, "Tensor.expand": RUNTIME,
+    "Tensor.narrow": RUNTIME, "Tensor.item": RUNTIME, "Tensor.to": RUNTIME, "Tensor.neg": RUNTIME,
+    "Tensor.__neg__": RUNTIME, "Tensor.__add__": RUNTIME, "Tensor.__mul__": RUNTIME, "Tensor.add": RUNTIME,
+    "Tensor.mul": RUNTIME, "torch.cat": RUNTIME, "torch.stack": RUNTIME, "torch.split": RUNTIME,
+    "torch.chunk": RUNTIME, "torch.arange": RUNTIME, "torch.zeros": RUNTIME, "torch.neg": RUNTIME,
+    "torch.randn": RUNTIME, "torch.nn.functional.linear": RUNTIME, "torch.nn.functional.layer_norm": RUNTIME,
+    "Tensor.transpose": DIM, "Tensor.unsqueeze": DIM, "Tensor.select": INDEX, "Tensor.sum": DIM,
+    "Tensor.index_select": DIM, "Tensor.__getitem__": DIM, "torch.nn.functional.embedding": DIM,
+    "torch.nn.functional.softmax": DIM, "torch.tensor": VALUE,
+    "torch.distributed.get_process_group_ranks": VALUE,
+}
+
+
+def translate(op: str, error: Exception) -> Exception:
+    """Return ``error`` (raised by ``op``) as PyTorch's class for that refusal, or ``error`` itself when it is ours
+    already or PyTorch raises the same class."""
+    if isinstance(error, AdaptationError):
+        return error
+    rule = REFUSALS.get(op, RUNTIME)
+    if rule == DIM:
+        rule = INDEX if _OUT_OF_RANGE.search(str(error)) else RUNTIME
+    if rule == INDEX:
+        return error if isinstance(error, IndexError) else OpIndexRefusedError(op, error)
+    if rule == VALUE:
+        return error if isinstance(error, ValueError) else OpValueRefusedError(op, error)
+    if isinstance(error, RuntimeError):
+        return error
+    for builtin, refused in ((ValueError, OpShapeRefusedError), (TypeError, OpTypeRefusedError),
+                             (KeyError, OpLookupRefusedError)):
+        if isinstance(error, builtin):
+            return refused(op, error)
+    return OpRefusedError(op, error)
+
+
+def refusal_class_wrapper(op_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Return a wrapper that re-raises ``op_name``'s refusals under PyTorch's class (:func:`translate`).
+
+    Args:
+        op_name: the torch API name, a key of :data:`REFUSALS`.
+    """
+
+    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(op)
+        def refusing_as_pytorch(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return op(*args, **kwargs)
+            except (ValueError, TypeError, RuntimeError, KeyError) as error:
+                translated = translate(op_name, error)
+                if translated is error:
+                    raise
+                raise translated from error
+
+        return refusing_as_pytorch
+
+    return wrapper
