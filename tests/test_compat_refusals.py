@@ -66,3 +66,16 @@ def test_message_drops_mindspores_cpp_trace() -> None:
     error = ValueError("only one dimension can be inferred\n\n----------------\n- C++ Call Stack: (For framework "
                        "developers)")
     assert str(refusals.translate("Tensor.view", error)) == "Tensor.view: only one dimension can be inferred"
+
+
+def test_a_refusal_switches_mindspores_grad_flag_back_on_at_once() -> None:
+    from mindspore.common.api import _pynative_executor
+
+    before = _pynative_executor.grad_flag()
+    try:
+        _pynative_executor.set_grad_flag(False)  # what MindSpore's executor does when an argument fails to convert
+        with pytest.raises(OpTypeRefusedError):
+            refusals.refusal_class_wrapper("Tensor.reshape")(_raising(TypeError("Failed calling Reshape")))()
+        assert _pynative_executor.grad_flag()
+    finally:
+        _pynative_executor.set_grad_flag(before)

@@ -7,6 +7,10 @@ second. Code written for PyTorch (``except RuntimeError``, ``except IndexError``
 runs the op untouched and, only when it raises, re-raises the error as one of
 :class:`~mindspeed_ms.compat.errors.OpRefusedError`'s subclasses: PyTorch's class, still MindSpore's, the
 original as ``__cause__``. Our own typed errors pass through unchanged.
+
+A failing op also leaves MindSpore's grad flag off (its executor clears it when an argument does not convert:
+``x.reshape("a")``, ``x * "a"``), so ops right after the refusal went unrecorded until the next module call or
+``backward`` put it back (:mod:`mindspeed_ms.compat.msadapter`); these wrappers put it back at once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from mindspeed_ms.compat.errors import (
     OpTypeRefusedError,
     OpValueRefusedError,
 )
+from mindspeed_ms.compat.msadapter import restore_grad_flag
 from mindspeed_ms.engine.errors import AdaptationError
 
 __all__ = ["REFUSALS", "INDEX", "RUNTIME", "VALUE", "DIM", "refusal_class_wrapper", "translate"]
@@ -82,6 +87,7 @@ def refusal_class_wrapper(op_name: str) -> Callable[[Callable[..., Any]], Callab
             try:
                 return op(*args, **kwargs)
             except (ValueError, TypeError, RuntimeError, KeyError) as error:
+                restore_grad_flag()  # MindSpore's executor switched autograd off when the op failed
                 translated = translate(op_name, error)
                 if translated is error:
                     raise

@@ -85,3 +85,25 @@ def _autograd_after_errors(torch: Any) -> Any:
 
 
 register(__name__, "autograd_works_after_refused_calls", ("Tensor.backward",), _autograd_after_errors)
+
+
+def _autograd_right_after_each_refusal(torch: Any) -> Any:
+    """A leaf made before the refused call: the ops right after it (no module call, no new leaf in between) must
+    be recorded (MindSpore's executor switches its grad flag off when an op fails)."""
+    w = tensor(torch, (2, 3), requires_grad=True)
+    grads = {}
+    conversions = {"reshape_str": lambda torch: tensor(torch, (3,)).reshape("a"),
+                   "unsqueeze_str": lambda torch: tensor(torch, (3,)).unsqueeze("a"),
+                   "mul_str": lambda torch: tensor(torch, (3,)) * "a"}
+    for name, call in [*((name, call) for name, (_, call) in ERRORS.items()), *conversions.items()]:
+        try:
+            call(torch)
+        except Exception:  # noqa: BLE001  (every refusal of the table, whatever its class)
+            y = (w * w).sum()
+            y.backward()
+            grads[name] = w.grad.clone()
+            w.grad = None
+    return grads
+
+
+register(__name__, "autograd_right_after_each_refusal", ("Tensor.backward",), _autograd_right_after_each_refusal)
