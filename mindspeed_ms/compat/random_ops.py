@@ -84,6 +84,11 @@ def bernoulli(input: Any, p: Any = None, *, generator: Any = None, out: Any = No
     return samples
 
 
+def tensor_bernoulli(self: Any, p: Any = None, *, generator: Any = None) -> Any:
+    """``Tensor.bernoulli``: :func:`bernoulli` of ``self`` (the method names its tensor ``self``, as PyTorch's does)."""
+    return bernoulli(self, p, generator=generator)
+
+
 def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
     """Fill ``self`` with Bernoulli(p) samples in place (``Tensor.bernoulli_``; refused on the CPU backend)."""
     if generator is not None:

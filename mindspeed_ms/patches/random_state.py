@@ -68,7 +68,7 @@ def register(registry: Any, args: Any) -> None:
     registry.register("msadapter.ops.random.bernoulli", random_ops.bernoulli, requires=_MSADAPTER,
                       purpose="torch.bernoulli on CPU compares its samples with 0.5 whatever the probabilities "
                               "(and returns int32)")
-    registry.register("mindspore.common.tensor.Tensor.bernoulli", random_ops.bernoulli, requires=_MSADAPTER,
+    registry.register("mindspore.common.tensor.Tensor.bernoulli", random_ops.tensor_bernoulli, requires=_MSADAPTER,
                       purpose="Tensor.bernoulli has no CPU kernel")
     registry.register("mindspore.common.tensor.Tensor.bernoulli_", random_ops.bernoulli_, requires=_MSADAPTER,
                       purpose="Tensor.bernoulli_ raises 'not supported on this device' on CPU")
