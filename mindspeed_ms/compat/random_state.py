@@ -62,6 +62,19 @@ def _crc(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
+_NAMES: dict[int, str] = {_crc(name): name for name in KNOWN_KERNELS}
+
+
+def _generator_state() -> bytes:
+    """The default generator's (seed, offset) as MindSpore's 16-byte state, read from its parameters (a quarter
+    of the cost of ``get_state``, which the RNG tracker pays on every fork)."""
+    generator = _generator()
+    try:
+        return struct.pack("<qq", int(generator._seed.asnumpy()), int(generator._offset.asnumpy()))
+    except AttributeError:  # another MindSpore layout: ask the generator
+        return bytes(generator.get_state().asnumpy().tobytes())
+
+
 def get_rng_state() -> Any:
     """Return the CPU random state as a uint8 tensor of :data:`STATE_BYTES` (``torch.get_rng_state``).
 
@@ -83,7 +96,7 @@ def get_rng_state() -> Any:
         raise RandomStateError("slots", f"torch.get_rng_state(): {len(moved)} MindSpore random kernels have drawn "
                                         f"since the last manual_seed, the state carries {_SLOTS}: "
                                         f"{sorted(name for name, _, _ in moved)}")
-    generator = bytes(_generator().get_state().asnumpy().astype(np.uint8))
+    generator = _generator_state()
     data = bytearray(STATE_BYTES)
     _HEADER.pack_into(data, 0, _MAGIC, _VERSION, len(moved), int(seeds._GLOBAL_SEED), generator)
     for index, (name, op_seed, value) in enumerate(moved):
@@ -108,15 +121,16 @@ def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
     if magic != _MAGIC or version != _VERSION or used > _SLOTS:
         raise RandomStateError("format", "torch.set_rng_state(): the tensor is not a state this backend's "
                                          "torch.get_rng_state() returned (its header does not match)")
-    names = {_crc(name): name for name in (*KNOWN_KERNELS, *(key[0] for key in _seeds()._KERNEL_SEED))}
     kernels = []
     for index in range(used):
         crc, op_seed, value = _SLOT.unpack_from(data, _HEADER.size + index * _SLOT.size)
-        if crc not in names:
+        if crc not in _NAMES:
+            _NAMES.update((_crc(key[0]), key[0]) for key in _seeds()._KERNEL_SEED)
+        if crc not in _NAMES:
             raise RandomStateError("kernel", f"torch.set_rng_state(): the state counts draws of a MindSpore random "
                                              f"kernel this process does not know (crc32 {crc:#010x}); draw once "
                                              f"from that op before restoring, or reseed with torch.manual_seed")
-        kernels.append((names[crc], op_seed, value))
+        kernels.append((_NAMES[crc], op_seed, value))
     return global_seed, generator, kernels
 
 
@@ -139,23 +153,25 @@ def set_rng_state(state: Any) -> None:
         counters[key] = key[1]
     for name, op_seed, value in kernels:
         counters[(name, op_seed)] = value
-    _generator().set_state(mindspore.Tensor(np.frombuffer(generator, dtype=np.uint8).copy(), mindspore.uint8))
+    if generator != _generator_state():  # the generator rarely moves on CPU: skip its (costly) op when it did not
+        _generator().set_state(mindspore.Tensor(np.frombuffer(generator, dtype=np.uint8).copy(), mindspore.uint8))
 
 
 def manual_seed(seed: int) -> Any:
     """Seed the random stream without touching NumPy (``torch.cuda.manual_seed`` on this backend).
 
     ``mindspore.set_seed`` also reseeds NumPy's global generator; PyTorch's device seeding does not, and
-    megatron's RNG tracker seeds its named states this way.
+    megatron's RNG tracker seeds its named states this way. The default generator keeps the seed
+    ``torch.manual_seed`` gave it (``torch.initial_seed()`` is the CPU generator's, as in PyTorch; no CPU random
+    op reads it), so the tracker's named states share it and a fork does not pay for restoring it.
 
     Returns:
         the default generator (what ``mindspore.manual_seed`` returns).
     """
-    seed = int(seed)
     seeds = _seeds()
-    seeds._GLOBAL_SEED = seed % (1 << 32)
+    seeds._GLOBAL_SEED = int(seed) % (1 << 32)
     seeds._reset_op_seed()
-    return _generator().manual_seed(seed)
+    return _generator()
 
 
 def get_device_rng_state(device: Any = "cuda") -> Any:
