@@ -75,10 +75,15 @@ AFTER = textwrap.dedent("""
     M.apply_patches()
     result = {"f": pmx_target.f(1), "g": pmx_target.g(2)}
     if "mindspeed_ms.adaptation" in sys.modules:
-        from mindspeed_ms.adaptation import default_registry
-        result["status"] = {s.target: [s.state, s.provider] for s in default_registry().status()}
+        from mindspeed_ms.adaptation import default_registry, pytorch_registry
+        registries = {"default": default_registry(), "pytorch": pytorch_registry()}
+        result["status"] = {name: {s.target: [s.state, s.provider] for s in registry.status()}
+                            for name, registry in registries.items()}
         result["one_registry"] = type(M.patches_info).__name__
         result["kept"] = sorted(sys.modules["mindspeed.patch_utils"].MindSpeedPatchesManager.patches_info)
+    if "mindspeed_ms.adaptation" in sys.modules:  # the mode's registry owns them: its revert restores them
+        registries[sys.argv[-1]].revert()
+        result["reverted"] = {"f": pmx_target.f(1), "g": pmx_target.g(2)}
     print(json.dumps(result))
 """)
 
@@ -89,22 +94,30 @@ def _python(script: str, *argv: str, cwd: Path, **env: str) -> subprocess.Comple
                           timeout=300, cwd=str(cwd))
 
 
-@pytest.mark.parametrize(("framework", "env"), [("mindspore", {}), ("pytorch", {ADOPT_ENV: "1"})])
+# (training flags, environment, the registry the adaptation applies in that mode)
+@pytest.mark.parametrize(("flags", "env", "applied"), [
+    (("--ai-framework", "mindspore"), {}, "default"),
+    (("--ai-framework", "pytorch"), {ADOPT_ENV: "1"}, "pytorch"),
+    ((), {ADOPT_ENV: "1"}, "pytorch"),  # no flag: PyTorch mode
+], ids=["mindspore", "pytorch", "no-flag"])
 def test_registrations_made_before_adoption_are_carried_over_and_aliases_share_one_registry(
-        tmp_path: Path, framework: str, env: dict[str, str]) -> None:
+        tmp_path: Path, flags: tuple[str, ...], env: dict[str, str], applied: str) -> None:
     (tmp_path / "pmx_target.py").write_text(TARGET)
     plain = _python(BEFORE + AFTER, cwd=tmp_path)  # MindSpeed's manager alone: the reference
     assert plain.returncode == 0, plain.stderr[-3000:]
     reference = json.loads(plain.stdout.strip().splitlines()[-1])
     assert reference == {"f": ["traced", ["rep", 1]], "g": ["rep g", 2]}
 
-    adopted = _python(BEFORE + "import mindspeed_ms.adaptor\n" + AFTER, "--ai-framework", framework, cwd=tmp_path,
-                      **env)
+    adopted = _python(BEFORE + "import mindspeed_ms.adaptor\n" + AFTER, *flags, applied, cwd=tmp_path, **env)
     assert adopted.returncode == 0, adopted.stderr[-3000:]
     ours = json.loads(adopted.stdout.strip().splitlines()[-1])
     assert {"f": ours["f"], "g": ours["g"]} == reference
-    assert ours["status"]["pmx_target.f"] == ["applied", "mindspeed.patch_utils"]
-    assert ours["status"]["pmx_target.g"] == ["applied", "mindspeed.patch_utils"]
+    status = ours["status"][applied]
+    assert status["pmx_target.f"] == ["applied", "mindspeed.patch_utils"]
+    assert status["pmx_target.g"] == ["applied", "mindspeed.patch_utils"]
+    other = ours["status"]["pytorch" if applied == "default" else "default"]
+    assert not {"pmx_target.f", "pmx_target.g"} & set(other)
+    assert ours["reverted"] == {"f": ["orig f", 1], "g": ["orig g", 2]}
     assert ours["one_registry"] == "PatchesInfo"
     assert {"pmx_target.f", "pmx_target.g"} <= set(ours["kept"])
 

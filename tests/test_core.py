@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import uuid
 from collections.abc import Iterator
@@ -137,14 +138,20 @@ def test_registrations_inside_a_provider_block_fill_that_registry() -> None:
 def test_an_adaptation_that_adopts_hands_mindspeeds_manager_its_registry_until_closed() -> None:
     from mindspeed_ms.patch_manager import MindSpeedPatchesManager
 
-    target = f"json.adopted_{uuid.uuid4().hex[:8]}"
+    name = f"adopted_{uuid.uuid4().hex[:8]}"
+    target = f"json.{name}"
     adaptation = Adaptation(settings=Settings(adopt_mindspeed=True, disabled=frozenset({"pytorch_cpu"})), argv=[],
                             watcher=ImportWatcher())
     try:
         assert adaptation.execute() is None  # PyTorch mode, adoption asked for
         MindSpeedPatchesManager.register_patch(target, lambda: "mine", create_dummy=True)
-        assert target in {status.target for status in adaptation.registry().status()}
+        MindSpeedPatchesManager.apply_patches()
+        # PyTorch mode applies its own registry: MindSpeed's registrations go there, not to the default one
+        assert target in {status.target for status in adaptation.pytorch_registry().status()}
+        assert target not in {status.target for status in adaptation.registry().status()}
+        assert getattr(json, name)() == "mine"
     finally:
         adaptation.close()
+    assert not hasattr(json, name)  # close() reverted it
     MindSpeedPatchesManager.register_patch(f"{target}_after", lambda: "theirs", create_dummy=True)
-    assert f"{target}_after" not in {status.target for status in adaptation.registry().status()}
+    assert f"{target}_after" not in {status.target for status in adaptation.pytorch_registry().status()}

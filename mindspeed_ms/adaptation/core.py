@@ -332,7 +332,7 @@ class Adaptation:
         prepare_backend()
         runtime = self._apply_runtime_settings()
         registry = self.registry()
-        self._hand_over_to_manager()
+        self._hand_over_to_manager(self.registry)
         run = self.run_providers(registry, framework=framework, enforce_blocks=True)
         report = registry.apply()
         self._executed, self._report, self._run = True, report, run
@@ -376,8 +376,7 @@ class Adaptation:
         if adopt:
             from mindspeed_ms.patch_manager.adoption import register_adoption
 
-            self._hand_over_to_manager()
-
+            self._hand_over_to_manager(self.pytorch_registry)  # the registry applied in PyTorch mode
             registry = self.pytorch_registry()
             with registry.provider(ADOPTION_PROVIDER):
                 register_adoption(registry)
@@ -405,11 +404,15 @@ class Adaptation:
             logging.INFO if current_rank() == 0 else logging.DEBUG, "PyTorch backend without CUDA, %s",
             report.summary())
 
-    def _hand_over_to_manager(self) -> None:
-        """Have MindSpeed's manager facade fill this adaptation's default registry outside provider blocks."""
+    def _hand_over_to_manager(self, registry: Callable[[], PatchRegistry]) -> None:
+        """Have MindSpeed's manager facade fill ``registry()`` outside provider blocks.
+
+        That is the registry the mode executed applies: the default one in MindSpore mode, PyTorch
+        mode's own in PyTorch mode (execution applies no other there).
+        """
         from mindspeed_ms.patch_manager.manager import default_binding
 
-        default_binding().hand_over(self.registry)
+        default_binding().hand_over(registry)
         self._handed_over = True
 
     # -- tracing ------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ itself stays (every alias of it, under any name, and every subclass, e.g. MindSp
 same class): its ``register_patch``, ``remove_wrappers``, ``remove_patches`` and ``apply_patches``
 become ours, and its ``patches_info`` dict our live view, after what it held was registered on the
 engine (:mod:`.carry_over`). ``Patch`` becomes ours. MindSpeed's and MindSpeed-LLM's registrations
-then land in the default registry, beside ours: one status, conflicts visible, exact revert of all.
+then land in the registry the adaptation applies in its mode (the default one in MindSpore mode, PyTorch
+mode's own in PyTorch mode), beside ours: one status, conflicts visible, exact revert of all.
 
 ``MINDSPEED_MS_ADOPT_MINDSPEED`` switches it: ``0``/``false``/``no``/``off`` opts out in MindSpore
 mode; ``1``/``true``/``yes``/``on`` opts in in PyTorch mode (exact, visible patching for PyTorch

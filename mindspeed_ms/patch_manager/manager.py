@@ -8,7 +8,9 @@ calls the base's). To keep those calls working unchanged, a manager here is also
 lives in that registry, so each test can bind a manager to a fresh one.
 
 The default :data:`MindSpeedPatchesManager` fills the registry a provider is registering into
-(``mindspeed-ms patches``/``verify`` list it), else the process-wide default registry.
+(``mindspeed-ms patches``/``verify`` list it), else the one the adaptation handed over when it
+executed (the registry it applies in its mode: the default one in MindSpore mode, PyTorch mode's in
+PyTorch mode).
 """
 
 from __future__ import annotations
@@ -68,8 +70,8 @@ class ManagerBinding:
         """Return the registry registrations go to now.
 
         The bound one; else the one a provider is filling in this context; else the one the adaptation
-        handed over (:meth:`hand_over`: its default registry, once it executed); else a registry of this
-        binding's own, named after it.
+        handed over (:meth:`hand_over`: the registry it applies in its mode, once it executed); else a
+        registry of this binding's own, named after it.
         """
         if self._registry is not None:
             return self._registry
@@ -87,8 +89,8 @@ class ManagerBinding:
     def hand_over(self, registry: Callable[[], PatchRegistry] | None) -> Callable[[], PatchRegistry] | None:
         """Fill ``registry()`` when no provider is filling one (None: take it back); return what was handed before.
 
-        The adaptation hands over its default registry when it executes, so MindSpeed's module-level
-        ``register_patch`` calls land beside its own patches (one status, one revert).
+        The adaptation hands over the registry it applies in its mode when it executes, so MindSpeed's
+        module-level ``register_patch`` calls land beside its own patches (one status, one revert).
         """
         previous, self._handed = self._handed, registry
         return previous
