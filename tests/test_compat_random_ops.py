@@ -56,6 +56,15 @@ generator.manual_seed(9)
 a, b = torch.randperm(30, generator=generator), torch.randperm(30, generator=generator)
 generator.manual_seed(9)
 result["randperm_generator"] = [not torch.equal(a, b), torch.equal(torch.randperm(30, generator=generator), a)]
+generator.manual_seed(4)
+drawn = torch.empty(3).random_(100, generator=generator)
+generator.manual_seed(4)
+result["random_generator_replays"] = torch.equal(torch.empty(3).random_(100, generator=generator), drawn)
+try:
+    torch.zeros(2).random_(5, 2)
+    result["random_refuses_empty_range"] = False
+except InPlaceWriteError as error:
+    result["random_refuses_empty_range"] = isinstance(error, RuntimeError)
 result["bernoulli_dtype"] = str(torch.bernoulli(torch.full((4,), 0.5, dtype=torch.float64)).dtype)
 print(json.dumps(result))
 """
@@ -75,6 +84,8 @@ def test_random_ops_on_the_cpu_backend() -> None:
     assert result["randperm"] == [True] * 4
     assert result["randperm_generator"] == [True, True]
     assert result["bernoulli_dtype"] == "Float64"
+    assert result["random_generator_replays"]
+    assert result["random_refuses_empty_range"]
 
 
 def test_randperm_seed_folds_the_counter_in() -> None:

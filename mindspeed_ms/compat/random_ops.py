@@ -10,6 +10,8 @@ PyTorch draws every random op of a CPU tensor from one generator, so ``torch.set
 * ``Tensor.normal_`` raises (InplaceNormal has no CPU kernel): samples of ``torch.randn``, written back.
 * ``torch.bernoulli`` compared its samples with 0.5 whatever the probabilities and returned int32; it
   compares with ``input`` and keeps its dtype. ``Tensor.bernoulli_`` raised ("not supported on this device").
+* ``Tensor.random_`` raises (InplaceRandom has no CPU kernel; MSAdapter's ``RandomSampler`` calls it, so a
+  shuffling ``DataLoader`` failed): NumPy draws seeded from the stream's counters (or from ``generator``).
 * ``torch.randperm`` calls MindSpore's RandpermV2 with seed 0 and offset 0, so every call returned the same
   permutation whatever the seed; here it takes its seed from the stream (or from ``generator``).
 """
@@ -21,7 +23,7 @@ from typing import Any
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import FLOATING, InPlaceWriteError, category, check_inplace
 
-__all__ = ["bernoulli", "bernoulli_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
+__all__ = ["bernoulli", "bernoulli_", "random_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
 
 
 def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
@@ -97,6 +99,48 @@ def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
     _check_probabilities("bernoulli_", p)
     check_inplace("bernoulli_", self)
     return write_back("bernoulli_", self, _unit(tuple(self.shape), self.dtype) < p)
+
+
+#: exclusive upper bound of ``random_()`` without ``to``, per dtype (PyTorch: the integer range, or the floats'
+#: exactly representable integers: 2**mantissa digits)
+_RANDOM_UPPER = {"Float64": 2**53 + 1, "Float32": 2**24 + 1, "Float16": 2**11 + 1, "BFloat16": 2**8 + 1,
+                 "Int64": 2**63, "Int32": 2**31, "Int16": 2**15, "Int8": 2**7, "UInt8": 2**8, "Bool": 2}
+
+
+def random_(self: Any, from_: int = 0, to: int | None = None, *, generator: Any = None, **kwargs: Any) -> Any:
+    """Fill ``self`` with integers from [from, to) in place (``Tensor.random_``; no CPU InplaceRandom kernel).
+
+    ``random_(to)`` is [0, to); ``random_()`` spans the dtype (PyTorch's bounds). Draws come from the random
+    stream (``torch.manual_seed`` / ``set_rng_state`` replay them) or from ``generator``.
+
+    Raises:
+        InPlaceWriteError: an empty range or an unsupported dtype (nothing written).
+    """
+    import mindspore
+    import numpy as np
+    from mindspore.ops.function.random_func import _get_seed
+
+    low = kwargs.pop("from", from_)
+    if kwargs:
+        raise InPlaceWriteError("random_", "unsupported", f"random_(): unexpected arguments {sorted(kwargs)}")
+    if to is None and low != 0:
+        low, to = 0, low  # random_(to)
+    high = _RANDOM_UPPER.get(str(self.dtype)) if to is None else int(to)
+    if high is None:
+        raise InPlaceWriteError("random_", "argument", f"random_(): not implemented for {self.dtype}")
+    if not int(low) < high:
+        raise InPlaceWriteError("random_", "argument", f"random_ expects 'from' to be less than 'to', but got "
+                                                       f"from={low} >= to={high}")
+    count = int(np.prod(tuple(self.shape), dtype=np.int64))
+    if generator is None:
+        seeds = _get_seed(None, "random_")
+    else:
+        seeds = _advance(generator, count)
+    values = np.random.Generator(np.random.PCG64(list(seeds))).integers(int(low), high, size=tuple(self.shape),
+                                                                        dtype=np.int64)
+    check_inplace("random_", self)
+    return write_back("random_", self, mindspore.Tensor(np.asarray(values, dtype=np.float64 if category(
+        self) == FLOATING else np.int64)))
 
 
 def init_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Any:

@@ -43,8 +43,8 @@ _MODULUS = 2**31 - 1
 #: mindspore.numpy, ``"init"`` in mindspore.common.initializer), so a state restores in a fresh process
 KNOWN_KERNELS = ("StandardNormal", "UniformInt", "UniformReal", "choice_with_mask", "dropout", "gamma", "init",
                  "laplace", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like",
-                 "randn", "randn_like", "random_gamma", "random_poisson", "randperm", "shuffle", "standard_laplace",
-                 "standard_normal", "uniform")
+                 "randn", "randn_like", "random_", "random_gamma", "random_poisson", "randperm", "shuffle",
+                 "standard_laplace", "standard_normal", "uniform")
 
 
 def _seeds() -> Any:

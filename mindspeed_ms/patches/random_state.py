@@ -72,6 +72,9 @@ def register(registry: Any, args: Any) -> None:
                       purpose="Tensor.bernoulli has no CPU kernel")
     registry.register("mindspore.common.tensor.Tensor.bernoulli_", random_ops.bernoulli_, requires=_MSADAPTER,
                       purpose="Tensor.bernoulli_ raises 'not supported on this device' on CPU")
+    registry.register("mindspore.common.tensor.Tensor.random_", random_ops.random_, requires=_MSADAPTER,
+                      purpose="Tensor.random_ raises on CPU (InplaceRandom unregistered): MSAdapter's RandomSampler "
+                              "calls it, so DataLoader(shuffle=True) failed")
     registry.register("msadapter.ops.random.randperm", random_ops.randperm_wrapper, kind="wrap", requires=_MSADAPTER,
                       purpose="torch.randperm on CPU is MindSpore's RandpermV2 with seed 0 and offset 0: the same "
                               "permutation on every call, whatever the seed or generator")

@@ -17,6 +17,8 @@ _OPS: dict[str, Callable[[Any], Any]] = {
     "normal_": lambda torch: torch.empty(5).normal_(2.0, 3.0),
     "uniform_": lambda torch: torch.empty(5).uniform_(-1.0, 1.0),
     "exponential_": lambda torch: torch.empty(5).exponential_(),
+    "random_": lambda torch: torch.empty(6).random_(1000),
+    "random_int64_full": lambda torch: torch.empty(3, dtype=torch.int64).random_(),
     "bernoulli": lambda torch: torch.bernoulli(torch.full((16,), 0.5)),
     "dropout": lambda torch: torch.nn.functional.dropout(torch.ones(16), 0.5, True),
     "dropout_module": lambda torch: torch.nn.Dropout(0.3)(torch.ones(16)),
@@ -35,7 +37,7 @@ def _same(torch: Any, a: Any, b: Any) -> bool:
 
 
 @case("torch.get_rng_state", "torch.set_rng_state", "torch.rand", "torch.randn", "torch.randint", "torch.randperm",
-      "torch.normal", "Tensor.normal_", "Tensor.uniform_", "Tensor.exponential_", "torch.bernoulli",
+      "torch.normal", "Tensor.normal_", "Tensor.uniform_", "Tensor.exponential_", "Tensor.random_", "torch.bernoulli",
       "torch.nn.functional.dropout", "torch.rand_like", "torch.randn_like", "torch.multinomial",
       "torch.nn.init.normal_", "torch.nn.init.uniform_", "torch.nn.init.xavier_uniform_",
       "torch.nn.init.kaiming_uniform_")
@@ -118,6 +120,35 @@ def bernoulli_follows_its_probabilities(torch: Any) -> Any:
     return {"certain": torch.bernoulli(certain), "method": certain.bernoulli(), "share_near": abs(
         float(many.mean()) - 0.2) < 0.03, "dtype": many.dtype, "view_base": base, "float64": filled,
         "refused": refused}
+
+
+@case("Tensor.random_", "torch.utils.data.DataLoader")
+def random_fills_its_range_and_shuffles_a_dataloader(torch: Any) -> Any:
+    torch.manual_seed(13)
+    many = torch.zeros(3000, dtype=torch.int32).random_(3, 7)
+    base = torch.zeros(2, 4)
+    base[:, 1:3].random_(1, 2)
+    floats = torch.empty(2000).random_()
+    flags = torch.zeros(200, dtype=torch.bool).random_()
+    refused = []
+    for bounds in ((5, 2), (4, 4)):
+        try:
+            torch.empty(2).random_(*bounds)
+        except RuntimeError:
+            refused.append(bounds)
+
+    def shuffled() -> list[int]:
+        torch.manual_seed(5)
+        loader = torch.utils.data.DataLoader(list(range(12)), batch_size=4, shuffle=True)
+        return [int(v) for batch in loader for v in batch]
+
+    order = shuffled()
+    return {"values": sorted(set(many.tolist())), "dtype": many.dtype, "view_base": base,
+            "float_range": [float(floats.min()) >= 0, float(floats.max()) <= 2**24,
+                            bool((floats == floats.round()).all())],
+            "both_flags": sorted(set(flags.tolist())), "refused": refused,
+            "shuffle_is_permutation": sorted(order) == list(range(12)), "shuffled": order != list(range(12)),
+            "shuffle_replays": order == shuffled()}
 
 
 @case("torch.set_rng_state")
