@@ -149,7 +149,7 @@ def render_markdown(table: dict[str, Any]) -> str:
            "(`tests/conformance`, run by `tests/test_conformance.py`) and the inventory of the field's torch calls "
            "(`tests/conformance/inventory.json`, `scripts/make_inventory.sh`). An op's status is the worst verdict "
            "of its cases: *divergent* (a different result, or an error PyTorch does not raise, or an accepted call "
-           "PyTorch refuses), *loud* (our typed error where PyTorch works), *conformant*, *fixed by patch* "
+           "PyTorch refuses, or a refusal under a builtin class PyTorch's does not share), *loud* (our typed error where PyTorch works), *conformant*, *fixed by patch* "
            "(conformant, and a built-in patch of the MindSpore mode implements it). Calls are static counts in "
            f"the sources ({', '.join(sources)}); method and operator counts are upper bounds (receivers' types are "
            "not known statically). Paths: `gpt` = traced while megatron-core's GPT example trains on real "

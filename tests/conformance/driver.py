@@ -61,8 +61,7 @@ def compare(ours: dict[str, Any], reference: dict[str, Any], rtol: float | None 
     conformant: both ran and agree, or both raised with a builtin class in common (``except IndexError`` written
     for PyTorch catches ours). loud: PyTorch ran, we raised one of our typed errors (a known
     limitation that says so). divergent: anything else (a different result, an error PyTorch does not raise or a
-    foreign one, an accepted call PyTorch refuses, a refusal under
-    another builtin class, autograd left broken).
+    foreign one, an accepted call PyTorch refuses, a refusal under another builtin class, autograd left broken).
     """
     if ours.get("poisons_autograd"):
         return Verdict("divergent", "the failure left autograd switched off for the rest of the process")
