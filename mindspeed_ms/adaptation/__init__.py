@@ -4,7 +4,8 @@ Modules: :mod:`.settings` (every environment variable, read once; the table of t
 :mod:`.framework` (the ``--ai-framework`` decision, the flags providers get), :mod:`.providers`
 (discovery: built-in and entry points), :mod:`.runtime` (MindSpore runtime settings per device),
 :mod:`.tracing` (call-trace reports), :mod:`.verify` (do the targets still exist and fit),
-:mod:`.backend` (MSAdapter first), :mod:`.log` (logging), :mod:`.core` (:class:`Adaptation`) and
+:mod:`.backend` (MSAdapter first), :mod:`.log` (logging), :mod:`.core` (:class:`Adaptation`),
+:mod:`.pytorch_mode` (what executing does in PyTorch mode) and
 :mod:`.mindspore_adaptation` (:class:`MindSporeAdaptation`, classmethods over the default Adaptation).
 
 Only re-exports live here, loaded on first use (PEP 562): the adaptor imports this package in
@@ -19,7 +20,7 @@ TYPE_CHECKING = False
 
 _EXPORTS = {
     "Adaptation": "core", "default_adaptation": "core", "replace_default_adaptation": "core",
-    "adoption_wanted": "core",
+    "adoption_wanted": "settings",
     "MindSporeAdaptation": "mindspore_adaptation", "default_registry": "mindspore_adaptation",
     "pytorch_registry": "mindspore_adaptation", "execute_mindspore": "mindspore_adaptation",
     "Settings": "settings", "SettingsFrozenError": "settings", "LOG_LEVEL_ENV": "settings", "TRACE_ENV": "settings",
@@ -43,7 +44,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import prepare_backend
-    from .core import Adaptation, adoption_wanted, default_adaptation, replace_default_adaptation
+    from .core import Adaptation, default_adaptation, replace_default_adaptation
     from .framework import FrameworkChoice, ProviderArgs, decide_framework, get_ai_framework, get_args
     from .log import configure_logging
     from .mindspore_adaptation import MindSporeAdaptation, default_registry, execute_mindspore, pytorch_registry
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
         TRACE_FILE_ENV,
         Settings,
         SettingsFrozenError,
+        adoption_wanted,
     )
     from .tracing import current_rank, write_trace_report
     from .verify import TargetCheck, verify_registry

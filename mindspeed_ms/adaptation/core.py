@@ -9,7 +9,8 @@ the test (:func:`replace_default_adaptation`).
 
 Importing this module has no side effect. It is imported in PyTorch mode too, where it must cost next
 to nothing: the registry, ``logging``, the providers and ``importlib.metadata`` are imported inside
-the methods that need them, on the MindSpore path (or once ``megatron`` is imported) only.
+the methods that need them, on the MindSpore path (or once ``megatron`` is imported) only. What
+executing does in PyTorch mode is :mod:`.pytorch_mode`'s.
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from __future__ import annotations
 import _thread
 
 from mindspeed_ms.adaptation.framework import ProviderArgs, decide_framework, get_args
-from mindspeed_ms.adaptation.settings import ADOPT_ENV, DISABLE_ENV, FRAMEWORKS, Settings
+from mindspeed_ms.adaptation.pytorch_mode import PyTorchMode
+from mindspeed_ms.adaptation.settings import (
+    ADOPT_ENV,
+    ADOPTION_PROVIDER,
+    DISABLE_ENV,
+    FRAMEWORKS,
+    PYTORCH_CPU_PROVIDER,
+    Settings,
+    adoption_wanted,
+)
 
 # ``typing`` costs ~2 ms to import and a bare interpreter has not loaded it; annotations are strings.
 TYPE_CHECKING = False
@@ -26,29 +36,14 @@ if TYPE_CHECKING:
     from typing import Any
 
     from mindspeed_ms.adaptation.framework import FrameworkChoice
-    from mindspeed_ms.adaptation.providers import Discovery, ProviderRun
+    from mindspeed_ms.adaptation.providers import ProviderRun
     from mindspeed_ms.adaptation.runtime import RuntimeSetting
     from mindspeed_ms.engine.registry import PatchRegistry
     from mindspeed_ms.engine.status import ApplyReport
     from mindspeed_ms.engine.watcher import ImportWatcher
 
+# adoption_wanted and ADOPTION_PROVIDER live with the settings they read (.settings); exported here too
 __all__ = ["Adaptation", "ADOPTION_PROVIDER", "adoption_wanted", "default_adaptation", "replace_default_adaptation"]
-
-#: The built-in provider that adopts ``mindspeed.patch_utils`` (see :mod:`mindspeed_ms.patch_manager.adoption`).
-ADOPTION_PROVIDER = "mindspeed_patch_manager"
-_PYTORCH_CPU = "pytorch_cpu"
-
-
-def adoption_wanted(framework: str, settings: Settings) -> bool:
-    """Tell whether ``mindspeed.patch_utils`` is adopted: ``MINDSPEED_MS_ADOPT_MINDSPEED``, else in MindSpore mode.
-
-    ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` turns it off too.
-    """
-    if ADOPTION_PROVIDER in settings.disabled:
-        return False
-    if settings.adopt_mindspeed is not None:
-        return settings.adopt_mindspeed
-    return framework == "mindspore"
 
 
 class Adaptation:
@@ -82,9 +77,8 @@ class Adaptation:
         self._report: ApplyReport | None = None
         self._run: ProviderRun | None = None
         self._runtime: tuple[RuntimeSetting, ...] | None = None
-        self._pytorch_done = False
+        self._pytorch = PyTorchMode(self)
         self._trace_armed = False
-        self._cancel_deferred: Callable[[], None] | None = None
         self._handed_over = False  # MindSpeed's manager facade fills this adaptation's registry
 
     # -- what it holds ------------------------------------------------------------------------------
@@ -195,17 +189,20 @@ class Adaptation:
         """Return the caller's namespace: the one given to :meth:`repatch`, else the command line's flags."""
         return self._args if self._args is not None else get_args(self._argv)
 
+    def has_cuda_device(self) -> bool:
+        """Tell whether this machine has an NVIDIA driver (PyTorch mode's ``pytorch_cpu`` stays out then)."""
+        from mindspeed_ms.adaptation.backend import CUDA_DEVICE_FILES, has_cuda_device
+
+        return has_cuda_device(self._cuda_device_files or CUDA_DEVICE_FILES)
+
     # -- providers ------------------------------------------------------------------------------------
     def _disabled(self, framework: str) -> dict[str, str]:
         settings = self.settings
         disabled = {name: f"disabled by {DISABLE_ENV}" for name in settings.disabled}
         if not adoption_wanted(framework, settings):
             disabled.setdefault(ADOPTION_PROVIDER, f"not adopted in {framework} mode ({ADOPT_ENV} decides)")
-        if framework == "pytorch":
-            from mindspeed_ms.adaptation.backend import CUDA_DEVICE_FILES, has_cuda_device
-
-            if has_cuda_device(self._cuda_device_files or CUDA_DEVICE_FILES):
-                disabled.setdefault(_PYTORCH_CPU, "PyTorch mode with a CUDA device")
+        if framework == "pytorch" and self.has_cuda_device():
+            disabled.setdefault(PYTORCH_CPU_PROVIDER, "PyTorch mode with a CUDA device")
         return disabled
 
     def run_providers(self, registry: PatchRegistry, args: Any = None, *, framework: str | None = None,
@@ -232,11 +229,12 @@ class Adaptation:
         """
         from mindspeed_ms.adaptation.framework import with_declared_flags
         from mindspeed_ms.adaptation.providers import ProviderRun, discover_providers, register_providers
+        from mindspeed_ms.adaptation.pytorch_mode import leave_out_mindspore_providers
 
         name = framework if framework is not None else self.framework.name
         discovery = discover_providers(self._disabled(name))
         if name == "pytorch":  # the built-in providers that switch code to MindSpore stay out (as execute() does)
-            discovery = _pytorch_mode(discovery)
+            discovery = leave_out_mindspore_providers(discovery)
         declarations = [p.register_args for p in discovery.providers if p.register_args is not None]
         argv = argv if argv is not None else self._argv
         view = ProviderArgs(args if args is not None else self.get_args(), ai_framework=name)
@@ -273,8 +271,7 @@ class Adaptation:
             if self._executed:
                 return self._report
             if self.framework.name != "mindspore":
-                if not self._pytorch_done:
-                    self._execute_pytorch()
+                self._pytorch.execute()  # once
                 return None
             return self._execute_mindspore()
 
@@ -317,9 +314,7 @@ class Adaptation:
                 if getattr(previous, "__self__", None) is not self:  # someone else's since: leave theirs
                     binding.hand_over(previous)
                 self._handed_over = False
-            if self._cancel_deferred is not None:
-                self._cancel_deferred()
-                self._cancel_deferred = None
+            self._pytorch.close()
             for registry in self.registries():
                 registry.revert()
 
@@ -332,7 +327,7 @@ class Adaptation:
         prepare_backend()
         runtime = self._apply_runtime_settings()
         registry = self.registry()
-        self._hand_over_to_manager(self.registry)
+        self.hand_over_to_manager(self.registry)
         run = self.run_providers(registry, framework=framework, enforce_blocks=True)
         report = registry.apply()
         self._executed, self._report, self._run = True, report, run
@@ -351,64 +346,12 @@ class Adaptation:
             self._runtime = apply_runtime_settings(device_target(), self.settings)
         return self._runtime
 
-    def _execute_pytorch(self) -> None:
-        """PyTorch mode: the ``pytorch_cpu`` provider on a machine without CUDA, and a parity capture if asked.
+    def hand_over_to_manager(self, registry: Callable[[], PatchRegistry]) -> None:
+        """Have MindSpeed's manager facade fill ``registry()`` outside provider blocks, until :meth:`close`.
 
-        The ``pytorch_cpu`` patches all concern megatron-core: they are registered when ``megatron`` has
-        been imported (the watcher's :meth:`~mindspeed_ms.engine.watcher.ImportWatcher.when_imported`),
-        so the adaptor's import itself stays free.
-        """
-        from mindspeed_ms.adaptation.backend import CUDA_DEVICE_FILES, has_cuda_device
-
-        settings = self.settings
-        cpu = (not has_cuda_device(self._cuda_device_files or CUDA_DEVICE_FILES)
-               and _PYTORCH_CPU not in settings.disabled)
-        adopt = adoption_wanted("pytorch", settings)
-        self._pytorch_done = True
-        if adopt or settings.parity_dir:
-            from mindspeed_ms.adaptation.log import configure_logging
-
-            configure_logging(settings)
-        if cpu:
-            args = self.get_args()
-            self._cancel_deferred = self.watcher.when_imported("megatron",
-                                                               lambda module: self._arm_pytorch_cpu(args))
-        if adopt:
-            from mindspeed_ms.patch_manager.adoption import register_adoption
-
-            self._hand_over_to_manager(self.pytorch_registry)  # the registry applied in PyTorch mode
-            registry = self.pytorch_registry()
-            with registry.provider(ADOPTION_PROVIDER):
-                register_adoption(registry)
-            registry.apply()
-        if settings.parity_dir:
-            from mindspeed_ms.parity.capture import install_from_environment
-
-            install_from_environment(self.pytorch_registry())
-
-    def _arm_pytorch_cpu(self, args: Any) -> None:
-        import logging
-
-        from mindspeed_ms.adaptation.log import configure_logging
-        from mindspeed_ms.adaptation.providers import as_provider, register_providers
-        from mindspeed_ms.adaptation.tracing import current_rank
-        from mindspeed_ms.patches import pytorch_cpu
-
-        self._cancel_deferred = None
-        configure_logging(self.settings)
-        registry = self.pytorch_registry()
-        provider = as_provider(pytorch_cpu, _PYTORCH_CPU, pytorch_cpu.__name__)
-        register_providers(registry, [provider], ProviderArgs(args, ai_framework="pytorch"))
-        report = registry.apply()
-        logging.getLogger("mindspeed_ms.adaptation").log(
-            logging.INFO if current_rank() == 0 else logging.DEBUG, "PyTorch backend without CUDA, %s",
-            report.summary())
-
-    def _hand_over_to_manager(self, registry: Callable[[], PatchRegistry]) -> None:
-        """Have MindSpeed's manager facade fill ``registry()`` outside provider blocks.
-
-        That is the registry the mode executed applies: the default one in MindSpore mode, PyTorch
-        mode's own in PyTorch mode (execution applies no other there).
+        Args:
+            registry: returns the registry the mode executed applies: :meth:`registry` in MindSpore
+                mode, :meth:`pytorch_registry` in PyTorch mode (execution applies no other there).
         """
         from mindspeed_ms.patch_manager.manager import default_binding
 
@@ -418,36 +361,10 @@ class Adaptation:
     # -- tracing ------------------------------------------------------------------------------------
     def _arm_trace_report(self) -> None:
         """Have the default registry's call-trace report written when the process ends, also by a crash."""
-        import logging
+        from mindspeed_ms.adaptation.tracing import arm_logged_trace_report
 
-        from mindspeed_ms.adaptation.tracing import arm_trace_report
-
-        path = self.settings.trace_file
-
-        def written(target: str | None, error: BaseException | None) -> None:
-            logger = logging.getLogger("mindspeed_ms.adaptation")
-            if error is not None:
-                logger.error("cannot write the call-trace report to %r: %s", path, error)
-            else:
-                logger.info("call-trace report written to %s", target)
-
-        arm_trace_report(lambda: self._registry, lambda: path, written)
+        arm_logged_trace_report(lambda: self._registry, self.settings.trace_file)
         self._trace_armed = True
-
-
-def _pytorch_mode(discovery: Discovery) -> Discovery:
-    """Leave out the built-in providers of MindSpore mode, saying why; PyTorch mode's and downstream ones stay.
-
-    Downstream providers are handed ``args.ai_framework`` and decide for themselves.
-    """
-    from dataclasses import replace
-
-    from mindspeed_ms.adaptation.providers import SkippedProvider
-
-    kept = tuple(p for p in discovery.providers if not p.builtin or p.name in (_PYTORCH_CPU, ADOPTION_PROVIDER))
-    left = tuple(SkippedProvider(p.name, p.origin, "MindSpore mode only") for p in discovery.providers
-                 if p not in kept)
-    return replace(discovery, providers=kept, disabled=discovery.disabled + left)
 
 
 _default: Adaptation | None = None

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Settings", "SettingsFrozenError", "VARIABLES", "FRAMEWORK_ENV", "DISABLE_ENV", "ADOPT_ENV", "LOG_LEVEL_ENV",
            "MISSING_TARGETS_ENV", "TRACE_ENV", "TRACE_FILE_ENV", "PARITY_DIR_ENV", "DEVICE_ENV",
-           "OPS_COMPOSITE_ENV", "RUNTIME_ENV", "FRAMEWORKS", "LOG_LEVELS"]
+           "OPS_COMPOSITE_ENV", "RUNTIME_ENV", "FRAMEWORKS", "LOG_LEVELS", "ADOPTION_PROVIDER", "PYTORCH_CPU_PROVIDER",
+           "adoption_wanted"]
 
 FRAMEWORK_ENV = "MINDSPEED_AI_FRAMEWORK"
 DISABLE_ENV = "MINDSPEED_MS_DISABLE"
@@ -52,6 +53,10 @@ RUNTIME_ENV = {
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "mindspore")
 #: Logging levels by name (a number is accepted too).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: The built-in provider that adopts ``mindspeed.patch_utils`` (see :mod:`mindspeed_ms.patch_manager.adoption`).
+ADOPTION_PROVIDER = "mindspeed_patch_manager"
+#: The built-in provider of PyTorch mode on a machine without CUDA (see :mod:`.pytorch_mode`).
+PYTORCH_CPU_PROVIDER = "pytorch_cpu"
 _MISSING_TARGETS = {"error": "error", "skip": "skip"}
 _DEVICES = {"cpu": "CPU", "ascend": "Ascend", "npu": "Ascend", "gpu": "GPU"}
 
@@ -186,3 +191,15 @@ class Settings:
         changed = ", ".join(f"{field}={value!r}" for field, value in self.as_dict().items()
                             if value != _DEFAULTS[field])
         return f"Settings({changed})"
+
+
+def adoption_wanted(framework: str, settings: Settings) -> bool:
+    """Tell whether ``mindspeed.patch_utils`` is adopted: ``MINDSPEED_MS_ADOPT_MINDSPEED``, else in MindSpore mode.
+
+    ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` turns it off too.
+    """
+    if ADOPTION_PROVIDER in settings.disabled:
+        return False
+    if settings.adopt_mindspeed is not None:
+        return settings.adopt_mindspeed
+    return framework == "mindspore"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from mindspeed_ms.engine.registry import PatchRegistry
 
-__all__ = ["arm_trace_report", "current_rank", "trace_path", "write_trace_report"]
+__all__ = ["arm_logged_trace_report", "arm_trace_report", "current_rank", "trace_path", "write_trace_report"]
 
 
 def current_rank(environ: Mapping[str, str] | None = None) -> int:
@@ -156,6 +156,20 @@ def arm_trace_report(registry: Callable[[], PatchRegistry | None], path: Callabl
 
     threading.excepthook = thread_excepthook
     _arm_sigterm(report)
+
+
+def arm_logged_trace_report(registry: Callable[[], PatchRegistry | None], path: str | None) -> None:
+    """Arm :func:`arm_trace_report` with the adaptation's log lines: where each report went, or why it did not."""
+    import logging
+
+    def written(target: str | None, error: BaseException | None) -> None:
+        logger = logging.getLogger("mindspeed_ms.adaptation")
+        if error is not None:
+            logger.error("cannot write the call-trace report to %r: %s", path, error)
+        else:
+            logger.info("call-trace report written to %s", target)
+
+    arm_trace_report(registry, lambda: path, written)
 
 
 def _arm_sigterm(report: _Report) -> None:

@@ -14,7 +14,7 @@ mode's own in PyTorch mode), beside ours: one status, conflicts visible, exact r
 ``MINDSPEED_MS_ADOPT_MINDSPEED`` switches it: ``0``/``false``/``no``/``off`` opts out in MindSpore
 mode; ``1``/``true``/``yes``/``on`` opts in in PyTorch mode (exact, visible patching for PyTorch
 users too). ``MINDSPEED_MS_DISABLE=mindspeed_patch_manager`` also turns the provider off. The
-adaptation decides (:func:`mindspeed_ms.adaptation.core.adoption_wanted`); this module only registers.
+adaptation decides (:func:`mindspeed_ms.adaptation.settings.adoption_wanted`); this module only registers.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ See :mod:`mindspeed_ms.patch_manager.adoption`: in MindSpore mode ``mindspeed.pa
 ``MindSpeedPatchesManager`` and ``Patch`` are replaced, when that module is imported, by
 :mod:`mindspeed_ms.patch_manager`'s, so MindSpeed's and MindSpeed-LLM's registrations run on this
 engine. The adaptation leaves this provider out where adoption is not wanted
-(:func:`mindspeed_ms.adaptation.core.adoption_wanted`: PyTorch mode, ``MINDSPEED_MS_ADOPT_MINDSPEED=0``).
+(:func:`mindspeed_ms.adaptation.settings.adoption_wanted`: PyTorch mode, ``MINDSPEED_MS_ADOPT_MINDSPEED=0``).
 """
 
 from __future__ import annotations
