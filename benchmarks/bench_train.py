@@ -125,30 +125,43 @@ def _profile(iters: int, scratch: Path, size: str = "tiny") -> dict[tuple[str, i
     return {key: (value[2], value[1]) for key, value in stats.items()}
 
 
+#: mindspeed_ms's NumPy arithmetic over tensor memory, in place of MindSpore kernels: reported on its own
+HOST_KERNELS = PACKAGE / "compat" / "host_kernels.py"
+
+
 def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
-                      ) -> tuple[float, float, list[tuple[str, float, float]]]:
+                      ) -> tuple[float, float, float, list[tuple[str, float, float]]]:
     """Profile ``short`` and ``long`` iterations; the difference divided by ``long - short`` is one step.
 
-    Setup (imports, model build, patch application) is the same in both runs and cancels out.
+    Setup (imports, model build, patch application) is the same in both runs and cancels out: only
+    functions called more often in the longer run count (a setup function's time difference is noise).
 
     Returns:
-        (mindspeed_ms's own time per step, all Python-visible time per step, the top own functions
-        as (name, ms per step, calls per step)), times in seconds.
+        (mindspeed_ms's own Python per step, its NumPy host kernels per step (the arithmetic of
+        ``compat/host_kernels.py``: work MindSpore's kernels did before; cProfile cannot see NumPy's
+        ufuncs, so their time lands there), all Python-visible time per step, the top own functions as
+        (name, ms per step, calls per step)), times in seconds.
     """
     a, b = _profile(short, scratch, size), _profile(long, scratch, size)
     steps = long - short
-    own = total = 0.0
+    own = kernels = total = 0.0
     top = []
     for key, (seconds, calls) in b.items():
         before_seconds, before_calls = a.get(key, (0.0, 0))
+        if calls <= before_calls:
+            continue
         delta = max(seconds - before_seconds, 0.0) / steps
         total += delta
         filename, line, function = key
-        if filename.startswith(str(PACKAGE)):
+        if filename == str(HOST_KERNELS):
+            kernels += delta
+        elif filename.startswith(str(PACKAGE)):
             own += delta
-            top.append((f"{Path(filename).relative_to(ROOT)}:{line} {function}", delta, (calls - before_calls) / steps))
+        else:
+            continue
+        top.append((f"{Path(filename).relative_to(ROOT)}:{line} {function}", delta, (calls - before_calls) / steps))
     top.sort(key=lambda item: -item[1])
-    return own, total, top[:8]
+    return own, kernels, total, top[:8]
 
 
 def main() -> None:
@@ -168,7 +181,8 @@ def main() -> None:
     parser.add_argument("--no-profile", action="store_true", help="skip the own-code share")
     parser.add_argument("--profile-only", action="store_true", help="only the own-code share")
     options = parser.parse_args()
-    reference = options.reference_python if os.path.exists(options.reference_python) else None
+    # absolute, without resolving the venv's symlink: the runs start in a scratch directory
+    reference = os.path.abspath(options.reference_python) if os.path.exists(options.reference_python) else None
     if reference is None:
         print(f"PyTorch side skipped: no reference interpreter at {options.reference_python} "
               f"(pass --reference-python or set MINDSPEED_MS_REFERENCE_PYTHON)")
@@ -180,8 +194,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
             for size in sizes:
                 iters = options.iters if size == "tiny" else options.mid_iters
-                own, total, top = _per_step_profile(Path(tmp), 3, 3 + iters, size)
-                _print_profile(own, total, top, iters, size)
+                _print_profile(*_per_step_profile(Path(tmp), 3, 3 + iters, size), iters, size)
         return
     if options.settings:
         _settings(options, reference)
@@ -218,7 +231,7 @@ def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str])
 
 
 def _print_size(size: str, options: argparse.Namespace, results: dict[str, Result],
-                profile: tuple[tuple[float, float, list[tuple[str, float, float]]], int] | None) -> None:
+                profile: tuple[tuple[float, float, float, list[tuple[str, float, float]]], int] | None) -> None:
     ms = results[f"mindspore {size}"]
     torch_result = results.get(f"pytorch {size}")
     before = results.get(f"before {size}")
@@ -245,8 +258,8 @@ def _print_size(size: str, options: argparse.Namespace, results: dict[str, Resul
         shown = f"{values[2] / values[0]:.1f}x" if values[0] > 0.05 else "-"
         print(f"  {phase:<44} {values[0]:>9.2f} {values[1]:>9.2f} {values[2]:>10.2f} {shown:>7}")
     if profile is not None:
-        (own, total, top), iters = profile
-        _print_profile(own, total, top, iters, size)
+        measured, iters = profile
+        _print_profile(*measured, iters, size)
 
 
 def _settings(options: argparse.Namespace, reference: str | None) -> None:
@@ -298,11 +311,12 @@ def _settings(options: argparse.Namespace, reference: str | None) -> None:
         _print_profile(*profile, options.iters)
 
 
-def _print_profile(own: float, total: float, top: list[tuple[str, float, float]], iters: int,
+def _print_profile(own: float, kernels: float, total: float, top: list[tuple[str, float, float]], iters: int,
                    size: str = "tiny") -> None:
     print(f"\nmindspeed_ms's own code per step, {size} (cProfile, tp=1, chosen settings; runs of N and N+{iters} "
-          f"iterations, difference per iteration): {own * 1000:.2f} ms of {total * 1000:.1f} ms = "
-          f"{100 * own / total:.2f}%")
+          f"iterations, difference per iteration, functions called per step): Python {own * 1000:.2f} ms of "
+          f"{total * 1000:.1f} ms = {100 * own / total:.2f}%; NumPy host kernels (compat/host_kernels.py, "
+          f"arithmetic MindSpore kernels did before) {kernels * 1000:.2f} ms = {100 * kernels / total:.2f}%")
     for name, seconds, calls in top:
         print(f"  {seconds * 1000:8.3f} ms  {calls:7.1f} calls  {name}")
 

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason, synchronize
 from mindspeed_ms.compat.megatron_speed import BUCKET_ATTRIBUTE
 
@@ -182,9 +183,7 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
     dtype = np.float32
     # The per-parameter update's float32 operations, one after the other, in the same order and with the same
     # scalars (Python floats rounded to float32): each element gets the same bits.
-    weight, keep = dtype(1 - beta1), dtype(beta2)
-    scale, root = dtype(1 - beta2), dtype(math.sqrt(1 - beta2 ** count))
-    epsilon = dtype(eps)
+    scalars = (dtype(1 - beta1), dtype(beta2), dtype(1 - beta2), dtype(math.sqrt(1 - beta2 ** count)), dtype(eps))
     synchronize()
     grads = host_array(bucket.grad_data, sync=False, flat=True)
     firsts = host_array(flat.first, sync=False, flat=True)
@@ -206,30 +205,13 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
         stop = min(start + _CHUNK, grads.size)
         grad, first, second = grads[start:stop], firsts[start:stop], seconds[start:stop]
         tmp, upd = work[:stop - start], update[:stop - start]
-        if maximize:
-            grad = np.negative(grad, out=upd)
-        np.subtract(grad, first, out=tmp)  # lerp(m, g, w) = m + w * (g - m) for w < 0.5, as mint.lerp
-        np.multiply(tmp, weight, out=tmp)
-        np.add(first, tmp, out=first)
-        np.multiply(second, keep, out=second)
-        np.multiply(grad, scale, out=tmp)
-        np.multiply(tmp, grad, out=tmp)
-        np.add(second, tmp, out=second)
-        if maxima is not None:
-            second = np.maximum(maxima[start:stop], second, out=maxima[start:stop])
-        np.sqrt(second, out=tmp)
-        np.divide(tmp, root, out=tmp)
-        np.add(tmp, epsilon, out=tmp)  # the denominator of the chunk
+        maximum = maxima[start:stop] if maxima is not None else None
+        host_kernels.adam_moments(grad, first, second, maximum, tmp, upd if maximize else None, scalars)
         while index < len(segments):
             begin, values, step_size, decay = segments[index]
             low, high = max(begin, start), min(begin + values.size, stop)
-            part = upd[low - start:high - start]
-            np.multiply(first[low - start:high - start], step_size, out=part)
-            np.divide(part, tmp[low - start:high - start], out=part)
-            target = values[low - begin:high - begin]
-            if decay is not None:
-                np.multiply(target, decay, out=target)
-            np.add(target, part, out=target)
+            host_kernels.adam_apply(first[low - start:high - start], tmp[low - start:high - start], step_size,
+                                    upd[low - start:high - start], values[low - begin:high - begin], decay)
             if begin + values.size > stop:
                 break  # the parameter goes on in the next chunk
             index += 1

@@ -25,6 +25,7 @@ import os
 from types import FrameType
 from typing import Any, Callable
 
+from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 from mindspeed_ms.compat.inplace_checks import (
@@ -131,8 +132,6 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     if (dtype is None or dtype != tensor.dtype or str(dtype) not in _HOST_ADD_DTYPES or not _is_view(tensor)
             or host_memory_reason() is not None or records_grad(tensor) or records_grad(other)):
         return False
-    import numpy as np
-
     target = host_array(tensor)
     source = host_array(other, sync=False)
     if target.shape != source.shape or not (target.flags.c_contiguous and source.flags.c_contiguous):
@@ -140,7 +139,7 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     begin, other_begin = tensor.data_ptr(), other.data_ptr()
     if begin != other_begin and begin < other_begin + source.nbytes and other_begin < begin + target.nbytes:
         return False  # partial overlap: the general path raises PyTorch's error
-    np.add(target, source, out=target)
+    host_kernels.add(target, source)
     return True
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.compat import host_memory
+from mindspeed_ms.compat import host_kernels, host_memory
 from mindspeed_ms.compat.errors import ClipGradTypeError
 
 __all__ = ["ClipGradTypeError", "chained_optimizer_step", "clip_grad_by_total_norm_fp32",
@@ -50,10 +50,8 @@ def scale_in_place(tensor: Any, factor: float) -> None:
     The same float32 product as ``tensor * factor`` on MindSpore (the factor rounded to the tensor's dtype),
     without a kernel, a temporary, or a write-back through the view.
     """
-    import numpy as np
-
     values = host_array(tensor)
-    np.multiply(values, values.dtype.type(factor), out=values)
+    host_kernels.scale(values, values.dtype.type(factor))
 
 
 def remember_buckets(bucket_group: Any) -> None:

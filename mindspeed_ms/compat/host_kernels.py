@@ -1,0 +1,74 @@
+"""The arithmetic mindspeed_ms runs in NumPy over tensor host memory, in place of MindSpore CPU kernels.
+
+Each function is only the NumPy operations (IEEE float32/float64, as MindSpore's CPU kernels round them,
+subnormals kept): the callers (:mod:`.flat_adam`, :mod:`.megatron_speed`, :mod:`.inplace`) choose the
+memory and the scalars. They live apart so that a profile can tell this arithmetic (work MindSpore's
+kernels did before: ``benchmarks/bench_train.py`` reports it on its own line) from mindspeed_ms's
+Python overhead. NumPy's ufuncs are invisible to cProfile, so their time lands in these functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["add", "adam_apply", "adam_moments", "scale"]
+
+
+def add(target: Any, source: Any) -> None:
+    """``target += source`` in place."""
+    import numpy as np
+
+    np.add(target, source, out=target)
+
+
+def scale(values: Any, factor: Any) -> None:
+    """``values *= factor`` in place (``factor`` already of the values' dtype)."""
+    import numpy as np
+
+    np.multiply(values, factor, out=values)
+
+
+def adam_moments(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, negated: Any,
+                 scalars: tuple[Any, Any, Any, Any, Any]) -> Any:
+    """Update Adam's moments of one chunk in place; leave the denominator in ``tmp``; return the gradient used.
+
+    The per-parameter update's operations in its order: ``m = m + w * (g - m)`` (``mint.lerp`` for
+    ``w < 0.5``), ``v = v * beta2 + (g * (1 - beta2)) * g``, ``max(v_max, v)`` with amsgrad,
+    ``sqrt(v) / sqrt(1 - beta2 ** t) + eps``.
+
+    Args:
+        grad, first, second: the chunk of the gradient and of the moments (updated in place).
+        maximum: the chunk of ``max_exp_avg_sq`` (updated in place), or None without amsgrad.
+        tmp: work memory of the chunk's size; holds the denominator on return.
+        negated: work memory for ``-grad`` (maximize), or None.
+        scalars: ``(1 - beta1, beta2, 1 - beta2, sqrt(1 - beta2 ** t), eps)`` in the moments' dtype.
+    """
+    import numpy as np
+
+    weight, keep, scale_, root, epsilon = scalars
+    if negated is not None:
+        grad = np.negative(grad, out=negated)
+    np.subtract(grad, first, out=tmp)
+    np.multiply(tmp, weight, out=tmp)
+    np.add(first, tmp, out=first)
+    np.multiply(second, keep, out=second)
+    np.multiply(grad, scale_, out=tmp)
+    np.multiply(tmp, grad, out=tmp)
+    np.add(second, tmp, out=second)
+    if maximum is not None:
+        second = np.maximum(maximum, second, out=maximum)
+    np.sqrt(second, out=tmp)
+    np.divide(tmp, root, out=tmp)
+    np.add(tmp, epsilon, out=tmp)
+    return grad
+
+
+def adam_apply(first: Any, denominator: Any, step_size: Any, update: Any, target: Any, decay: Any) -> None:
+    """``target = target * decay + (first * step_size) / denominator`` in place (``decay`` None: no decay)."""
+    import numpy as np
+
+    np.multiply(first, step_size, out=update)
+    np.divide(update, denominator, out=update)
+    if decay is not None:
+        np.multiply(target, decay, out=target)
+    np.add(target, update, out=target)
