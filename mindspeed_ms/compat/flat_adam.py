@@ -40,6 +40,10 @@ __all__ = ["step_buckets"]
 
 #: The optimizer attribute holding the flat state of each bucket it updates.
 _CACHE = "_mindspeed_ms_flat_adam"
+#: The optimizer attribute holding each bucket's checked layout.
+_LAYOUTS = "_mindspeed_ms_flat_adam_layouts"
+#: The optimizer attribute holding a ctypes cell over each step counter tensor.
+_CELLS = "_mindspeed_ms_flat_adam_cells"
 
 
 @dataclass
@@ -53,13 +57,20 @@ class _FlatState:
     scratch: tuple[Any, Any] | None = None  # two NumPy float32 work arrays of a chunk's size
 
 
-def _ordered(bucket: Any, members: dict[int, tuple[Any, dict[str, Any]]]) -> list[tuple[Any, dict[str, Any]]] | None:
-    """Return the bucket's (parameter, group) pairs in buffer order, or None when it is not flat-updatable."""
+@dataclass
+class _Layout:
+    """A bucket's parameters in buffer order, valid while its parameters and their gradient objects are the same."""
+
+    params: list[tuple[Any, Any]]  # (parameter, its gradient object) as in ``params_list``
+    grad_data: Any
+    order: list[Any]  # the parameters in buffer order
+
+
+def _placed(bucket: Any) -> list[Any] | None:
+    """Return the bucket's parameters in buffer order, or None when it is not flat-updatable."""
     params = bucket.params_list
-    if not params or any(id(p) not in members for p in params):
-        return None
     grad_data = bucket.grad_data
-    if str(grad_data.dtype).rsplit(".", 1)[-1] != "Float32":
+    if not params or str(grad_data.dtype).rsplit(".", 1)[-1] != "Float32":
         return None  # the host update computes in float32 (bf16/fp16 main params live elsewhere in megatron)
     base = grad_data.data_ptr()
     itemsize = grad_data.itemsize
@@ -68,7 +79,8 @@ def _ordered(bucket: Any, members: dict[int, tuple[Any, dict[str, Any]]]) -> lis
         grad, main_grad = param.grad, getattr(param, "main_grad", None)
         if grad is None or main_grad is None or grad.data_ptr() != main_grad.data_ptr():
             return None
-        if grad.dtype != grad_data.dtype or param.dtype != grad_data.dtype or param.is_complex():
+        if (grad.dtype != grad_data.dtype or param.dtype != grad_data.dtype or param.is_complex()
+                or not param.is_contiguous()):
             return None
         placed.append(((grad.data_ptr() - base) // itemsize, param))
     placed.sort(key=lambda item: item[0])
@@ -79,7 +91,30 @@ def _ordered(bucket: Any, members: dict[int, tuple[Any, dict[str, Any]]]) -> lis
         offset += int(param.numel())
     if offset != int(grad_data.numel()):
         return None
-    return [members[id(param)] for _, param in placed]
+    return [param for _, param in placed]
+
+
+def _ordered(optimizer: Any, bucket: Any, members: dict[int, tuple[Any, dict[str, Any]]]
+             ) -> list[tuple[Any, dict[str, Any]]] | None:
+    """Return the bucket's (parameter, group) pairs in buffer order, or None when it is not flat-updatable.
+
+    The layout is checked once and kept while the bucket holds the same parameters with the same gradient
+    objects (megatron hands each parameter its ``main_grad`` view every step): a tensor object's memory
+    does not move, so the offsets checked then still hold.
+    """
+    layouts = optimizer.__dict__.setdefault(_LAYOUTS, {})
+    layout = layouts.get(id(bucket))
+    params = bucket.params_list
+    if not (layout is not None and layout.grad_data is bucket.grad_data and len(layout.params) == len(params)
+            and all(param is known and param.grad is grad for param, (known, grad) in zip(params, layout.params))):
+        order = _placed(bucket)
+        if order is None:
+            layouts.pop(id(bucket), None)
+            return None
+        layout = layouts[id(bucket)] = _Layout([(param, param.grad) for param in params], bucket.grad_data, order)
+    if any(id(param) not in members for param in layout.order):
+        return None
+    return [members[id(param)] for param in layout.order]
 
 
 def _same(groups: list[dict[str, Any]], key: str) -> bool:
@@ -125,25 +160,41 @@ def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, An
     return flat
 
 
-def _step_cell(step: Any) -> Any:
-    """A ctypes float over a 0-d float32 CPU tensor's memory (the step counter), or None for other kinds."""
+def _step_cell(cells: dict[int, tuple[Any, Any]], step: Any) -> Any:
+    """A ctypes float over a 0-d float32 CPU tensor's memory (the step counter), or None for other kinds.
+
+    ``cells`` keeps them by tensor object (its memory does not move): ~60 reads and writes a step.
+    """
+    known = cells.get(id(step))
+    if known is not None and known[0] is step:
+        return known[1]
     import mindspore
 
-    if getattr(step, "dtype", None) != mindspore.float32 or getattr(step, "_shape", None) != ():
-        return None
-    return ctypes.c_float.from_address(int(step.data_ptr()))
+    cell = None
+    if getattr(step, "dtype", None) == mindspore.float32 and getattr(step, "_shape", None) == ():
+        cell = ctypes.c_float.from_address(int(step.data_ptr()))
+    cells[id(step)] = (step, cell)
+    return cell
+
+
+def _cells(optimizer: Any, size: int) -> dict[int, tuple[Any, Any]]:
+    cells: dict[int, tuple[Any, Any]] = optimizer.__dict__.setdefault(_CELLS, {})
+    if len(cells) > 4 * size:  # step tensors replaced (load_state_dict): forget the old ones
+        cells.clear()
+    return cells
 
 
 def _count(optimizer: Any, pairs: list[tuple[Any, dict[str, Any]]]) -> int | None:
     """The step count all the bucket's parameters share (0: no state yet), or None when they differ."""
     synchronize()  # the counters are read from host memory below
+    cells = _cells(optimizer, len(pairs))
     counts = set()
     for param, _ in pairs:
         step = optimizer.state[param].get("step")
         if step is None or isinstance(step, (int, float)):
             counts.add(int(step or 0))
             continue
-        cell = _step_cell(step)
+        cell = _step_cell(cells, step)
         counts.add(int(cell.value if cell is not None else step.item()))
     return counts.pop() if len(counts) == 1 else None
 
@@ -171,8 +222,6 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
         return False  # L2 decay: the per-parameter path
     if any(group.get("differentiable") for group in groups):
         return False  # the per-parameter path raises the typed error
-    if any(not param.is_contiguous() for param, _ in pairs):
-        return False
     count = _count(optimizer, pairs)
     if count is None:
         return False
@@ -215,16 +264,18 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
             if begin + values.size > stop:
                 break  # the parameter goes on in the next chunk
             index += 1
+    cells = _cells(optimizer, len(pairs))
     for param, _ in pairs:
-        _set_step(optimizer.state[param], count)
+        _set_step(cells, optimizer.state[param], count)
     return True
 
 
-def _set_step(state: dict[str, Any], count: int) -> None:
+def _set_step(cells: dict[int, tuple[Any, Any]], state: dict[str, Any], count: int) -> None:
     """Make ``state["step"]`` hold ``count``: in place in the parameter's own step tensor, as PyTorch's ``+= 1``."""
     import mindspore
 
-    cell = _step_cell(state.get("step"))
+    step = state.get("step")
+    cell = _step_cell(cells, step) if step is not None else None
     if cell is not None:
         cell.value = count  # in place: aliases of the state see it
     else:
@@ -253,7 +304,7 @@ def step_buckets(optimizer: Any, is_decoupled: bool) -> set[int]:
                 buckets[id(bucket)] = bucket
     done: set[int] = set()
     for bucket in buckets.values():
-        pairs = _ordered(bucket, members)
+        pairs = _ordered(optimizer, bucket, members)
         if pairs is not None and _update(optimizer, bucket, pairs, is_decoupled):
             done.update(id(param) for param, _ in pairs)
     return done
