@@ -556,3 +556,45 @@ def test_aliases_are_rebound_whether_a_module_is_probed_by_name_or_scanned_whole
     reg.revert()
     assert small.f7() == "orig"
     assert big.f3() == "orig"
+
+
+SENT_ACROSS = """
+def rebuild(x):
+    return ("original", x)
+"""
+
+REPLACEMENTS = """
+def rebuild(x):
+    return ("ours", x)
+"""
+
+
+def test_a_traced_replacement_pickles_as_the_function_it_counts(make_registry, modules):
+    # MSAdapter's reduce_tensor sends multiprocessing.reductions.rebuild_tensor with every tensor a DataLoader worker
+    # sends; under MINDSPEED_MS_TRACE the installed object is a counting shim, which pickle refused
+    import pickle
+
+    mod = modules.load("m_sent", SENT_ACROSS)
+    ours = modules.load("m_sent_ours", REPLACEMENTS)
+    traced = make_registry("traced", trace=True)
+    traced.register("m_sent.rebuild", ours.rebuild)
+    traced.apply()
+    assert mod.rebuild is not ours.rebuild
+    received = pickle.loads(pickle.dumps(mod.rebuild))
+    assert received is ours.rebuild
+    assert received(3) == ("ours", 3)
+
+
+def test_a_traced_replacement_pickle_cannot_find_by_name_is_refused_as_pickle_refuses_it(make_registry, modules):
+    import pickle
+
+    mod = modules.load("m_sent_local", SENT_ACROSS)
+
+    def local(x):
+        return ("local", x)
+
+    traced = make_registry("traced", trace=True)
+    traced.register("m_sent_local.rebuild", local)
+    traced.apply()
+    with pytest.raises(pickle.PicklingError, match="local"):
+        pickle.dumps(mod.rebuild)

@@ -14,8 +14,8 @@ import functools
 from typing import Any, Callable
 
 __all__ = ["flip_wrapper", "repeat_interleave", "tensor_repeat_interleave", "tensor_roll", "diag", "type_wrapper",
-           "dequantize", "from_numpy", "tensor_new", "like_dtype_wrapper", "resize_", "TypedStorage",
-           "storage_wrapper"]
+           "dequantize", "from_numpy", "rebuild_shared_tensor", "tensor_new", "like_dtype_wrapper", "resize_",
+           "TypedStorage", "storage_wrapper"]
 
 
 def flip_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -197,6 +197,37 @@ def from_numpy(ndarray: Any) -> Any:
     logging.getLogger(__name__).debug("torch.from_numpy: a %s array is copied (MindSpore shares only C-contiguous, "
                                       "writeable arrays)", "read-only" if not ndarray.flags.writeable else "strided")
     return mindspore.Tensor(np.ascontiguousarray(ndarray))
+
+
+def rebuild_shared_tensor(cls: Any, metadata: Any) -> Any:
+    """MSAdapter's ``multiprocessing.reductions.rebuild_tensor`` (a tensor arriving from another process, e.g. a
+    ``DataLoader`` worker's batch), whose tensor owns a copy of the shared-memory block it arrives in.
+
+    MSAdapter's builds it with ``torch.from_numpy`` over the block, then unlinks and closes the block: that relied
+    on ``from_numpy`` copying, and with :func:`from_numpy` sharing memory (as PyTorch's) the tensor pointed into
+    unmapped memory (the first op reading it crashed the process). ``metadata`` is what MSAdapter's
+    ``reduce_tensor`` sends: ``(shape, NumPy dtype, block name, requires_grad)``.
+    """
+    from multiprocessing import shared_memory
+
+    import mindspore
+    import msadapter
+    import numpy as np
+
+    shape, dtype, name, requires_grad = metadata
+    block = shared_memory.SharedMemory(name=name)
+    try:
+        view: Any = np.ndarray(shape, dtype=dtype, buffer=block.buf)
+        owned = view.copy()
+        del view  # the block cannot close while a view of its buffer is alive
+    finally:
+        block.unlink()
+        block.close()
+    tensor = mindspore.Tensor.from_numpy(owned)
+    if cls is msadapter.nn.parameter.Parameter:
+        return msadapter.nn.parameter.Parameter(tensor, requires_grad=requires_grad)
+    tensor.requires_grad = requires_grad
+    return tensor
 
 
 def tensor_new(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ it restored), so registries can be reverted in any order and the original still 
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import logging
 import sys
@@ -127,7 +128,32 @@ def counting_shim(func: Any, counter: Any, target: str, log_calls: bool) -> Any:
             logger.info("call into patched %s (call %d)", target, counter.calls)
         return wrapped(*args, **kwargs)
 
-    return wrapt.FunctionWrapper(func, count)
+    class CountingShim(wrapt.FunctionWrapper):  # type: ignore[misc]
+        def __reduce_ex__(self, protocol: Any) -> Any:
+            return _by_reference(self.__wrapped__, self)
+
+    return CountingShim(func, count)
+
+
+def _by_reference(func: Any, shim: Any) -> tuple[Any, tuple[Any, Any]]:
+    """How a counting shim pickles: as pickle writes the function it wraps, a reference to its module and name
+    (a patched function sent to another process, e.g. MSAdapter's ``rebuild_tensor`` in every tensor a
+    ``DataLoader`` worker sends); a function that cannot be found there cannot be pickled, as with pickle."""
+    import pickle
+
+    module, name = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
+    try:
+        found = resolve_reference(module, name) if module and name else None
+    except (ImportError, AttributeError):
+        found = None
+    if found is not func and found is not shim:
+        raise pickle.PicklingError(f"Can't pickle {func!r}: it is not found as {module}.{name}")
+    return resolve_reference, (module, name)
+
+
+def resolve_reference(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in ``module`` (what unpickling a pickled counting shim returns)."""
+    return attrgetter(qualname)(importlib.import_module(module))
 
 
 def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],

@@ -203,6 +203,10 @@ def _register_conformance(registry: Any) -> None:
              "torch.diag ignores diagonal= and of a matrix returns a 4-d tensor (PyTorch: its diagonal)"),
             ("msadapter.ops.creation.from_numpy", missing_ops.from_numpy,
              "torch.from_numpy copies the array: writes to it are not seen by the tensor (PyTorch shares memory)"),
+            ("msadapter.multiprocessing.reductions.rebuild_tensor", missing_ops.rebuild_shared_tensor,
+             "a tensor from another process (a DataLoader worker's batch) is rebuilt with torch.from_numpy over a "
+             "shared-memory block closed right after: with from_numpy sharing memory it pointed into unmapped "
+             "memory"),
             (f"{_TENSOR}.new", missing_ops.tensor_new,
              "Tensor.new(3) is the scalar 3 (PyTorch: a tensor of shape (3,))"),
             (f"{_TENSOR}.resize_", missing_ops.resize_,

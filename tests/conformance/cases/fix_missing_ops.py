@@ -64,3 +64,20 @@ def legacy_storage_counts_elements(torch: Any) -> Any:
     return {"half": [x.storage().size(), x.storage().element_size(), len(x.storage())],
             "long": [i.storage().size(), i.storage().element_size(), i.storage().nbytes()],
             "same_memory": x.storage().data_ptr() == x.data_ptr()}
+
+
+@case("torch.utils.data.DataLoader", "torch.from_numpy")
+def worker_batches_of_from_numpy_tensors(torch: Any) -> Any:
+    # megatron's GPTDataset.__getitem__ returns torch.from_numpy arrays and its DataLoader's workers send the batches
+    # back (MSAdapter's rebuild_tensor read a closed shared-memory block once from_numpy shared memory: a crash)
+    class Samples(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, index: int) -> Any:
+            return {"tokens": torch.from_numpy(np.arange(index, index + 6, dtype=np.int64)),
+                    "loss_mask": torch.from_numpy(data((6,), seed=46 + index))}
+
+    batches = list(torch.utils.data.DataLoader(Samples(), batch_size=2, num_workers=1))
+    return {"tokens": [batch["tokens"].clone() for batch in batches],
+            "loss_mask_sum": [batch["loss_mask"].sum() for batch in batches]}
