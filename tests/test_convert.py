@@ -314,13 +314,13 @@ def test_work_per_launch_does_not_grow_with_the_number_of_launches(monkeypatch: 
     from mindspeed_ms.migrate import convert as module
 
     calls = {"n": 0}
-    original = module._product_operands
+    original = module.product_operands
 
     def counting(node: object, source: bytes) -> object:
         calls["n"] += 1
         return original(node, source)
 
-    monkeypatch.setattr(module, "_product_operands", counting)
+    monkeypatch.setattr(module, "product_operands", counting)
     work = {}
     for count in (50, 200):
         calls["n"] = 0

@@ -350,9 +350,9 @@ def test_unknown_check_names_and_statuses_are_rejected() -> None:
 
 
 def test_npu_smi_table_text_is_parsed_into_rows() -> None:
-    from mindspeed_ms.migrate.doctor import _npu_rows
+    from mindspeed_ms.migrate.doctor import npu_rows
 
-    rows = _npu_rows(textwrap.dedent(NPU_SMI_OK.format(health="Alarm")))
+    rows = npu_rows(textwrap.dedent(NPU_SMI_OK.format(health="Alarm")))
     assert rows == [("0", "910B3", "OK"), ("1", "910B3", "Alarm")]
 
 

@@ -414,7 +414,7 @@ def test_the_alias_pass_does_no_python_work_per_binding_that_holds_no_original(m
             sys.modules[name] = module
             names.append(name)
         count = 0
-        codes = {journal.rebind_aliases.__code__, journal._holding.__code__}
+        codes = {journal.rebind_aliases.__code__, journal.modules_holding.__code__}
 
         def tracer(frame, event, arg):
             nonlocal count

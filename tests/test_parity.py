@@ -135,7 +135,7 @@ if get_ai_framework() == "mindspore":
     def old_attention_mask_func(scores, mask):
         # mindspeed_ms before the fix: masked_fill_ = out of place, then MSAdapter's copy_ into the view of the
         # attention scores, which does not reach it on the CPU backend (the causal mask is silently lost)
-        inplace._unpatched_copy()(scores, ops.masked_fill(scores, mask, -10000.0))
+        inplace.unpatched_copy()(scores, ops.masked_fill(scores, mask, -10000.0))
         return scores
 
     attention.attention_mask_func = old_attention_mask_func  # what DotProductAttention hands to its softmax

@@ -144,11 +144,12 @@ def add_through_view(tensor: Any, other: Any) -> bool:
 
 
 def _plain_copy(tensor: Any, values: Any) -> Any:
-    return _unpatched_copy()(tensor, values)
+    return unpatched_copy()(tensor, values)
 
 
 @functools.lru_cache(maxsize=1)
-def _unpatched_copy() -> Callable[..., Any]:
+def unpatched_copy() -> Callable[..., Any]:
+    """Return MindSpore's own ``Tensor.copy_`` under our write-through wrapper (no view write-back)."""
     from mindspore.common.tensor import Tensor
 
     copy = Tensor.copy_
@@ -200,7 +201,7 @@ def write_through_copy(copy: Callable[..., Any]) -> Callable[..., Any]:
             src = src.astype(self.dtype)
         return _copy_into(self, src, bound, "copy_")
 
-    copy_._mindspeed_ms_write_through = True  # type: ignore[attr-defined]  # lets _unpatched_copy unwrap it
+    copy_._mindspeed_ms_write_through = True  # type: ignore[attr-defined]  # lets unpatched_copy unwrap it
     return copy_
 
 

@@ -358,7 +358,8 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
         same = by_identity.setdefault(id(entry[1]), [])
         if all(other[0] != entry[0] for other in same):
             same.append(entry)
-    found = [(module_name, module, entry) for module_name, module, namespace, held in _holding(by_identity, entries)
+    holding = modules_holding(by_identity, entries)
+    found = [(module_name, module, entry) for module_name, module, namespace, held in holding
              for identity in held for entry in by_identity[identity] if namespace.get(entry[0], _MISSING) is entry[1]]
     for module_name, module, (name, original, replacement, patch, skip) in found:
         if module_name in skip or _under(module_name, skip):
@@ -370,7 +371,7 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
     clear_forwarding_caches()
 
 
-def _holding(by_identity: dict[int, list[AliasEntry]], entries: Sequence[AliasEntry]
+def modules_holding(by_identity: dict[int, list[AliasEntry]], entries: Sequence[AliasEntry]
              ) -> Iterator[tuple[str, ModuleType, dict[str, Any], set[int]]]:
     """Yield ``(name, module, namespace, ids of the originals it binds)`` of the modules binding any original.
 

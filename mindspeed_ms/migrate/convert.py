@@ -147,7 +147,7 @@ def _operand(word: Word | None, inline: str | None) -> tuple[str, str]:
     return ("var", match.group(1)) if match else ("text", raw)
 
 
-def _product_operands(node: Any, source: bytes) -> list[tuple[str, str]] | None:
+def product_operands(node: Any, source: bytes) -> list[tuple[str, str]] | None:
     """Return the two operands of ``$((A*B))``, or None when ``node`` is not such a product."""
     if node.type != "arithmetic_expansion":
         return None
@@ -283,7 +283,7 @@ class _Converter:
             index: dict[tuple[tuple[str, str], ...], list[tuple[int, str]]] = {}
             for name, defs in self.reader.assigns.items():
                 for definition in defs:
-                    operands = _product_operands(definition.value_node, self.source)
+                    operands = product_operands(definition.value_node, self.source)
                     if operands is not None:
                         index.setdefault(tuple(sorted(operands)), []).append((definition.start, name))
             self._product_index = index

@@ -311,7 +311,7 @@ def _check_cann(machine: _Machine) -> Check:
                  "set_env.sh")
 
 
-def _npu_rows(output: str) -> list[tuple[str, str, str]]:
+def npu_rows(output: str) -> list[tuple[str, str, str]]:
     """Return (NPU id, model, health) for each NPU row of an ``npu-smi info`` table."""
     rows = []
     for line in output.splitlines():
@@ -338,7 +338,7 @@ def _check_npu(machine: _Machine) -> Check:
         tail = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
         return Check("npu", "fail", f"{smi} info exited with {done.returncode}: {tail}", expected,
                      "the driver is installed but npu-smi fails: check the driver, firmware and device permissions")
-    rows = _npu_rows(done.stdout)
+    rows = npu_rows(done.stdout)
     if not rows:
         return Check("npu", "warn", f"{smi} info lists no NPU", expected,
                      f"no NPU visible: {_CPU}; check ASCEND_RT_VISIBLE_DEVICES and the container's devices")

@@ -4,7 +4,7 @@ Each function takes the ``CoCOperations`` instance as ``self`` (unused) so that 
 method directly. ``input2`` is the weight, used transposed when ``input1.shape[-1] != input2.shape[0]``.
 The result is written into ``output`` (with ``copy_``) and returned. The collective runs over the
 tensor-parallel group: an explicit ``group=`` keyword, else megatron-core's when initialised, else
-the world (see :mod:`mindspeed_ms.ops._comm`). Bias, when given, is added once, after the collective.
+the world (see :mod:`mindspeed_ms.ops.comm`). Bias, when given, is added once, after the collective.
 These ops are forward-only, as the LCAL kernels are (MindSpeed calls them inside its own autograd
 functions).
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 from mindspore import Tensor, mint, ops
 
-from mindspeed_ms.ops._comm import CommGroup, all_gather_rows, all_reduce, reduce_scatter_rows, resolve_group
 from mindspeed_ms.ops._dispatch import dispatch_path
 from mindspeed_ms.ops._validate import OpArgumentError, is_half, require_float, require_ndim, shape_of
+from mindspeed_ms.ops.comm import CommGroup, all_gather_rows, all_reduce, reduce_scatter_rows, resolve_group
 
 __all__ = [
     "matmul_all_reduce",

@@ -36,7 +36,7 @@ from mindspore import Tensor  # noqa: E402
 from mindspore.communication import GlobalComm, get_group_size, get_rank  # noqa: E402
 
 from mindspeed_ms import ops  # noqa: E402
-from mindspeed_ms.ops._comm import resolve_group  # noqa: E402
+from mindspeed_ms.ops.comm import resolve_group  # noqa: E402
 
 RANK, SIZE = get_rank(), get_group_size()
 M, K, N = 4, 6, 5
