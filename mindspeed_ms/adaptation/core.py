@@ -149,7 +149,7 @@ class Adaptation:
         the provider's registry (the engine's :func:`~mindspeed_ms.engine.registry.registry_being_filled`);
         ``MindSporeAdaptation.register`` and MindSpeed's manager facade both ask this.
         """
-        from mindspeed_ms.engine.registry import registry_being_filled
+        from mindspeed_ms.engine.filling import registry_being_filled
 
         filling = registry_being_filled()
         return filling if filling is not None else self.registry()  # not `or`: an empty registry is falsy

@@ -5,6 +5,9 @@ code (wraps, replacements) runs or while anything is imported, so the import hoo
 briefly without risk of deadlock. The registry creates it and hands it to its
 :class:`~mindspeed_ms.engine.applier.Applier` (the applying half, same data, same lock).
 ``_op_lock`` serializes apply/revert/unregister; the import hook never takes it.
+
+A registration is checked by :mod:`.registration` before it is recorded; which registry is being
+filled (a provider block's) is :mod:`.filling`'s, re-exported here.
 """
 
 from __future__ import annotations
@@ -12,59 +15,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
-from types import ModuleType
 from typing import Any
 
 from .applier import MISSING_TARGET_POLICIES, Applier, ApplyOptions
-from .errors import (
-    AdaptationError,
-    PatchConflictError,
-    PatchValidationError,
-    TargetNotFoundError,
-)
-from .patch_record import NO_REPLACEMENT, PatchRecord, is_reference
-from .requirements import normalize_requires
+from .errors import PatchConflictError, PatchValidationError, TargetNotFoundError
+from .filling import filling, registry_being_filled
+from .patch_record import NO_REPLACEMENT, PatchRecord
+from .registration import check_registration
+from .scopes import RegistrationScopes
 from .sites import caller_site
 from .status import STATES, ApplyReport, PatchStatus
-from .targets import locate, parse_target, suggest
+from .targets import parse_target, suggest
 from .watcher import ImportWatcher
 from .watcher import watcher as default_watcher
 
 __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_POLICIES"]
-
-_KINDS = ("auto", "replace", "wrap")
-
-
-# The registry a provider()/transaction() block (or filling()) is registering into, per context: a
-# thread, or an asyncio task, started elsewhere does not see another's block.
-_being_filled: ContextVar[PatchRegistry | None] = ContextVar("mindspeed_ms_registry_being_filled", default=None)
-
-
-def registry_being_filled() -> PatchRegistry | None:
-    """Return the registry being filled in this context right now (the innermost block's), or ``None``.
-
-    ``MindSporeAdaptation.register`` and the MindSpeed manager facade use it, so a provider that
-    registers through those spellings fills the registry it was handed (the one ``mindspeed-ms
-    patches``/``verify`` list). Inside :meth:`PatchRegistry.provider`, :meth:`PatchRegistry.transaction`
-    or :func:`filling` it is that block's registry; other threads and contexts do not see it.
-    """
-    return _being_filled.get()
-
-
-@contextmanager
-def filling(registry: PatchRegistry) -> Iterator[PatchRegistry]:
-    """Make ``registry`` the one :func:`registry_being_filled` returns in this context, for the block.
-
-    Blocks nest (the innermost wins, the outer one is back on exit). Registrations made inside are
-    not attributed or rolled back by this alone: :meth:`PatchRegistry.provider` does that (and
-    enters this block itself).
-    """
-    token = _being_filled.set(registry)
-    try:
-        yield registry
-    finally:
-        _being_filled.reset(token)
 
 
 class PatchRegistry:
@@ -97,7 +62,7 @@ class PatchRegistry:
         self._provider: str | None = None
         #: registrations in the current provider() block are fallbacks (a built-in provider's)
         self._fallback = False
-        self._scopes: list[dict[str, Any]] = []
+        self._scopes = RegistrationScopes()  # the open provider()/transaction() blocks
         self.watcher = watcher if watcher is not None else default_watcher
         self._applier = Applier(self._options, self._lock, self._patches, self.watcher)
 
@@ -165,24 +130,7 @@ class PatchRegistry:
             PatchValidationError: malformed target, kind, replacement or requirement.
             PatchConflictError: a different replacement is registered already (without ``force_patch``).
         """
-        parts = parse_target(target)
-        if kind not in _KINDS:
-            raise PatchValidationError(f"kind {kind!r} for {target!r} is unknown: use one of "
-                                       f"{', '.join(map(repr, _KINDS))}", target=target)
-        lazy = is_reference(new_func)
-        if kind == "auto":
-            if lazy:
-                name = new_func.rpartition(":")[2].rpartition(".")[2]
-            else:
-                name = getattr(new_func, "__name__", "") if new_func is not None else ""
-            kind = "wrap" if isinstance(name, str) and name.endswith(("wrapper", "decorator")) else "replace"
-        if kind == "wrap" and not callable(new_func):
-            raise PatchValidationError(f"a wrap for {target!r} must be a callable decorator wrapper(fn) -> fn, "
-                                       f"got {new_func!r}", target=target)
-        if new_func is not None and not lazy and not callable(new_func) and \
-                not isinstance(new_func, (ModuleType, property)):
-            self._check_non_callable(target, parts, new_func)
-        reqs = normalize_requires(requires, target=target)
+        parts, kind, reqs = check_registration(target, new_func, kind, requires)
         site = site or caller_site(stacklevel)
         with self._lock:
             patch = self._patches.get(target)
@@ -193,7 +141,7 @@ class PatchRegistry:
                 raise PatchConflictError(f"{target!r} is blocked by this registry ({patch.sources[0]}); "
                                          f"unregister the block before patching it", target=target,
                                          sites=(patch.sources[0], site))
-            self._remember(patch, created)
+            self._scopes.remember(patch, created)
             if kind == "replace":
                 patch.set_replacement(new_func, site, force_patch, self._provider, reqs,
                                       self._fallback if fallback is None else fallback)
@@ -208,15 +156,6 @@ class PatchRegistry:
             if created:
                 self._patches[target] = patch
         return patch
-
-    def _check_non_callable(self, target: str, parts: tuple[str, ...], new_func: Any) -> None:
-        try:
-            located = locate(target, parts)
-        except AdaptationError:
-            return
-        if located.waiting_for is None and located.exists and callable(located.raw):
-            raise PatchValidationError(f"{target!r} is callable but the replacement {new_func!r} is not",
-                                       target=target)
 
     def block(self, module_name: str, *, purpose: str | None = None, site: str | None = None,
               stacklevel: int = 1) -> PatchRecord:
@@ -236,14 +175,14 @@ class PatchRegistry:
                                          sites=(patch.sources[0], site))
             if patch is None:
                 patch = PatchRecord(module_name, parts, is_block=True)
-                self._remember(patch, True)
+                self._scopes.remember(patch, True)
                 patch.sites.append((site, self._provider))
                 patch.purpose = purpose
                 patch.provider = self._provider
                 self._patches[module_name] = patch
             elif all(owner != self._provider for _, owner in patch.sites):
                 # the same block wanted by someone else too: it stays while either still wants it
-                self._remember(patch, False)
+                self._scopes.remember(patch, False)
                 patch.sites.append((site, self._provider))
                 patch.purpose = patch.purpose or purpose
         return patch
@@ -268,7 +207,7 @@ class PatchRegistry:
                         not any(wrap[0] is new_func for wrap in patch.wraps) and \
                         not any(entry[0] is new_func for entry in patch.yielded):
                     raise TargetNotFoundError(f"{new_func!r} is not registered for {target!r}", target=target)
-                self._remember(patch, False)  # a failing provider scope puts it back
+                self._scopes.remember(patch, False)  # a failing provider scope puts it back
             self._applier.withdraw(patch)
             with self._lock:
                 if new_func is None:
@@ -298,7 +237,7 @@ class PatchRegistry:
                                               missing=target)
                 if patch.replacement is NO_REPLACEMENT:
                     return
-                self._remember(patch, False)
+                self._scopes.remember(patch, False)
             self._applier.withdraw(patch)
             with self._lock:
                 patch.clear_replacement()
@@ -329,28 +268,20 @@ class PatchRegistry:
     def _scope(self, name: str | None, *, keep_provider: bool = False, fallback: bool = False
                ) -> Iterator[None]:
         with self._lock:
-            scope: dict[str, Any] = {}
-            self._scopes.append(scope)
+            scope = self._scopes.open()
             outer, outer_fallback = self._provider, self._fallback
             if not keep_provider:
                 self._provider, self._fallback = name, fallback
-        token = _being_filled.set(self)
         try:
-            yield
+            with filling(self):
+                yield
         except BaseException:
             with self._lock:
-                for target, saved in scope.items():
-                    if saved is None:
-                        self._patches.pop(target, None)
-                    else:
-                        patch, registration = saved
-                        patch.restore_registration(registration)
-                        self._patches.setdefault(target, patch)
+                self._scopes.roll_back(scope, self._patches)
             raise
         finally:
-            _being_filled.reset(token)
             with self._lock:
-                self._scopes[:] = [item for item in self._scopes if item is not scope]
+                self._scopes.close(scope)
                 self._provider, self._fallback = outer, outer_fallback
 
     def withdraw_provider(self, name: str) -> list[str]:
@@ -380,11 +311,6 @@ class PatchRegistry:
         """
         with self._lock:
             return list(self._patches.values())
-
-    def _remember(self, patch: PatchRecord, created: bool) -> None:
-        for scope in self._scopes:
-            if patch.target not in scope:
-                scope[patch.target] = None if created else (patch, patch.registration())
 
     # -- apply / revert ---------------------------------------------------------------------------
     @property

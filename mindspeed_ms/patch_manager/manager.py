@@ -115,7 +115,7 @@ class ManagerBinding:
                  registry: PatchRegistry | None = None, kind: str = "auto", site: str | None = None
                  ) -> MindSpeedPatch:
         """Register through the engine with MindSpeed's rules; return the target's view."""
-        from mindspeed_ms.engine.registry import registry_being_filled
+        from mindspeed_ms.engine.filling import registry_being_filled
 
         registry = registry if registry is not None else self.registry()
         site = site or caller_site(skip=_is_facade)

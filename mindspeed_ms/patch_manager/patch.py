@@ -238,7 +238,7 @@ class MindSpeedPatch:
         Raises:
             PatchApplyError: installing it failed; nothing changed.
         """
-        from mindspeed_ms.engine.registry import registry_being_filled
+        from mindspeed_ms.engine.filling import registry_being_filled
 
         if self.is_applied or self.record is None or registry_being_filled() is self._registry:
             return
