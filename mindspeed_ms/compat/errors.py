@@ -35,6 +35,7 @@ __all__ = [
     "OperandTypeError",
     "RandomStateError",
     "RandomStateTypeError",
+    "RandomGeneratorTypeError",
     "OpRefusedError",
     "OpShapeRefusedError",
     "OpTypeRefusedError",
@@ -352,3 +353,15 @@ class CheckpointFormatError(AdaptationError, pickle.UnpicklingError):
     def __init__(self, source: str, message: str) -> None:
         self.source = source
         super().__init__(f"torch.load({source}): {message}")
+
+
+class RandomGeneratorTypeError(AdaptationError, TypeError):
+    """``generator=`` of something that is not a ``torch.Generator`` (PyTorch raises TypeError there).
+
+    Attributes:
+        op: the random op, e.g. ``"torch.rand"``.
+    """
+
+    def __init__(self, op: str, message: str) -> None:
+        super().__init__(message, target=op)
+        self.op = op

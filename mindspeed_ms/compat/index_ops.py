@@ -19,6 +19,7 @@ from typing import Any
 from mindspeed_ms.compat.errors import IndexArgumentError, IndexOutOfRangeError
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import BOOL, FLOATING, InPlaceWriteError, category, check_inplace
+from mindspeed_ms.compat.random_generator import drawing_from
 
 __all__ = ["IndexArgumentError", "IndexOutOfRangeError", "index_copy", "index_copy_", "index_put", "index_put_",
            "scatter_", "scatter_add", "scatter_add_", "uniform_", "exponential_", "bitwise_not_", "addcmul", "addcdiv"]
@@ -242,14 +243,14 @@ def _random_unit(op: str, self: Any) -> Any:
 def uniform_(self: Any, from_: float = 0.0, to: float = 1.0, *, generator: Any = None, **kwargs: Any) -> Any:
     """Fill ``self`` with samples from U[from, to) in place (``Tensor.uniform_``; InplaceUniform has no CPU kernel)."""
     low, high = kwargs.pop("from", from_), to
-    if kwargs or generator is not None:
-        raise InPlaceWriteError("uniform_", "unsupported", f"uniform_(): unsupported arguments "
-                                                           f"{sorted(kwargs) or ['generator']} on this backend")
+    if kwargs:
+        raise InPlaceWriteError("uniform_", "unsupported", f"uniform_(): unsupported arguments {sorted(kwargs)}")
     if low > high:
         raise InPlaceWriteError("uniform_", "argument", f"uniform_ expects to return a [from, to) range, but found "
                                                         f"from={low} > to={high}")
     check_inplace("uniform_", self)
-    unit = _random_unit("uniform_", self)
+    with drawing_from("Tensor.uniform_", generator):
+        unit = _random_unit("uniform_", self)
     return write_back("uniform_", self, unit * (high - low) + low)
 
 
@@ -257,14 +258,12 @@ def exponential_(self: Any, lambd: float = 1.0, *, generator: Any = None) -> Any
     """Fill ``self`` with Exp(lambd) samples in place (``Tensor.exponential_``; not implemented on CPU)."""
     from mindspore import ops
 
-    if generator is not None:
-        raise InPlaceWriteError("exponential_", "unsupported", "exponential_(generator=...) is not supported on "
-                                                               "this backend")
     if not lambd > 0:
         raise InPlaceWriteError("exponential_", "argument", f"exponential_ expects lambda > 0.0, but found "
                                                             f"lambda={lambd}")
     check_inplace("exponential_", self)
-    unit = _random_unit("exponential_", self)
+    with drawing_from("Tensor.exponential_", generator):
+        unit = _random_unit("exponential_", self)
     return write_back("exponential_", self, -ops.log1p(-unit) / lambd)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import FLOATING, InPlaceWriteError, category, check_inplace
+from mindspeed_ms.compat.random_generator import advance, drawing_from
 
 __all__ = ["bernoulli", "bernoulli_", "random_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
 
@@ -30,15 +31,11 @@ def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = 
     """Fill ``self`` with N(mean, std**2) samples in place (``Tensor.normal_``; no CPU InplaceNormal kernel).
 
     Raises:
-        InPlaceWriteError: ``generator=`` given (MSAdapter's CPU ops ignore generators), ``std < 0``, or ``self``
-            not floating point (PyTorch's refusals; nothing written).
+        InPlaceWriteError: ``std < 0``, or ``self`` not floating point (PyTorch's refusals; nothing written).
     """
     import mindspore
     import torch  # MSAdapter's: its randn draws from torch.manual_seed's stream
 
-    if generator is not None:
-        raise InPlaceWriteError("normal_", "unsupported", "normal_(generator=...) is not supported on this backend: "
-                                                          "its CPU random ops draw from the default stream only")
     if std < 0:
         raise InPlaceWriteError("normal_", "argument", f"normal expects std >= 0.0, but found std {std}")
     if category(self) != FLOATING:
@@ -46,7 +43,9 @@ def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = 
                                                        f"(floating point only)")
     check_inplace("normal_", self)
     dtype = torch.float64 if self.dtype == mindspore.float64 else torch.float32
-    return write_back("normal_", self, torch.randn(tuple(self.shape), dtype=dtype) * std + mean)
+    with drawing_from("Tensor.normal_", generator):
+        samples = torch.randn(tuple(self.shape), dtype=dtype)
+    return write_back("normal_", self, samples * std + mean)
 
 
 def _unit(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -70,17 +69,16 @@ def bernoulli(input: Any, p: Any = None, *, generator: Any = None, out: Any = No
     """Return 1 where a uniform sample falls below ``input`` (or ``p``), else 0, in ``input``'s dtype.
 
     Raises:
-        InPlaceWriteError: ``generator=`` given, a probability outside [0, 1], or a non-float ``input`` without ``p``.
+        InPlaceWriteError: a probability outside [0, 1], or a non-float ``input`` without ``p``.
     """
-    if generator is not None:
-        raise InPlaceWriteError("bernoulli", "unsupported", "bernoulli(generator=...) is not supported on this "
-                                                            "backend: its CPU random ops draw from the default stream")
     probabilities = input if p is None else p
     if p is None and category(input) != FLOATING:
         raise InPlaceWriteError("bernoulli", "argument", f'"bernoulli_tensor_cpu_self_" not implemented for '
                                                          f"'{input.dtype}'")
     _check_probabilities("bernoulli", probabilities)
-    samples = (_unit(tuple(input.shape), input.dtype) < probabilities).astype(input.dtype)
+    with drawing_from("torch.bernoulli", generator):
+        unit = _unit(tuple(input.shape), input.dtype)
+    samples = (unit < probabilities).astype(input.dtype)
     if out is not None:
         return out.copy_(samples)
     return samples
@@ -93,12 +91,11 @@ def tensor_bernoulli(self: Any, p: Any = None, *, generator: Any = None) -> Any:
 
 def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
     """Fill ``self`` with Bernoulli(p) samples in place (``Tensor.bernoulli_``; refused on the CPU backend)."""
-    if generator is not None:
-        raise InPlaceWriteError("bernoulli_", "unsupported", "bernoulli_(generator=...) is not supported on this "
-                                                             "backend: its CPU random ops draw from the default stream")
     _check_probabilities("bernoulli_", p)
     check_inplace("bernoulli_", self)
-    return write_back("bernoulli_", self, _unit(tuple(self.shape), self.dtype) < p)
+    with drawing_from("Tensor.bernoulli_", generator):
+        unit = _unit(tuple(self.shape), self.dtype)
+    return write_back("bernoulli_", self, unit < p)
 
 
 #: exclusive upper bound of ``random_()`` without ``to``, per dtype (PyTorch: the integer range, or the floats'
@@ -135,7 +132,7 @@ def random_(self: Any, from_: int = 0, to: int | None = None, *, generator: Any 
     if generator is None:
         seeds = _get_seed(None, "random_")
     else:
-        seeds = _advance(generator, count)
+        seeds = advance(generator, count)
     values = np.random.Generator(np.random.PCG64(list(seeds))).integers(int(low), high, size=tuple(self.shape),
                                                                         dtype=np.int64)
     check_inplace("random_", self)
@@ -186,7 +183,7 @@ def randperm_wrapper(randperm: Any) -> Any:
             # both 0: an unseeded process, where MindSpore's random kernels take fresh entropy (seed -1)
             seed = -1 if seed == offset == 0 else _mix(seed, offset)
         else:
-            seed = _mix(*_advance(generator, int(n)))
+            seed = _mix(*advance(generator, int(n)))
         permutation = ops.RandpermV2(seed, 0, dtype or mindspore.int64)(int(n))
         permutation.requires_grad = requires_grad
         return permutation
@@ -197,16 +194,3 @@ def randperm_wrapper(randperm: Any) -> Any:
 def _mix(seed: int, counter: int) -> int:
     # RandpermV2 ignores its seed once the offset is non-zero: fold the counter into the seed, offset 0
     return (seed * 0x9E3779B1 + counter) % (2**31 - 1)
-
-
-def _advance(generator: Any, steps: int) -> tuple[int, int]:
-    """Return ``generator``'s (seed, offset) and move its offset on by ``steps`` (its ``_step`` does not on CPU)."""
-    import mindspore
-    import numpy as np
-
-    state = np.asarray(generator.get_state().asnumpy(), dtype=np.uint8)
-    seed, offset = (int(value) for value in state.view(np.int64)[:2])
-    moved = state.copy()
-    moved.view(np.int64)[1] = offset + steps
-    generator.set_state(mindspore.Tensor(moved, mindspore.uint8))
-    return seed, offset

@@ -34,7 +34,7 @@ def register(registry: Any, args: Any) -> None:
 
     if device_target() != "CPU":
         return
-    from mindspeed_ms.compat import pytorch_cpu, random_ops, random_state
+    from mindspeed_ms.compat import pytorch_cpu, random_generator, random_ops, random_state
 
     for function in ("get_rng_state", "set_rng_state"):
         registry.register(f"msadapter.random.{function}", getattr(random_state, function), requires=_MSADAPTER,
@@ -78,3 +78,11 @@ def register(registry: Any, args: Any) -> None:
     registry.register("msadapter.ops.random.randperm", random_ops.randperm_wrapper, kind="wrap", requires=_MSADAPTER,
                       purpose="torch.randperm on CPU is MindSpore's RandpermV2 with seed 0 and offset 0: the same "
                               "permutation on every call, whatever the seed or generator")
+    for function in ("rand", "randn", "normal", "multinomial"):
+        registry.register(f"msadapter.ops.random.{function}", random_generator.generator_wrapper(f"torch.{function}"),
+                          kind="wrap", requires=_MSADAPTER,
+                          purpose=f"torch.{function}(generator=g) on CPU ignores g: it drew from the global stream "
+                                  f"(re-seeding g replayed nothing, the draw moved torch.manual_seed's stream)")
+    registry.register("msadapter.ops.random.randint", random_generator.randint_wrapper, kind="wrap",
+                      requires=_MSADAPTER,
+                      purpose="torch.randint refused generator= and PyTorch's randint(high, size) overload on CPU")

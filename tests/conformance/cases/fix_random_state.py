@@ -155,3 +155,89 @@ def random_fills_its_range_and_shuffles_a_dataloader(torch: Any) -> Any:
 def set_rng_state_refuses_a_foreign_state(torch: Any) -> Any:
     """A float tensor is not a generator state: PyTorch raises (RuntimeError / TypeError), so must we."""
     torch.set_rng_state(torch.zeros(3))
+
+
+_GENERATOR_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "rand": lambda torch, g: torch.rand(5, generator=g),
+    "randn": lambda torch, g: torch.randn(2, 3, generator=g),
+    "randint": lambda torch, g: torch.randint(0, 1000, (6,), generator=g),
+    "randint_high_size": lambda torch, g: torch.randint(1000, (6,), generator=g),
+    "randperm": lambda torch, g: torch.randperm(12, generator=g),
+    "normal": lambda torch, g: torch.normal(0.0, 1.0, (4,), generator=g),
+    "multinomial": lambda torch, g: torch.multinomial(torch.ones(8), 4, generator=g),
+    "bernoulli": lambda torch, g: torch.bernoulli(torch.full((16,), 0.5), generator=g),
+    "bernoulli_": lambda torch, g: torch.empty(16).bernoulli_(0.5, generator=g),
+    "normal_": lambda torch, g: torch.empty(5).normal_(2.0, 3.0, generator=g),
+    "uniform_": lambda torch, g: torch.empty(5).uniform_(-1.0, 1.0, generator=g),
+    "exponential_": lambda torch, g: torch.empty(5).exponential_(generator=g),
+    "random_": lambda torch, g: torch.empty(6).random_(1000, generator=g),
+    "init_normal_": lambda torch, g: torch.nn.init.normal_(torch.empty(3, 4), generator=g),
+}
+
+
+@case("torch.Generator", "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.normal",
+      "torch.multinomial", "torch.bernoulli", "Tensor.bernoulli_", "Tensor.normal_", "Tensor.uniform_",
+      "Tensor.exponential_", "Tensor.random_", "torch.nn.init.normal_")
+def generator_is_its_own_stream(torch: Any) -> Any:
+    """Each op with ``generator=g``: g.manual_seed replays it, whatever the global seed; a generator seeded
+    alike agrees; g.get_state/set_state replay; the draw does not move the global stream."""
+    facts = {}
+    for name, op in _GENERATOR_OPS.items():
+        g, twin = torch.Generator(), torch.Generator()
+        torch.manual_seed(0)
+        g.manual_seed(3)
+        first, second = op(torch, g), op(torch, g)
+        torch.manual_seed(1)
+        g.manual_seed(3)
+        again = op(torch, g)
+        twin.manual_seed(3)
+        state = g.get_state()
+        third = op(torch, g)
+        g.set_state(state)
+        torch.manual_seed(7)
+        global_state = torch.get_rng_state()
+        third_again = op(torch, g)
+        global_untouched = _same(torch, torch.get_rng_state(), global_state)
+        after_draw = torch.rand(4)
+        torch.set_rng_state(global_state)
+        facts[name] = {"reseed_replays": _same(torch, first, again), "next_differs": not _same(torch, first, second),
+                       "twin_agrees": _same(torch, op(torch, twin), first),
+                       "state_replays": _same(torch, third, third_again),
+                       "global_untouched": global_untouched and _same(torch, after_draw, torch.rand(4)),
+                       "dtype": first.dtype, "shape": tuple(first.shape)}
+    return facts
+
+
+@case("torch.Generator", "torch.Generator.manual_seed", "torch.Generator.initial_seed", "torch.Generator.seed",
+      "torch.utils.data.RandomSampler")
+def generator_methods(torch: Any) -> Any:
+    """manual_seed returns the generator (MindSpeed-LLM's ``torch.Generator().manual_seed(seed)``), initial_seed
+    reads it back; seed() reseeds; a RandomSampler with a seeded generator replays."""
+    g = torch.Generator().manual_seed(1234)
+    sampler_orders = []
+    for _ in range(2):
+        sampler = torch.utils.data.RandomSampler(range(10), generator=torch.Generator().manual_seed(5))
+        sampler_orders.append(list(sampler))
+    initial = g.initial_seed()
+    reseeded = g.seed()
+    return {"manual_seed_returns_generator": isinstance(g, torch.Generator), "initial_seed": initial,
+            "seed_sets_initial_seed": g.initial_seed() == reseeded,
+            "sampler_replays": sampler_orders[0] == sampler_orders[1],
+            "sampler_is_permutation": sorted(sampler_orders[0]) == list(range(10))}
+
+
+@case("torch.randint")
+def randint_overloads(torch: Any) -> Any:
+    """PyTorch's randint(high, size) and randint(low, high, size) with keywords; the range and dtype they give."""
+    torch.manual_seed(0)
+    calls = {"high_size": lambda: torch.randint(5, (200,)), "low_high_size": lambda: torch.randint(3, 6, (200,)),
+             "size_keyword": lambda: torch.randint(5, size=(200,)),
+             "all_keywords": lambda: torch.randint(low=2, high=4, size=(200,)),
+             "dtype": lambda: torch.randint(0, 9, (200,), dtype=torch.int32),
+             "float_dtype": lambda: torch.randint(0, 9, (200,), dtype=torch.float32)}
+    facts = {}
+    for name, call in calls.items():
+        value = call()
+        facts[name] = {"min": int(value.min()), "max": int(value.max()), "dtype": value.dtype,
+                       "shape": tuple(value.shape)}
+    return facts
