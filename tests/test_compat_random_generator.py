@@ -57,6 +57,15 @@ for name, op in OPS.items():
     result[name] = [global_untouched, torch.equal(first, again), torch.equal(op(twin), first),
                     torch.equal(op(g), again) and torch.equal(op(g), second), not torch.equal(first, second)]
 
+# torch.default_generator is the global stream, as in PyTorch
+default = []
+for op in (OPS["rand"], OPS["randperm"], OPS["randint"], lambda g: torch.empty(3).random_(100, generator=g)):
+    torch.manual_seed(8)
+    plain = op(None)
+    torch.manual_seed(8)
+    default.append(torch.equal(op(torch.default_generator), plain))
+result["default_generator_is_global"] = default
+
 seeds = importlib.import_module("mindspore.common.seed")
 torch.manual_seed(5)
 torch.rand(2)
@@ -92,6 +101,7 @@ def test_generators_draw_from_their_own_stream() -> None:
                  "normal_", "uniform_"):
         # [global stream untouched, g.manual_seed replays, twin agrees, get_state/set_state replays, next differs]
         assert result[name] == [True] * 5, name
+    assert result["default_generator_is_global"] == [True] * 4
     assert result["restored_on_error"]
     assert result["refuses_non_generator"]
     assert result["randint_high_size"] == [0, 4, "Int64"]

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import RandomGeneratorTypeError
 
-__all__ = ["drawing_from", "advance", "generator_wrapper", "randint_wrapper", "RandomGeneratorTypeError"]
+__all__ = ["drawing_from", "advance", "own_stream", "generator_wrapper", "randint_wrapper", "RandomGeneratorTypeError"]
 
 
 def _mix(seed: int, counter: int) -> int:
@@ -44,8 +44,12 @@ def advance(generator: Any, steps: int) -> tuple[int, int]:
     return seed, offset
 
 
-def _own_stream(op: str, generator: Any) -> bool:
-    """True when ``generator`` is a generator other than the default one (whose stream is the global one)."""
+def own_stream(op: str, generator: Any) -> bool:
+    """True when ``generator`` is a generator other than the default one (whose stream is the global one).
+
+    Raises:
+        RandomGeneratorTypeError: ``generator`` is not a ``torch.Generator`` (PyTorch's TypeError).
+    """
     from mindspore.common.generator import Generator, default_generator
 
     if generator is None or generator is default_generator:
@@ -65,7 +69,7 @@ def drawing_from(op: str, generator: Any) -> Iterator[None]:
     Raises:
         RandomGeneratorTypeError: ``generator`` is not a ``torch.Generator`` (PyTorch's TypeError).
     """
-    if not _own_stream(op, generator):
+    if not own_stream(op, generator):
         yield
         return
     seeds: Any = importlib.import_module("mindspore.common.seed")

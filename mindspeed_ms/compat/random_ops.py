@@ -22,7 +22,7 @@ from typing import Any
 
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import FLOATING, InPlaceWriteError, category, check_inplace
-from mindspeed_ms.compat.random_generator import advance, drawing_from
+from mindspeed_ms.compat.random_generator import advance, drawing_from, own_stream
 
 __all__ = ["bernoulli", "bernoulli_", "random_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
 
@@ -129,7 +129,7 @@ def random_(self: Any, from_: int = 0, to: int | None = None, *, generator: Any 
         raise InPlaceWriteError("random_", "argument", f"random_ expects 'from' to be less than 'to', but got "
                                                        f"from={low} >= to={high}")
     count = int(np.prod(tuple(self.shape), dtype=np.int64))
-    if generator is None:
+    if not own_stream("Tensor.random_", generator):  # None or the default generator: the global stream
         seeds = _get_seed(None, "random_")
     else:
         seeds = advance(generator, count)
@@ -178,7 +178,7 @@ def randperm_wrapper(randperm: Any) -> Any:
         if out is not None or int(n) < 0:
             return randperm(n, generator=generator, out=out, dtype=dtype or mindspore.int64,
                             requires_grad=requires_grad, **kwargs)
-        if generator is None:
+        if not own_stream("torch.randperm", generator):  # None or the default generator: the global stream
             seed, offset = _get_seed(None, "randperm")
             # both 0: an unseeded process, where MindSpore's random kernels take fresh entropy (seed -1)
             seed = -1 if seed == offset == 0 else _mix(seed, offset)
