@@ -59,11 +59,16 @@ class _FlatState:
 
 @dataclass
 class _Layout:
-    """A bucket's parameters in buffer order, valid while its parameters and their gradient objects are the same."""
+    """A bucket's parameters in buffer order, valid while its parameters' gradients stay where they were."""
 
-    params: list[tuple[Any, Any]]  # (parameter, its gradient object) as in ``params_list``
+    params: list[tuple[Any, int]]  # (parameter, its gradient's address) as in ``params_list``
     grad_data: Any
     order: list[Any]  # the parameters in buffer order
+
+
+def _grad_address(param: Any) -> int:
+    grad = param.grad
+    return -1 if grad is None else int(grad.data_ptr())
 
 
 def _placed(bucket: Any) -> list[Any] | None:
@@ -98,20 +103,22 @@ def _ordered(optimizer: Any, bucket: Any, members: dict[int, tuple[Any, dict[str
              ) -> list[tuple[Any, dict[str, Any]]] | None:
     """Return the bucket's (parameter, group) pairs in buffer order, or None when it is not flat-updatable.
 
-    The layout is checked once and kept while the bucket holds the same parameters with the same gradient
-    objects (megatron hands each parameter its ``main_grad`` view every step): a tensor object's memory
-    does not move, so the offsets checked then still hold.
+    The layout is checked once and kept while the bucket holds the same parameters whose gradients lie
+    where they lay then (megatron hands each parameter its ``main_grad`` view every step; the gradient
+    object MSAdapter returns may differ from read to read, its memory does not).
     """
     layouts = optimizer.__dict__.setdefault(_LAYOUTS, {})
     layout = layouts.get(id(bucket))
     params = bucket.params_list
     if not (layout is not None and layout.grad_data is bucket.grad_data and len(layout.params) == len(params)
-            and all(param is known and param.grad is grad for param, (known, grad) in zip(params, layout.params))):
+            and all(param is known and _grad_address(param) == address
+                    for param, (known, address) in zip(params, layout.params))):
         order = _placed(bucket)
         if order is None:
             layouts.pop(id(bucket), None)
             return None
-        layout = layouts[id(bucket)] = _Layout([(param, param.grad) for param in params], bucket.grad_data, order)
+        layout = layouts[id(bucket)] = _Layout([(param, _grad_address(param)) for param in params],
+                                               bucket.grad_data, order)
     if any(id(param) not in members for param in layout.order):
         return None
     return [members[id(param)] for param in layout.order]
