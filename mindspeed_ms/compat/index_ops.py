@@ -279,6 +279,18 @@ def bitwise_not_(self: Any) -> Any:
     return write_back("bitwise_not_", self, ops.logical_not(self) if kind == BOOL else ops.invert(self))
 
 
+def erfinv_(self: Any) -> Any:
+    """Replace ``self`` by its inverse error function in place (``Tensor.erfinv_``; InplaceErfinv has no CPU kernel;
+    ``torch.nn.init.trunc_normal_`` calls it)."""
+    from mindspore import ops
+
+    if category(self) != FLOATING:
+        raise InPlaceWriteError("erfinv_", "argument", f"erfinv_(): result type Float can't be cast to the desired "
+                                                       f"output type {self.dtype}")
+    check_inplace("erfinv_", self)
+    return write_back("erfinv_", self, ops.erfinv(self))
+
+
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1, out: Any = None) -> Any:  # noqa: A002
     """Return ``input + value * tensor1 * tensor2`` (``torch.addcmul``; AddcmulExt has no CPU kernel)."""
     if out is not None:

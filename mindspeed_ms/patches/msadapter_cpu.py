@@ -350,6 +350,8 @@ def _register_index_kernels(registry: Any) -> None:
                                         "torch.nn.init.uniform_ and megatron's init methods)"),
         "exponential_": ("exponential_", False, "Tensor.exponential_ raises 'Not implement exception' on CPU"),
         "bitwise_not_": ("bitwise_not_", False, "Tensor.bitwise_not_ raises on CPU (BitwiseNot unregistered)"),
+        "erfinv_": ("erfinv_", False, "Tensor.erfinv_ raises on CPU (InplaceErfinv unregistered; "
+                                      "torch.nn.init.trunc_normal_)"),
     }
     for method, (replacement, create, purpose) in missing.items():
         registry.register(f"{_TENSOR}.{method}", getattr(index_ops, replacement), create_dummy=create,

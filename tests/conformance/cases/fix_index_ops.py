@@ -145,6 +145,18 @@ def bitwise_not_integers_on_views(torch: Any) -> Any:
     return out
 
 
+@case("Tensor.erfinv_")
+def erfinv_on_views(torch: Any) -> Any:
+    """``torch.nn.init.trunc_normal_`` calls it; floats in (-1, 1), written through a view."""
+    out = {}
+    for dtype in ("float32", "float64"):
+        base = tensor(torch, (3, 4), dtype, low=-0.9, high=0.9)
+        view = base[:, 1:3]
+        returned = view.erfinv_()
+        out[dtype] = {"base": base, "returns_self": returned is view}
+    return out
+
+
 @case("torch.addcmul")
 def addcmul_dtypes(torch: Any) -> Any:
     a, b, c = tensor(torch, (3,)), tensor(torch, (3,), seed=1), tensor(torch, (3,), seed=2)
