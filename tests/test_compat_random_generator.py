@@ -87,6 +87,9 @@ torch.manual_seed(0)
 values = torch.randint(5, (400,))
 result["randint_high_size"] = [int(values.min()), int(values.max()), str(values.dtype)]
 result["randint_float"] = str(torch.randint(0, 9, (3,), dtype=torch.float32).dtype)
+torch.manual_seed(0)
+drawn = torch.multinomial(torch.tensor([0.1, 0.9], dtype=torch.float64), 4000, replacement=True)
+result["multinomial_float64"] = [str(drawn.dtype), round(float(drawn.float().mean()), 1)]
 print(json.dumps(result))
 """
 
@@ -106,6 +109,7 @@ def test_generators_draw_from_their_own_stream() -> None:
     assert result["refuses_non_generator"]
     assert result["randint_high_size"] == [0, 4, "Int64"]
     assert result["randint_float"] == "Float32"
+    assert result["multinomial_float64"] == ["Int64", 0.9]  # raised bad_function_call (WeightedRandomSampler)
 
 
 @pytest.mark.parametrize(("args", "kwargs", "expected"), [

@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import RandomGeneratorTypeError
 
-__all__ = ["drawing_from", "advance", "own_stream", "generator_wrapper", "randint_wrapper", "RandomGeneratorTypeError"]
+__all__ = ["drawing_from", "advance", "own_stream", "generator_wrapper", "multinomial_wrapper", "randint_wrapper",
+           "RandomGeneratorTypeError"]
 
 
 def _mix(seed: int, counter: int) -> int:
@@ -101,6 +102,27 @@ def generator_wrapper(op: str) -> Callable[[Any], Any]:
         return with_generator
 
     return wrap
+
+
+def multinomial_wrapper(multinomial: Any) -> Any:
+    """``torch.multinomial`` with a real ``generator=``, and float64 weights with replacement on CPU.
+
+    MSAdapter's CPU path searches float32 uniforms in the weights' cumulative sum, which MindSpore's SearchSorted
+    refuses for float64 (``RuntimeError: bad_function_call``; ``WeightedRandomSampler`` passes double weights):
+    the weights are searched as float32 (the sampled distribution differs from the double one by float32 rounding).
+    """
+    with_generator = generator_wrapper("torch.multinomial")(multinomial)
+
+    @functools.wraps(multinomial)
+    def torch_multinomial(input: Any, num_samples: int, replacement: bool = False,  # noqa: A002
+                          **kwargs: Any) -> Any:
+        import mindspore
+
+        if replacement and getattr(input, "dtype", None) == mindspore.float64:
+            input = input.astype(mindspore.float32)  # noqa: A001
+        return with_generator(input, num_samples, replacement, **kwargs)
+
+    return torch_multinomial
 
 
 _RANDINT_OPTIONS = ("layout", "device", "pin_memory")

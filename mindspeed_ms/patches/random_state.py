@@ -78,7 +78,11 @@ def register(registry: Any, args: Any) -> None:
     registry.register("msadapter.ops.random.randperm", random_ops.randperm_wrapper, kind="wrap", requires=_MSADAPTER,
                       purpose="torch.randperm on CPU is MindSpore's RandpermV2 with seed 0 and offset 0: the same "
                               "permutation on every call, whatever the seed or generator")
-    for function in ("rand", "randn", "normal", "multinomial"):
+    registry.register("msadapter.ops.random.multinomial", random_generator.multinomial_wrapper, kind="wrap",
+                      requires=_MSADAPTER,
+                      purpose="torch.multinomial(generator=g) on CPU ignores g; float64 weights with replacement "
+                              "(WeightedRandomSampler) raised bad_function_call (SearchSorted float64/float32)")
+    for function in ("rand", "randn", "normal"):
         registry.register(f"msadapter.ops.random.{function}", random_generator.generator_wrapper(f"torch.{function}"),
                           kind="wrap", requires=_MSADAPTER,
                           purpose=f"torch.{function}(generator=g) on CPU ignores g: it drew from the global stream "

@@ -244,7 +244,7 @@ def randint_overloads(torch: Any) -> Any:
 
 
 @case("torch.nn.init.trunc_normal_", "torch.utils.data.SubsetRandomSampler", "torch.utils.data.random_split",
-      "torch.multinomial")
+      "torch.multinomial", "torch.utils.data.WeightedRandomSampler")
 def generator_consumers_replay(torch: Any) -> Any:
     """What takes a ``generator=`` and passes it on (init, samplers, random_split; multinomial with replacement
     as WeightedRandomSampler draws, float32 weights): a generator seeded alike
@@ -257,11 +257,13 @@ def generator_consumers_replay(torch: Any) -> Any:
         subset = list(torch.utils.data.SubsetRandomSampler(list(range(10, 20)),
                                                            generator=torch.Generator().manual_seed(seed)))
         parts = torch.utils.data.random_split(range(10), [6, 4], generator=torch.Generator().manual_seed(seed))
-        return [weight.tolist(), weighted, subset, [list(part.indices) for part in parts]]
+        sampler = list(torch.utils.data.WeightedRandomSampler([0.1, 0.2, 0.3, 0.4], 12,
+                                                              generator=torch.Generator().manual_seed(seed)))
+        return [weight.tolist(), weighted, subset, [list(part.indices) for part in parts], sampler]
 
     first, again, other = draws(11, 0), draws(11, 1), draws(12, 0)
     return {"replays": [a == b for a, b in zip(first, again)], "seed_matters": [a != b for a, b in zip(first, other)],
             "trunc_normal_in_range": all(-2.0 <= value <= 2.0 for row in first[0] for value in row),
-            "weighted_in_range": all(0 <= index < 4 for index in first[1]),
+            "weighted_in_range": all(0 <= index < 4 for index in first[1] + first[4]),
             "subset_is_permutation": sorted(first[2]) == list(range(10, 20)),
             "split_sizes": [len(part) for part in first[3]]}
