@@ -120,13 +120,13 @@ def test_generators_draw_from_their_own_stream() -> None:
     ((1,), {"high": 4, "size": (2,)}, (1, 4, (2,))),
 ])
 def test_randint_overloads_are_pytorchs(args: tuple, kwargs: dict, expected: tuple) -> None:
-    assert random_generator._randint_arguments(args, dict(kwargs)) == expected
+    assert random_generator.randint_arguments(args, dict(kwargs)) == expected
 
 
 @pytest.mark.parametrize(("args", "kwargs"), [((5,), {}), ((), {"size": (2,)}), ((1, 2, 3, 4), {}), ((5, 3), {})])
 def test_randint_refuses_what_pytorch_refuses(args: tuple, kwargs: dict) -> None:
     with pytest.raises(TypeError):
-        random_generator._randint_arguments(args, dict(kwargs))
+        random_generator.randint_arguments(args, dict(kwargs))
 
 
 def test_generator_type_error_is_typed() -> None:
@@ -134,3 +134,10 @@ def test_generator_type_error_is_typed() -> None:
     assert isinstance(error, AdaptationError)
     assert isinstance(error, TypeError)
     assert error.op == "torch.rand"
+
+
+def test_mix_seed_folds_the_counter_in() -> None:
+    """RandpermV2 ignores its seed once the offset is non-zero: the counter goes into the seed (31 bits)."""
+    seeds = {random_generator.mix_seed(seed, counter) for seed in (1, 2) for counter in (0, 1, 2**30)}
+    assert len(seeds) == 6
+    assert all(0 <= seed < 2**31 - 1 for seed in seeds)

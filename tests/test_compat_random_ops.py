@@ -13,8 +13,6 @@ import textwrap
 
 from _helpers import ROOT, subprocess_env
 
-from mindspeed_ms.compat import random_ops
-
 SCRIPT = """
 import json
 import mindspeed_ms.adaptor  # noqa: F401
@@ -85,10 +83,3 @@ def test_random_ops_on_the_cpu_backend() -> None:
     assert result["bernoulli_dtype"] == "Float64"
     assert result["random_generator_replays"]
     assert result["random_refuses_empty_range"]
-
-
-def test_randperm_seed_folds_the_counter_in() -> None:
-    """RandpermV2 ignores its seed once the offset is non-zero: the counter goes into the seed."""
-    seeds = {random_ops._mix(seed, counter) for seed in (1, 2) for counter in (0, 1, 2**30)}
-    assert len(seeds) == 6
-    assert all(0 <= seed < 2**31 - 1 for seed in seeds)

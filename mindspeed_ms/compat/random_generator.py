@@ -23,12 +23,16 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import RandomGeneratorTypeError
 
-__all__ = ["drawing_from", "advance", "own_stream", "generator_wrapper", "multinomial_wrapper", "randint_wrapper",
+__all__ = ["drawing_from", "advance", "mix_seed", "randint_arguments", "own_stream", "generator_wrapper",
+           "multinomial_wrapper", "randint_wrapper",
            "RandomGeneratorTypeError"]
 
 
-def _mix(seed: int, counter: int) -> int:
-    # one 31-bit seed from the generator's (seed, offset): MindSpore truncates seeds by 2**31 - 1
+def mix_seed(seed: int, counter: int) -> int:
+    """Fold a generator's (seed, offset) into one 31-bit seed (MindSpore truncates seeds by 2**31 - 1).
+
+    Also what randperm takes: RandpermV2 ignores its seed once the offset is non-zero.
+    """
     return (seed * 0x9E3779B1 + counter) % (2**31 - 1)
 
 
@@ -76,7 +80,7 @@ def drawing_from(op: str, generator: Any) -> Iterator[None]:
     seeds: Any = importlib.import_module("mindspore.common.seed")
     global_seed, counters = seeds._GLOBAL_SEED, dict(seeds._KERNEL_SEED)
     seed, offset = advance(generator, 1)
-    seeds._GLOBAL_SEED = _mix(seed, offset)
+    seeds._GLOBAL_SEED = mix_seed(seed, offset)
     seeds._reset_op_seed()
     try:
         yield
@@ -128,7 +132,7 @@ def multinomial_wrapper(multinomial: Any) -> Any:
 _RANDINT_OPTIONS = ("layout", "device", "pin_memory")
 
 
-def _randint_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+def randint_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
     """(low, high, size) from PyTorch's overloads ``randint(high, size)`` and ``randint(low, high, size)``."""
     positional = list(args)
     if len(positional) > 3:
@@ -167,7 +171,7 @@ def randint_wrapper(randint: Any) -> Any:
                       requires_grad: bool = False, **kwargs: Any) -> Any:
         for option in _RANDINT_OPTIONS:
             kwargs.pop(option, None)
-        low, high, size = _randint_arguments(args, kwargs)
+        low, high, size = randint_arguments(args, kwargs)
         if kwargs:
             raise TypeError(f"randint() got unexpected keyword arguments {sorted(kwargs)}")
         floating = "float" in str(dtype).lower()  # MindSpore's randint draws integers only: cast after, as exact

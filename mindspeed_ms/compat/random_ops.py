@@ -22,7 +22,7 @@ from typing import Any
 
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import FLOATING, InPlaceWriteError, category, check_inplace
-from mindspeed_ms.compat.random_generator import advance, drawing_from, own_stream
+from mindspeed_ms.compat.random_generator import advance, drawing_from, mix_seed, own_stream
 
 __all__ = ["bernoulli", "bernoulli_", "random_", "normal_", "init_normal_", "init_uniform_", "randperm_wrapper"]
 
@@ -181,16 +181,12 @@ def randperm_wrapper(randperm: Any) -> Any:
         if not own_stream("torch.randperm", generator):  # None or the default generator: the global stream
             seed, offset = _get_seed(None, "randperm")
             # both 0: an unseeded process, where MindSpore's random kernels take fresh entropy (seed -1)
-            seed = -1 if seed == offset == 0 else _mix(seed, offset)
+            seed = -1 if seed == offset == 0 else mix_seed(seed, offset)
         else:
-            seed = _mix(*advance(generator, int(n)))
+            seed = mix_seed(*advance(generator, int(n)))
         permutation = ops.RandpermV2(seed, 0, dtype or mindspore.int64)(int(n))
         permutation.requires_grad = requires_grad
         return permutation
 
     return seeded_randperm
 
-
-def _mix(seed: int, counter: int) -> int:
-    # RandpermV2 ignores its seed once the offset is non-zero: fold the counter into the seed, offset 0
-    return (seed * 0x9E3779B1 + counter) % (2**31 - 1)
