@@ -16,6 +16,7 @@ provider does on a CPU build of PyTorch.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import struct
@@ -58,6 +59,7 @@ def _generator() -> Any:
     return default_generator
 
 
+@functools.cache
 def _crc(name: str) -> int:
     return zlib.crc32(name.encode())
 
@@ -125,7 +127,7 @@ def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
     for index in range(used):
         crc, op_seed, value = _SLOT.unpack_from(data, _HEADER.size + index * _SLOT.size)
         if crc not in _NAMES:
-            _NAMES.update((_crc(key[0]), key[0]) for key in _seeds()._KERNEL_SEED)
+            _NAMES.update((_crc(name), name) for name in {key[0] for key in _seeds()._KERNEL_SEED})
         if crc not in _NAMES:
             raise RandomStateError("kernel", f"torch.set_rng_state(): the state counts draws of a MindSpore random "
                                              f"kernel this process does not know (crc32 {crc:#010x}); draw once "
