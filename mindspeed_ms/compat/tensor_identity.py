@@ -44,8 +44,15 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
 _ACCELERATORS = frozenset({"cuda", "npu", "ascend"})
 
 
+@functools.lru_cache(maxsize=64)
+def _names_accelerator(name: str) -> bool:
+    return name.split(":", 1)[0].lower() in _ACCELERATORS
+
+
 def _is_accelerator(device: Any) -> bool:
     """Whether ``device`` names an accelerator (a dtype, tensor, ``None`` or an unknown name does not)."""
+    if type(device) is str:  # the common case, answered from a small cache (this runs on every tensor move)
+        return _names_accelerator(device)
     if isinstance(device, bool) or device is None:
         return False
     if isinstance(device, int):
