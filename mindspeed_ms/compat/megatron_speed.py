@@ -64,6 +64,15 @@ def remember_buckets(bucket_group: Any) -> None:
     bucket_group._mindspeed_ms_buckets_remembered = True
 
 
+def _lie_in(dtype: Any, pairs: list[tuple[Any, Any]]) -> bool:
+    """Whether each gradient has ``dtype`` and lies where its parameter's ``main_grad`` lies."""
+    for param, grad in pairs:
+        main_grad = getattr(param, "main_grad", None)
+        if main_grad is None or grad.dtype != dtype or grad.data_ptr() != main_grad.data_ptr():
+            return False
+    return True
+
+
 def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]]:
     """Split ``grads`` into whole DDP buckets' ``grad_data`` and the gradients left over.
 
@@ -86,9 +95,7 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
             continue
         if sum(int(params[i].numel()) for i in indices) != int(bucket.grad_data.numel()):
             continue
-        if any(grads[i].dtype != bucket.grad_data.dtype
-               or grads[i].data_ptr() != getattr(params[i], "main_grad", grads[i]).data_ptr()
-               or getattr(params[i], "main_grad", None) is None for i in indices):
+        if not _lie_in(bucket.grad_data.dtype, [(params[i], grads[i]) for i in indices]):
             continue
         whole.append(bucket.grad_data)
         taken.update(indices)
