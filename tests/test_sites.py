@@ -50,3 +50,17 @@ def test_frames_the_predicate_rejects_are_looked_through() -> None:
 def test_a_stack_shallower_than_asked_gives_no_frame() -> None:
     assert caller_frame(10_000) is None
     assert caller_site(10_000) == "?"
+
+
+def test_a_counting_shim_between_the_caller_and_the_registering_function_is_looked_through() -> None:
+    # MINDSPEED_MS_TRACE puts a counting shim over every patched function, MindSpeed's register_patch included:
+    # the site must stay the caller's line, not the shim's call-through in the engine's journal
+    from types import SimpleNamespace
+
+    from mindspeed_ms.engine.journal import counting_shim
+
+    counter = SimpleNamespace(calls=0)
+    shimmed = counting_shim(_site_of_my_caller, counter, "tests.test_sites._site_of_my_caller", False)
+    site, line = shimmed(), _here()
+    assert counter.calls == 1
+    assert site == f"{__file__}:{line}"

@@ -10,10 +10,18 @@ engine itself knows no caller's module.
 from __future__ import annotations
 
 import sys
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Callable
 
-__all__ = ["caller_frame", "caller_site"]
+__all__ = ["caller_frame", "caller_site", "look_through"]
+
+_transparent: set[CodeType] = set()
+
+
+def look_through(code: CodeType) -> None:
+    """Make every frame running ``code`` invisible to :func:`caller_frame` (a proxy's call-through, e.g. the
+    counting shim ``MINDSPEED_MS_TRACE`` puts over a patched function, which registrations may pass through)."""
+    _transparent.add(code)
 
 
 def caller_frame(stacklevel: int = 1, *, skip: Callable[[FrameType], bool] | None = None) -> FrameType | None:
@@ -22,7 +30,8 @@ def caller_frame(stacklevel: int = 1, *, skip: Callable[[FrameType], bool] | Non
     Args:
         stacklevel: 1 is the caller of the function that calls :func:`caller_frame` (as
             :func:`warnings.warn` counts), 2 its caller, and so on.
-        skip: frames for which it returns True are looked through (a facade's own frames).
+        skip: frames for which it returns True are looked through (a facade's own frames); frames of code
+            given to :func:`look_through` always are.
 
     Returns:
         The frame, or ``None`` when the stack is not that deep.
@@ -31,7 +40,7 @@ def caller_frame(stacklevel: int = 1, *, skip: Callable[[FrameType], bool] | Non
         frame: FrameType | None = sys._getframe(stacklevel + 1)
     except ValueError:  # the stack is not that deep
         return None
-    while frame is not None and skip is not None and skip(frame):
+    while frame is not None and (frame.f_code in _transparent or skip is not None and skip(frame)):
         frame = frame.f_back
     return frame
 
