@@ -97,19 +97,21 @@ def end_processes(root: int | None, token: str | None, grace: float = 5.0) -> li
     """
     targets = processes_of_run(root, token)
     _signal(targets, signal.SIGTERM)
-    if _wait_until_ended(root, token, grace):
+    if _wait_until_ended(root, token, grace, targets):
         return targets
     left = processes_of_run(root, token)
     _signal(left, signal.SIGKILL)
-    if not _wait_until_ended(root, token, 30.0):  # a large process takes a moment to be torn down
+    if not _wait_until_ended(root, token, 30.0, targets + left):  # a large process takes a moment to be torn down
         logger.warning("parity: processes %s still run after SIGKILL", processes_of_run(root, token))
     return sorted(set(targets) | set(left))
 
 
-def _wait_until_ended(root: int | None, token: str | None, seconds: float) -> bool:
+def _wait_until_ended(root: int | None, token: str | None, seconds: float, known: Sequence[int]) -> bool:
+    # the signalled pids are watched by pid too: a process tearing down no longer shows its environment (so the
+    # token no longer finds it) a moment before it is a zombie
     deadline = time.monotonic() + seconds
     while True:
-        if not [pid for pid in processes_of_run(root, token) if _is_running(pid)]:
+        if not [pid for pid in {*processes_of_run(root, token), *known} if _is_running(pid)]:
             return True
         if time.monotonic() >= deadline:
             return False
