@@ -2,7 +2,7 @@
 
 ``patches`` and ``verify`` live here; ``convert-launch``, ``doctor``, ``run`` and ``parity`` live in their own
 modules (:mod:`mindspeed_ms.migrate.launch_cli`, :mod:`mindspeed_ms.migrate.doctor_cli`,
-:mod:`mindspeed_ms.bootstrap.cli`, :mod:`mindspeed_ms.parity.cli`), each exposing
+:mod:`mindspeed_ms.bootstrap.cli`, :mod:`mindspeed_ms.bootstrap.parity_cli`), each exposing
 ``add_arguments(parser)`` and ``run(options) -> int``, imported only when that command runs (the
 tree-sitter parser is not loaded for ``patches``).
 
@@ -39,7 +39,7 @@ _MIGRATION_COMMANDS = {
     "run": ("mindspeed_ms.bootstrap.cli",
             "run a command with mindspeed_ms.adaptor imported first in every Python process it starts "
             "(msrun's and torchrun's workers, a plain python), scripts unchanged"),
-    "parity": ("mindspeed_ms.parity.cli",
+    "parity": ("mindspeed_ms.bootstrap.parity_cli",
                "run a training script on PyTorch (torchrun) and on MindSpore (msrun) from the same weights and "
                "batches, and compare losses, gradients and module outputs"),
 }

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from _helpers import EXAMPLE, FAKES, reference_python
 
-from mindspeed_ms.parity.runner import run_parity
+from mindspeed_ms.bootstrap.parity_runner import run_parity
 
 GROUP = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup"
 

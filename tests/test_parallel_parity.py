@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _helpers import EXAMPLE, reference_python
 
-from mindspeed_ms.parity.runner import run_parity
+from mindspeed_ms.bootstrap.parity_runner import run_parity
 
 ITERATIONS = 10
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)

@@ -18,8 +18,14 @@ import numpy as np
 import pytest
 from _helpers import EXAMPLE, is_running, reference_python
 
+from mindspeed_ms.bootstrap.parity_runner import (
+    MANIFEST,
+    ParityRunError,
+    ParitySetupError,
+    find_reference_python,
+    run_parity,
+)
 from mindspeed_ms.parity.compare import Tolerances, compare_dumps, relative_difference
-from mindspeed_ms.parity.runner import MANIFEST, ParityRunError, ParitySetupError, find_reference_python, run_parity
 
 SOFTMAX = "decoder.layers.0.self_attention.core_attention.scale_mask_softmax"
 

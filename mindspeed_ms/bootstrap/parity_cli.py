@@ -26,8 +26,8 @@ __all__ = ["add_arguments", "run", "format_report"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``parity`` options to ``parser``."""
+    from mindspeed_ms.bootstrap.parity_runner import REFERENCE_PYTHON_ENV
     from mindspeed_ms.parity.compare import Tolerances
-    from mindspeed_ms.parity.runner import REFERENCE_PYTHON_ENV
 
     defaults = Tolerances()
     parser.add_argument("--reference-python", default=None,
@@ -80,8 +80,8 @@ def format_report(report: Any) -> str:
 
 def run(options: argparse.Namespace) -> int:
     """Run the comparison; print it; return 0 (same), 1 (different) or 2 (setup or run error)."""
+    from mindspeed_ms.bootstrap.parity_runner import run_parity
     from mindspeed_ms.parity.compare import Tolerances
-    from mindspeed_ms.parity.runner import run_parity
 
     script_args = list(options.script_args)
     if script_args[:1] == ["--"]:

@@ -5,7 +5,7 @@ MSAdapter cannot live beside real torch); it dumps its initial parameters and ba
 candidate then runs the same script and arguments under msrun, loads those parameters by name,
 uses those batches, and dumps what the reference dumped.
 
-Both runs go through ``mindspeed-ms run``'s bootstrap (:mod:`mindspeed_ms.bootstrap`): the script
+Both runs go through ``mindspeed-ms run``'s bootstrap (:mod:`mindspeed_ms.bootstrap.launch`): the script
 needs no ``import mindspeed_ms.adaptor`` and no ``--ai-framework`` flag; each side's framework is
 set by ``MINDSPEED_AI_FRAMEWORK`` (nothing is added to the script's arguments, which a strict parser
 such as Megatron's would reject). Both start in the caller's directory, so relative paths in the
