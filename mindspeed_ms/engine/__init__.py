@@ -6,7 +6,8 @@ in this context by :mod:`.filling`) and :mod:`.applier`
 (its applying half: the one install path, resolve -> install -> record, for a batch with rollback and
 for a module just imported; revert); :mod:`.patch_record` (the per-target record,
 :class:`PatchRecord`), :mod:`.install` (resolving a target and installing a record there) and
-:mod:`.journal` (the install/undo journal of primitive changes, and the one-pass alias rebinding);
+:mod:`.journal` (the install/undo journal of primitive changes); :mod:`.aliases` (the one-pass rebinding of
+``from``-imported copies, filtered in C by the optional ``_identity`` extension);
 :mod:`.watcher` (the ``sys.meta_path`` import watcher) and
 :mod:`.finders` (the one spec lookup); :mod:`.targets` (runtime resolution), :mod:`.static` and
 :mod:`.static_index` (resolution by reading sources); :mod:`.signatures`, :mod:`.requirements`,

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from .aliases import AliasEntry, rebind_aliases, restore_aliases
 from .errors import PatchApplyError, TargetNotFoundError
 from .install import install, install_dummy_module, is_dummy_module, resolve
-from .journal import AliasEntry, Record, discard, evict_module, rebind_aliases, restore_aliases, undo_all
+from .journal import Record, discard, evict_module, undo_all
 from .patch_record import PatchRecord
 from .targets import Located
 from .watcher import ImportWatcher

@@ -12,14 +12,13 @@ import sys
 from types import ModuleType
 from typing import Any, Callable
 
+from .aliases import AliasEntry, is_identity_meaningful
 from .errors import PatchApplyError, SignatureMismatchError, TargetNotFoundError
 from .journal import (
     MISSING,
-    AliasEntry,
     Record,
     build_value,
     counting_shim,
-    is_identity_meaningful,
     live_records,
     make_stub,
     placeholder,

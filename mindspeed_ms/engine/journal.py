@@ -17,18 +17,16 @@ import importlib.machinery
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter, not_
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from types import ModuleType
 from typing import Any, Callable
 
 from .signatures import unwrap_descriptor
 from .sites import look_through
 
-__all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "undo_all", "rebind_aliases", "restore_aliases",
-           "live_records", "make_stub", "evict_module", "discard", "placeholder", "counting_shim",
-           "is_identity_meaningful", "overwritten_by"]
+__all__ = ["MISSING", "Record", "build_value", "set_attr", "undo", "undo_all", "clear_forwarding_caches",
+           "live_records", "make_stub", "evict_module", "discard", "placeholder", "counting_shim", "overwritten_by"]
 
 logger = logging.getLogger(__name__)
 
@@ -328,95 +326,6 @@ def _describe(owner: Any) -> str:
     return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", None) or repr(owner)
 
 
-def is_identity_meaningful(value: Any) -> bool:
-    """Tell whether ``value``'s identity can stand for "the original" when hunting aliases."""
-    return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes)))
-
-
-#: ``(binding name, original, replacement, record, modules left alone)``: one target for the alias pass.
-AliasEntry = tuple[str, Any, Any, Any, frozenset[str]]
-
-
-def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, journaled: bool = True) -> None:
-    """Rebind module-level ``name = original`` bindings to the replacement, in one pass.
-
-    Args:
-        journal: where the rebinding records go.
-        entries: what to rebind (see :data:`AliasEntry`); when two share a name and an original, the
-            first wins.
-        journaled: record the rebinding (False when putting originals back: nothing to undo then).
-
-    Only module ``__dict__``s are read (never a module's ``__getattr__``, nor any binding's
-    ``__eq__``/``__hash__``). The filtering runs in C over whole namespaces: which modules bind a
-    wanted name at all (a dict-keys/set ``isdisjoint``), then which of those hold one of the
-    originals by identity (the ``id`` of every value against the set of the originals' ids). Python
-    work is done only in the modules where an original is bound, so thousands of modules defining
-    the names of the targets (``forward``, ``__init__``) cost next to nothing each.
-    """
-    if not entries:
-        clear_forwarding_caches()
-        return
-    by_identity: dict[int, list[AliasEntry]] = {}
-    for entry in entries:
-        same = by_identity.setdefault(id(entry[1]), [])
-        if all(other[0] != entry[0] for other in same):
-            same.append(entry)
-    holding = modules_holding(by_identity, entries)
-    found = [(module_name, module, entry) for module_name, module, namespace, held in holding
-             for identity in held for entry in by_identity[identity] if namespace.get(entry[0], _MISSING) is entry[1]]
-    for module_name, module, (name, original, replacement, patch, skip) in found:
-        if module_name in skip or _under(module_name, skip):
-            continue
-        module.__dict__[name] = replacement
-        if journaled:
-            journal.append(Record("alias", module, name, original, replacement, True, patch))
-            patch.aliases.append(module_name)
-    clear_forwarding_caches()
-
-
-def modules_holding(by_identity: dict[int, list[AliasEntry]], entries: Sequence[AliasEntry]
-             ) -> Iterator[tuple[str, ModuleType, dict[str, Any], set[int]]]:
-    """Yield ``(name, module, namespace, ids of the originals it binds)`` of the modules binding any original.
-
-    Only modules that bind a wanted name are looked at, and only those holding an original by
-    identity are yielded; both tests run in C over whole namespaces.
-    """
-    items = list(sys.modules.items())
-    pairs = list(compress(items, map(isinstance, map(_second, items), repeat(ModuleType))))
-    namespaces: list[dict[str, Any]] = list(map(_namespace, map(_second, pairs)))
-    # An exact set (not a frozenset): CPython's dict-view operations only take their fast path with one.
-    names = {entry[0] for entry in entries}
-    ids = set(by_identity)
-    # 1. bind a wanted name at all (dict_keys.isdisjoint iterates the smaller side and stops at a hit)
-    binds = list(map(_keys_isdisjoint, map(dict.keys, namespaces), repeat(names)))
-    candidates = list(compress(zip(pairs, namespaces), map(not_, binds)))
-    # 2. hold an original by identity: the ids of their values against the originals' ids (one set per
-    # module). A module much bigger than the set of wanted names is probed for those names only (its
-    # other bindings are never touched); a smaller one has all its values looked at.
-    names_tuple = tuple(names)
-    probe = list(map((2 * len(names_tuple)).__lt__, map(len, map(_second, candidates))))
-    probed = list(compress(candidates, probe))
-    scanned = list(compress(candidates, map(not_, probe)))
-    wanted_values = map(map, map(_get, map(_second, probed)), repeat(names_tuple))
-    all_values = map(dict.values, map(_second, scanned))
-    for members, values in ((probed, wanted_values), (scanned, all_values)):
-        held = list(map(ids.intersection, map(map, repeat(id), values)))
-        for ((module_name, module), namespace), identities in compress(zip(members, held), held):
-            yield module_name, module, namespace, identities
-
-
-_keys_isdisjoint: Callable[[Any, Any], bool] = type({}.keys()).isdisjoint
-_second = itemgetter(1)
-_namespace = attrgetter("__dict__")
-_get = attrgetter("get")
-
-
-def _under(module_name: str, skip: frozenset[str]) -> bool:
-    """Tell whether ``module_name`` lies in a package that ``skip`` names with a trailing dot."""
-    head, dot, _ = module_name.partition(".")
-    return bool(dot) and head + "." in skip
-
-
 def undo_all(records: Iterable[Record]) -> None:
     """Undo ``records`` in reverse order."""
     for record in reversed(list(records)):
@@ -438,31 +347,3 @@ def clear_forwarding_caches() -> None:
         cache_clear = getattr(vars(kind).get("__getattr__"), "cache_clear", None)
         if callable(cache_clear):
             cache_clear()
-
-
-def restore_aliases(records: Sequence[Record]) -> None:
-    """After ``records`` were undone: rebind module-level names still bound to what they installed.
-
-    ``from mod import f`` run while a patch was applied binds the replacement in a module the
-    journal never saw; this pass (the mirror of :func:`rebind_aliases`, one probe per binding) puts
-    the original back there too. The owner and the modules of the replacement's own top-level
-    package (which define or re-export it) are left alone.
-    """
-    entries: list[AliasEntry] = []
-    first_old: dict[tuple[int, str], Any] = {}
-    for record in records:
-        if record.kind not in ("attr", "module") or not (record.kind == "module" or
-                                                         isinstance(record.owner, ModuleType)):
-            continue
-        key = (id(record.owner), record.name)
-        first_old.setdefault(key, record.old)
-        original = first_old[key]
-        if original is _MISSING or not is_identity_meaningful(record.new):
-            continue
-        # Modules of the replacement's own top-level package re-export it on purpose (``from
-        # .impl import f`` in a package __init__): those bindings are theirs, not copies of the target.
-        home = (getattr(unwrap_descriptor(record.new), "__module__", None) or "").partition(".")[0]
-        skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else ""})
-        entries.append((record.name.rpartition(".")[2], record.new, original, None, skip))
-    if entries:
-        rebind_aliases([], entries, journaled=False)
