@@ -578,3 +578,44 @@ def test_failed_reinstall_keeps_the_previous_installation(reg, modules):
     reg.unregister("m_dirty2.func", broken_wrapper)
     reg.revert()
     assert mod.func(1) == ("orig", 1, 2)
+
+
+def test_a_reports_statuses_are_those_of_its_apply_whenever_they_are_read(make_registry, modules):
+    # The report's statuses are built on their first read, from what the registry captured at apply(): a
+    # later overwrite, calls, registrations, unregistrations and a revert change none of them.
+    module = modules.load("m_snapshot", SOURCE)
+    other = modules.load("m_snapshot_other", SOURCE)
+    reg = make_registry("snapshot", trace=True)
+    reg.register("m_snapshot.func", replacement, purpose="first")
+    reg.register("m_snapshot_other.func", replacement)
+    reg.register("m_snapshot.Klass.method", replacement, requires="no-such-distribution-zz>=1")
+    report = reg.apply()
+    then = tuple(reg.status())
+    module.func(1)
+    other.func = len  # someone else's setattr: the live status says overwritten, the report does not
+    reg.register("m_snapshot.func", lambda a, b=2: a, force_patch=True, purpose="second")
+    reg.unregister("m_snapshot.Klass.method")
+    reg.register("m_snapshot.Klass", replacement)
+    now = {status.target: status for status in reg.status()}
+    assert now["m_snapshot_other.func"].state == "overwritten"
+    assert now["m_snapshot.func"].calls == 1
+    reg.revert()
+    assert report.statuses == then
+    assert [status.state for status in report.statuses] == ["applied", "applied", "skipped"]
+    assert report.statuses[0].calls == 0
+    assert report.statuses[0].purpose == "first"
+    assert (report.applied, report.skipped, report.counts["overwritten"]) == (2, 1, 0)
+
+
+def test_a_report_made_after_an_overwrite_keeps_it_when_the_slot_is_put_back(reg, modules):
+    module = modules.load("m_snapshot_over", SOURCE)
+    reg.register("m_snapshot_over.func", replacement)
+    reg.apply()
+    installed = module.func
+    module.func = len
+    report = reg.report()
+    module.func = installed
+    assert reg.status()[0].state == "applied"
+    assert report.counts["overwritten"] == 1
+    assert report.statuses[0].state == "overwritten"
+    assert "it now holds builtins.len" in report.statuses[0].reason

@@ -10,6 +10,7 @@ import importlib
 import itertools
 import logging
 import re
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -18,7 +19,8 @@ from .journal import MISSING, Record, overwritten_by
 from .signatures import unwrap_descriptor
 from .status import PatchStatus, make_status
 
-__all__ = ["PatchRecord", "NO_REPLACEMENT", "qualified_name", "describe", "is_reference", "resolve_reference"]
+__all__ = ["PatchRecord", "StatusSnapshot", "status_of", "NO_REPLACEMENT", "qualified_name", "describe", "is_reference",
+           "resolve_reference"]
 
 logger = logging.getLogger("mindspeed_ms")
 
@@ -221,10 +223,7 @@ class PatchRecord:
     @property
     def requires(self) -> tuple[str, ...]:
         """The requirements of every registration (each applies to its own replacement or wrap)."""
-        found = self.replacement_requires if self.replacement is not NO_REPLACEMENT else ()
-        for wrap in self.wraps:
-            found += wrap[3]
-        return tuple(dict.fromkeys(found))
+        return _requires(self.replacement, self.replacement_requires, self.wraps)
 
     def select(self) -> list[str]:
         """Choose what to install from the registrations whose requirements are met.
@@ -301,14 +300,7 @@ class PatchRecord:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        if self.is_block:
-            return ("block",)
-        kinds: tuple[str, ...] = ()
-        if self.replacement is not NO_REPLACEMENT:
-            kinds += ("replace",)
-        if self.wraps:
-            kinds += ("wrap",)
-        return kinds
+        return _kinds(self.is_block, self.replacement, self.wraps)
 
     def outcome(self) -> tuple[Any, ...]:
         """Return where applying stands (to restore it if a re-install is rolled back)."""
@@ -343,39 +335,80 @@ class PatchRecord:
                         f"mindspeed_ms installed (revert leaves it as it is)")
         return None
 
-    def status(self, traced: bool) -> PatchStatus:
-        # a fallback chosen because the replacement ahead of it was left out (requirements) is what is installed
-        fallback_in = self.active_replacement is not NO_REPLACEMENT and self.active_replacement is not self.replacement
-        shown = self.active_replacement if fallback_in else self.replacement
-        if shown is NO_REPLACEMENT:
-            replacement = None
-        elif shown is None:
-            replacement = "<placeholder raising NotImplementedError>"
-        else:
-            if self._described[0] is not shown:  # the name of a replacement does not change: once per replacement
-                self._described = (shown, describe(shown))
-            replacement = self._described[1]
-        if fallback_in:
-            provider = self.active_provider
-        elif self.yielded:  # the replacement that superseded a fallback is installed: its provider (None: the user)
-            provider = self.replacement_provider
-        else:
-            provider = self.provider
-        sources = tuple(site for site, _ in self.sites)
-        first = self.replacement_site or (self.wraps[0][1] if self.wraps else (sources or ("?",))[0])
+    def snapshot(self, traced: bool) -> StatusSnapshot:
+        """Capture what :meth:`status` reports, now (cheap: the status itself is built from it when read).
+
+        The state is judged now (an ``applied`` patch whose slot someone else wrote since is
+        ``overwritten``), and every list is copied: the status built later from the snapshot is the
+        status of this moment, whatever happens to the record meanwhile.
+        """
         state, reason = self.state, self.reason
         if state == "applied":
             drift = self.drift()
             if drift is not None:
                 state, reason = "overwritten", drift
-        superseded = tuple(f"{describe(func)} (registered at {site}" + (f" by provider {owner!r})" if owner else ")")
-                           for func, site, owner, _ in self.yielded) if self.yielded else ()
-        return make_status(
-            target=self.target, kinds=self.kinds, state=state, replacement=replacement,
-            registered_at=first, sources=sources, stub=self.stub, aliases=tuple(self.aliases),
-            warnings=(*self.notes, *self.warnings), reason=reason, purpose=self.purpose, provider=provider,
-            calls=self.calls if (traced or self.log_calls) else None, requires=self.requires,
-            superseded=superseded, unverified=tuple(self.unverified))
+        return (self, state, reason, self.is_block, self.replacement, self.active_replacement, self.active_provider,
+                self.replacement_provider, self.provider, tuple(self.yielded), tuple(self.sites),
+                self.replacement_site, tuple(self.wraps), self.stub, tuple(self.aliases),
+                (*self.notes, *self.warnings), self.purpose, self.calls if (traced or self.log_calls) else None,
+                self.replacement_requires, tuple(self.unverified))
+
+    def status(self, traced: bool) -> PatchStatus:
+        """Return the status of this record now (``traced``: the registry counts calls)."""
+        return status_of(self.snapshot(traced))
+
+    def describe_replacement(self, shown: Any) -> str:
+        """Name ``shown`` for a status, once per replacement (the name of a replacement does not change)."""
+        if self._described[0] is not shown:
+            self._described = (shown, describe(shown))
+        return self._described[1]
 
     def __repr__(self) -> str:
         return f"<PatchRecord {self.target} {'+'.join(self.kinds)} {self.state}>"
+
+
+#: What :meth:`PatchRecord.snapshot` captures (see :func:`status_of`).
+StatusSnapshot = tuple[Any, ...]
+
+
+def status_of(snapshot: StatusSnapshot) -> PatchStatus:
+    """Build the :class:`PatchStatus` a :meth:`PatchRecord.snapshot` captured."""
+    (record, state, reason, is_block, replacement, active_replacement, active_provider, replacement_provider,
+     provider, yielded, sites, replacement_site, wraps, stub, aliases, warnings, purpose, calls,
+     replacement_requires, unverified) = snapshot
+    # a fallback chosen because the replacement ahead of it was left out (requirements) is what is installed
+    fallback_in = active_replacement is not NO_REPLACEMENT and active_replacement is not replacement
+    shown = active_replacement if fallback_in else replacement
+    if shown is NO_REPLACEMENT:
+        described = None
+    elif shown is None:
+        described = "<placeholder raising NotImplementedError>"
+    else:
+        described = record.describe_replacement(shown)
+    if fallback_in:
+        provider = active_provider
+    elif yielded:  # the replacement that superseded a fallback is installed: its provider (None: the user)
+        provider = replacement_provider
+    sources = tuple(site for site, _ in sites)
+    first = replacement_site or (wraps[0][1] if wraps else (sources or ("?",))[0])
+    superseded = tuple(f"{describe(func)} (registered at {site}" + (f" by provider {owner!r})" if owner else ")")
+                       for func, site, owner, _ in yielded) if yielded else ()
+    return make_status(
+        target=record.target, kinds=_kinds(is_block, replacement, wraps), state=state, replacement=described,
+        registered_at=first, sources=sources, stub=stub, aliases=aliases, warnings=warnings, reason=reason,
+        purpose=purpose, provider=provider, calls=calls, requires=_requires(replacement, replacement_requires, wraps),
+        superseded=superseded, unverified=unverified)
+
+
+def _kinds(is_block: bool, replacement: Any, wraps: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    if is_block:
+        return ("block",)
+    return (("replace",) if replacement is not NO_REPLACEMENT else ()) + (("wrap",) if wraps else ())
+
+
+def _requires(replacement: Any, replacement_requires: tuple[str, ...], wraps: Sequence[tuple[Any, ...]]
+              ) -> tuple[str, ...]:
+    found = replacement_requires if replacement is not NO_REPLACEMENT else ()
+    for wrap in wraps:
+        found += wrap[3]
+    return tuple(dict.fromkeys(found))

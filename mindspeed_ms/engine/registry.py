@@ -20,7 +20,7 @@ from typing import Any
 from .applier import MISSING_TARGET_POLICIES, Applier, ApplyOptions
 from .errors import PatchConflictError, PatchValidationError, TargetNotFoundError
 from .filling import filling, registry_being_filled
-from .patch_record import NO_REPLACEMENT, PatchRecord
+from .patch_record import NO_REPLACEMENT, PatchRecord, StatusSnapshot, status_of
 from .registration import check_registration
 from .scopes import RegistrationScopes
 from .sites import caller_site
@@ -368,19 +368,23 @@ class PatchRegistry:
     # -- status -----------------------------------------------------------------------------------
     def status(self) -> list[PatchStatus]:
         """Return a snapshot of every patch, in registration order."""
+        return [status_of(snapshot) for snapshot in self._snapshots()]
+
+    def report(self) -> ApplyReport:
+        """Count the patches per state; the report's statuses are this moment's (built when first read)."""
+        snapshots = self._snapshots()
+        counts = {state: 0 for state in STATES}
+        for snapshot in snapshots:
+            counts[snapshot[1]] += 1
+        return ApplyReport(self.name, counts, lambda: tuple(map(status_of, snapshots)))
+
+    def _snapshots(self) -> list[StatusSnapshot]:
         if self._applier.applied:
             # a watched module may have been imported past the watcher (a finder put ahead of it)
             self.watcher.catch_up()
+        traced = self.trace
         with self._lock:
-            return [patch.status(self.trace) for patch in self._patches.values()]
-
-    def report(self) -> ApplyReport:
-        """Count the patches per state."""
-        statuses = tuple(self.status())
-        counts = {state: 0 for state in STATES}
-        for status in statuses:
-            counts[status.state] += 1
-        return ApplyReport(self.name, counts, statuses)
+            return [patch.snapshot(traced) for patch in self._patches.values()]
 
     def __len__(self) -> int:
         return len(self._patches)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Callable
 
 __all__ = ["STATES", "PatchStatus", "ApplyReport", "make_status"]
 
@@ -84,19 +84,42 @@ def make_status(**values: Any) -> PatchStatus:
     return status
 
 
-@dataclass(frozen=True)
 class ApplyReport:
     """The states of a whole registry right after an ``apply()``.
 
-    Attributes:
+    Args:
         registry: the registry's name.
         counts: number of patches per state (every state of :data:`STATES` present).
-        statuses: the status of every patch, in registration order.
+        statuses: the status of every patch, in registration order; or a function returning them, called
+            on the first read of :attr:`statuses` (the registry captures what they say when the report
+            is made, so they are that moment's statuses whenever they are read).
     """
 
-    registry: str
-    counts: Mapping[str, int]
-    statuses: tuple[PatchStatus, ...] = field(default=(), repr=False)
+    __slots__ = ("registry", "counts", "_statuses")
+
+    def __init__(self, registry: str, counts: Mapping[str, int],
+                 statuses: tuple[PatchStatus, ...] | Callable[[], tuple[PatchStatus, ...]] = ()) -> None:
+        self.registry = registry
+        self.counts = counts
+        self._statuses = statuses
+
+    @property
+    def statuses(self) -> tuple[PatchStatus, ...]:
+        """The status of every patch, in registration order."""
+        statuses = self._statuses
+        if callable(statuses):
+            # two threads reading at once both build the same tuple from the same capture: either may stay
+            statuses = self._statuses = statuses()
+        return statuses
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ApplyReport):
+            return NotImplemented
+        return (self.registry, dict(self.counts), self.statuses) == (other.registry, dict(other.counts),
+                                                                     other.statuses)
+
+    def __repr__(self) -> str:
+        return f"ApplyReport(registry={self.registry!r}, counts={self.counts!r})"
 
     @property
     def applied(self) -> int:
