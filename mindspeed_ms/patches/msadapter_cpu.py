@@ -177,6 +177,7 @@ def register(registry: Any, args: Any) -> None:
     _register_index_kernels(registry)
     _register_conformance_misc(registry)
     _register_grad_clone(registry)
+    _register_fast_kernels(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -189,6 +190,18 @@ def register(registry: Any, args: Any) -> None:
     registry.register(
         "torch_npu.npu_fusion_attention", npu_compat.npu_fusion_attention, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_fusion_attention calls FlashAttentionScore, which has no CPU kernel")
+
+
+def _register_fast_kernels(registry: Any) -> None:
+    """Register the paths around MindSpore CPU kernels far slower than PyTorch's at megatron's shapes (issue 24)."""
+    from mindspeed_ms.compat import fast_matmul
+
+    for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__"):
+        registry.register(
+            target, fast_matmul.transposed_operand_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="matmul of a transposed matrix (megatron's input @ weight.t(), grad_output.t() @ input) copies "
+                    "it into contiguous memory first, a copy slower than the matmul on CPU (7-23 ms for a 2048x512 "
+                    "weight); MatMul with its transpose flag reads the memory in place (same values)")
 
 
 def _register_grad_clone(registry: Any) -> None:
