@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from _helpers import ROOT
 from packaging.requirements import Requirement
 
 import mindspeed_ms.patches
-from mindspeed_ms import adaptation, versions
+from mindspeed_ms import PatchRegistry, adaptation, device, versions
 from mindspeed_ms.patches import megatron_core, mindspeed, msadapter, msadapter_cpu
 
 PINS = [
@@ -35,13 +36,23 @@ def test_megatron_core_pin_is_the_release_of_the_megatron_branch() -> None:
     assert versions.MINDSPEED_VERSION.endswith(f"_{versions.MEGATRON_BRANCH}")
 
 
-def test_providers_require_the_table_ranges() -> None:
+def test_providers_require_the_table_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     assert megatron_core.requires == (versions.MEGATRON_CORE_REQUIREMENT,)
     assert msadapter.requires == msadapter_cpu.requires == (versions.MSADAPTER_REQUIREMENT,)
-    assert msadapter._MSADAPTER == msadapter_cpu._MSADAPTER == (versions.MSADAPTER_REQUIREMENT,
-                                                                versions.MINDSPORE_REQUIREMENT)
-    assert msadapter_cpu._MINDSPORE == (versions.MINDSPORE_REQUIREMENT,)
-    assert mindspeed._MINDSPEED == (versions.MINDSPEED_REQUIREMENT,)
+    monkeypatch.setenv(device.DEVICE_ENV_VAR, "CPU")  # msadapter_cpu registers on the CPU only
+    device.clear_device_cache()
+    try:
+        requires = {}
+        for provider in (msadapter, msadapter_cpu, mindspeed):
+            registry = PatchRegistry(name=provider.__name__)
+            provider.register(registry, argparse.Namespace(use_ascend_coc=True))
+            requires[provider] = {frozenset(status.requires) for status in registry.status()}
+    finally:
+        device.clear_device_cache()
+    both = frozenset({versions.MSADAPTER_REQUIREMENT, versions.MINDSPORE_REQUIREMENT})
+    assert requires[msadapter] == {both}
+    assert requires[msadapter_cpu] == {both, frozenset({versions.MINDSPORE_REQUIREMENT})}
+    assert requires[mindspeed] == {frozenset({versions.MINDSPEED_REQUIREMENT})}
 
 
 def test_no_provider_hard_codes_a_requirement_string() -> None:

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from mindspeed_ms.engine.watcher import watcher
+from mindspeed_ms.engine.watcher import default_watcher
 from mindspeed_ms.errors import PatchApplyError
 
 SOURCE = "def func():\n    return 'orig'\n\nclass K:\n    def meth(self):\n        return 'orig'\n"
@@ -73,7 +73,7 @@ def test_revert_disarms_hooks(reg, modules):
     reg.register("h_disarm.func", new_func)
     reg.apply()
     reg.revert()
-    assert "h_disarm" not in watcher.watched()
+    assert "h_disarm" not in default_watcher().watched()
     assert importlib.import_module("h_disarm").func() == "orig"
 
 
@@ -420,7 +420,7 @@ def test_a_registry_can_use_an_import_watcher_of_its_own(make_registry, modules,
     registry.register("h_own.func", new_func)
     registry.apply()
     assert own.watched() == ("h_own",)
-    assert "h_own" not in watcher.watched()
+    assert "h_own" not in default_watcher().watched()
     assert importlib.import_module("h_own").func is new_func
     registry.revert()
     assert own not in sys.meta_path

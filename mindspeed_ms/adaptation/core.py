@@ -116,9 +116,9 @@ class Adaptation:
     def watcher(self) -> ImportWatcher:
         """Return the import watcher this adaptation's registries and deferrals subscribe to."""
         if self._watcher is None:
-            from mindspeed_ms.engine.watcher import watcher
+            from mindspeed_ms.engine.watcher import default_watcher
 
-            return watcher
+            return default_watcher()
         return self._watcher
 
     def registry(self) -> PatchRegistry:

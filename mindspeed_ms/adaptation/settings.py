@@ -16,6 +16,7 @@ and the settings are read on the adaptor's PyTorch-mode import path, which must 
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 from mindspeed_ms.adaptation.errors import SettingsFrozenError
 from mindspeed_ms.engine.environment import parse_choice, parse_count, parse_names, parse_path, parse_switch
@@ -42,12 +43,12 @@ PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"
 DEVICE_ENV = "MINDSPEED_MS_DEVICE"
 OPS_COMPOSITE_ENV = "MINDSPEED_MS_OPS_COMPOSITE"
 #: runtime setting name (see :mod:`.runtime`) -> the variable that sets it
-RUNTIME_ENV = {
+RUNTIME_ENV: Mapping[str, str] = MappingProxyType({
     "launch_blocking": "MINDSPEED_MS_LAUNCH_BLOCKING",
     "dispatch_threads": "MINDSPEED_MS_DISPATCH_THREADS",
     "cpu_op_threads": "MINDSPEED_MS_CPU_OP_THREADS",
     "cpu_affinity": "MINDSPEED_MS_CPU_AFFINITY",
-}
+})
 
 #: The frameworks a training entrypoint can run on.
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "mindspore")
@@ -61,11 +62,11 @@ _MISSING_TARGETS = {"error": "error", "skip": "skip"}
 _DEVICES = {"cpu": "CPU", "ascend": "Ascend", "npu": "Ascend", "gpu": "GPU"}
 
 #: field name -> the variable it is read from, in table order
-VARIABLES: dict[str, str] = {
+VARIABLES: Mapping[str, str] = MappingProxyType({
     "framework": FRAMEWORK_ENV, "disabled": DISABLE_ENV, "adopt_mindspeed": ADOPT_ENV, "log_level": LOG_LEVEL_ENV,
     "missing_targets": MISSING_TARGETS_ENV, "trace": TRACE_ENV, "trace_file": TRACE_FILE_ENV,
     "parity_dir": PARITY_DIR_ENV, "device": DEVICE_ENV, "ops_composite": OPS_COMPOSITE_ENV, **RUNTIME_ENV,
-}
+})
 _DEFAULTS: dict[str, Any] = {
     "framework": None, "disabled": frozenset(), "adopt_mindspeed": None, "log_level": "INFO",
     "missing_targets": "error", "trace": False, "trace_file": None, "parity_dir": None, "device": None,

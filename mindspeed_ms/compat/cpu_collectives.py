@@ -47,7 +47,7 @@ def wire_dtype(dtype: Any) -> Any:
     return torch.int32 if dtype == torch.bool else dtype
 
 
-def _owned(tensor: Any) -> Any:
+def owned_copy(tensor: Any) -> Any:
     """A copy that owns its memory, in its wire dtype (:func:`wire_dtype`)."""
     import torch
 
@@ -63,7 +63,7 @@ def _owned(tensor: Any) -> Any:
         return ops.deepcopy(tensor)
 
 
-def _zeros(shape: Any, dtype: Any) -> Any:
+def zeros_tensor(shape: Any, dtype: Any) -> Any:
     """``torch.zeros(shape, dtype=dtype)``; bfloat16 through float32 (no CPU fill kernel for bfloat16)."""
     import torch
 
@@ -78,7 +78,7 @@ def _padded(flat: Any, length: int) -> Any:
     import torch
 
     missing = length - int(flat.shape[0])
-    return torch.cat([flat, _zeros((missing, *flat.shape[1:]), flat.dtype)]) if missing else flat
+    return torch.cat([flat, zeros_tensor((missing, *flat.shape[1:]), flat.dtype)]) if missing else flat
 
 
 def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = None,
@@ -90,8 +90,8 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = N
     import torch
 
     size = torch.distributed.get_world_size(group)
-    local = _owned(input_tensor.contiguous())
-    parts = [_zeros(tuple(local.shape), local.dtype) for _ in range(size)]
+    local = owned_copy(input_tensor.contiguous())
+    parts = [zeros_tensor(tuple(local.shape), local.dtype) for _ in range(size)]
     torch.distributed.all_gather(parts, local, group=group)
     output_tensor.copy_(torch.cat(parts, dim=0).reshape(tuple(output_tensor.shape)).to(output_tensor.dtype))
     return _done(async_op)
@@ -104,7 +104,7 @@ def reduce_scatter_tensor(output: Any, input: Any, op: Any = None, group: Any = 
 
     size = torch.distributed.get_world_size(group)
     rank = torch.distributed.get_rank(group)
-    reduced = _owned(input.contiguous())
+    reduced = owned_copy(input.contiguous())
     torch.distributed.all_reduce(reduced, op=_reduce_op(op), group=group)
     output.copy_(reduced.reshape(size, -1)[rank].reshape(tuple(output.shape)))
     return _done(async_op)
@@ -138,8 +138,8 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  
     torch.distributed.all_gather(all_sizes, sizes, group=group)
     table = [[int(value) for value in item.tolist()] for item in all_sizes]
     longest = max(max(row[0] for row in table), 1)
-    padded = _owned(_padded(input.reshape(rows, *tail), longest))
-    gathered = [_zeros(tuple(padded.shape), padded.dtype) for _ in range(world)]
+    padded = owned_copy(_padded(input.reshape(rows, *tail), longest))
+    gathered = [zeros_tensor(tuple(padded.shape), padded.dtype) for _ in range(world)]
     torch.distributed.all_gather(gathered, padded, group=group)
     blocks = []
     for source in range(world):
@@ -167,7 +167,7 @@ def all_to_all(output_tensor_list: list[Any], input_tensor_list: list[Any], grou
     sends = [int(item.numel()) for item in input_tensor_list]
     receives = [int(item.numel()) for item in output_tensor_list]
     flat_input = torch.cat([item.reshape(-1) for item in input_tensor_list])
-    flat_output = _zeros(sum(receives), flat_input.dtype)
+    flat_output = zeros_tensor(sum(receives), flat_input.dtype)
     all_to_all_single(flat_output, flat_input, output_split_sizes=receives, input_split_sizes=sends, group=group)
     start = 0
     for target, size in zip(output_tensor_list, receives):
@@ -264,8 +264,8 @@ def all_gather_wrapper(all_gather: Any) -> Any:
 
         sizes = [int(item.numel()) for item in tensor_list]
         longest = max(sizes + [int(tensor.numel()), 1])
-        flat = _owned(_padded(tensor.reshape(-1), longest))
-        parts = [_zeros(tuple(flat.shape), flat.dtype) for _ in tensor_list]
+        flat = owned_copy(_padded(tensor.reshape(-1), longest))
+        parts = [zeros_tensor(tuple(flat.shape), flat.dtype) for _ in tensor_list]
         all_gather(parts, flat, group, False)
         for target, part, size in zip(tensor_list, parts, sizes):
             target.copy_(part[:size].reshape(tuple(target.shape)).to(target.dtype))
@@ -294,7 +294,7 @@ def reduce_scatter(output: Any, input_list: list[Any], op: Any = None, group: An
 
     rank = torch.distributed.get_rank(group)
     sizes = [int(item.numel()) for item in input_list]
-    flat = _owned(torch.cat([item.reshape(-1) for item in input_list]))
+    flat = owned_copy(torch.cat([item.reshape(-1) for item in input_list]))
     torch.distributed.all_reduce(flat, op=_reduce_op(op), group=group)
     start = sum(sizes[:rank])
     output.copy_(flat[start:start + sizes[rank]].reshape(tuple(output.shape)).to(output.dtype))
@@ -321,7 +321,7 @@ def into_caller_wrapper(collective: Any) -> Any:
             return collective(tensor, *args, **kwargs)
         import torch
 
-        owned = _owned(tensor)
+        owned = owned_copy(tensor)
         result = collective(owned, *args, **kwargs)
         waited = hasattr(result, "wait")
         if waited:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mindspeed_ms.compat.cpu_collectives import CollectiveError, _owned, wire_dtype
+from mindspeed_ms.compat.cpu_collectives import CollectiveError, owned_copy, wire_dtype
 
 __all__ = ["isend_wrapper", "irecv_wrapper", "batch_isend_irecv", "ReceiveWork"]
 
@@ -54,7 +54,7 @@ def isend_wrapper(isend: Any) -> Any:
     @functools.wraps(isend)
     def isend_(tensor: Any, *args: Any, **kwargs: Any) -> Any:
         if hasattr(tensor, "asnumpy") and wire_dtype(tensor.dtype) != tensor.dtype:
-            tensor = _owned(tensor)
+            tensor = owned_copy(tensor)
         return isend(tensor, *args, **kwargs)
 
     return isend_
@@ -71,7 +71,7 @@ def irecv_wrapper(irecv: Any) -> Any:
     def irecv_(tensor: Any, *args: Any, **kwargs: Any) -> Any:
         if not hasattr(tensor, "asnumpy"):
             return irecv(tensor, *args, **kwargs)
-        buffer = _owned(tensor)
+        buffer = owned_copy(tensor)
         work = irecv(buffer, *args, **kwargs)
         return None if work is None else ReceiveWork(work, buffer, tensor)
 

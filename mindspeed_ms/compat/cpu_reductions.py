@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mindspeed_ms.compat.cpu_collectives import CollectiveError, CompletedWork, _owned, _zeros
+from mindspeed_ms.compat.cpu_collectives import CollectiveError, CompletedWork, owned_copy, zeros_tensor
 
 __all__ = ["all_reduce_wrapper", "reduce", "scatter_wrapper", "gather_wrapper"]
 
@@ -76,9 +76,9 @@ def _reduced(tensor: Any, op: str, group: Any, all_reduce: Any) -> Any:
     import torch
 
     size = torch.distributed.get_world_size(group)
-    wire = _owned(tensor)
+    wire = owned_copy(tensor)
     if _dtype_name(tensor.dtype) == "float64":  # moved losslessly by all_gather, reduced here
-        parts = [_zeros(tuple(wire.shape), wire.dtype) for _ in range(size)]
+        parts = [zeros_tensor(tuple(wire.shape), wire.dtype) for _ in range(size)]
         torch.distributed.all_gather(parts, wire, group=group)
         result = _reduce_locally(parts, op)
     else:
@@ -138,7 +138,7 @@ def reduce(tensor: Any, dst: int | None = None, op: Any = None, group: Any = Non
         raise CollectiveError("reduce", "pass exactly one of dst and group_dst", "name the destination rank once")
     if group_dst is None:
         group_dst = dst if group is None else int(torch.distributed.get_group_rank(group, dst))
-    copy = _owned(tensor).to(tensor.dtype)
+    copy = owned_copy(tensor).to(tensor.dtype)
     torch.distributed.all_reduce(copy, op=getattr(torch.distributed.ReduceOp, name), group=group)
     if torch.distributed.get_rank(group) == group_dst:
         with torch.no_grad():
@@ -155,8 +155,8 @@ def scatter_wrapper(scatter: Any) -> Any:
             return scatter(tensor, scatter_list, *args, **kwargs)
         import torch
 
-        owned = _owned(tensor)
-        wires = None if scatter_list is None else [_owned(item) for item in scatter_list]
+        owned = owned_copy(tensor)
+        wires = None if scatter_list is None else [owned_copy(item) for item in scatter_list]
         work = scatter(owned, wires, *args, **kwargs)
         if hasattr(work, "wait"):
             work.wait()
@@ -176,8 +176,8 @@ def gather_wrapper(gather: Any) -> Any:
             return gather(tensor, gather_list, *args, **kwargs)
         import torch
 
-        wire = _owned(tensor)
-        parts = None if gather_list is None else [_owned(item) for item in gather_list]
+        wire = owned_copy(tensor)
+        parts = None if gather_list is None else [owned_copy(item) for item in gather_list]
         work = gather(wire, parts, *args, **kwargs)
         if hasattr(work, "wait"):
             work.wait()

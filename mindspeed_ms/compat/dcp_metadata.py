@@ -17,7 +17,7 @@ import os
 import pickle
 from typing import IO, Any, Callable, cast
 
-from mindspeed_ms.compat.serialization import _Global, _Pickler
+from mindspeed_ms.compat.serialization import PickleGlobal, TorchPickler
 
 __all__ = ["dump_metadata", "load_metadata", "finish", "read_metadata", "tensor_properties_init_wrapper",
            "tensor_properties_setstate"]
@@ -32,7 +32,7 @@ class _Call:
 
     __slots__ = ("target", "args")
 
-    def __init__(self, target: _Global, args: tuple[Any, ...]) -> None:
+    def __init__(self, target: PickleGlobal, args: tuple[Any, ...]) -> None:
         self.target, self.args = target, args
 
 
@@ -40,7 +40,7 @@ def _torch_module(module: str) -> str:
     return "torch." + module[len("msadapter."):]
 
 
-class _MetadataPickler(_Pickler):
+class _MetadataPickler(TorchPickler):
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, _Call):
             return obj.target, obj.args
@@ -48,20 +48,20 @@ class _MetadataPickler(_Pickler):
         module = getattr(cls, "__module__", "") or ""
         if not module.startswith(_MSADAPTER_PREFIX):
             return super().reducer_override(obj)
-        reference = _Global(_torch_module(module), cls.__qualname__)
+        reference = PickleGlobal(_torch_module(module), cls.__qualname__)
         if isinstance(obj, enum.Enum):
             return reference, (obj.value,)
         if cls.__name__ == "TensorProperties":
-            memory_format = _Call(_Global("torch.distributed.checkpoint.metadata", "_MEM_FORMAT_ENCODING"),
+            memory_format = _Call(PickleGlobal("torch.distributed.checkpoint.metadata", "_MEM_FORMAT_ENCODING"),
                                   (_CONTIGUOUS_FORMAT,))
-            layout = _Call(_Global("torch.serialization", "_get_layout"), ("torch.strided",))  # PyTorch's pickle
+            layout = _Call(PickleGlobal("torch.serialization", "_get_layout"), ("torch.strided",))  # PyTorch's pickle
             state: Any = (obj.dtype, layout, bool(obj.requires_grad), memory_format,
                           bool(getattr(obj, "pin_memory", False)))
         elif "__getstate__" in vars(cls):
             state = obj.__getstate__()
         else:
             state = dict(vars(obj))
-        return _Global("copyreg", "_reconstructor"), (reference, _Global("builtins", "object"), None), state
+        return PickleGlobal("copyreg", "_reconstructor"), (reference, PickleGlobal("builtins", "object"), None), state
 
 
 def dump_metadata(metadata: Any, stream: IO[bytes]) -> None:

@@ -54,7 +54,8 @@ def category(value: Any) -> int:
     return FLOATING
 
 
-def _pytorch_name(dtype: Any) -> str:
+def pytorch_dtype_name(dtype: Any) -> str:
+    """Return PyTorch's name of ``dtype`` (``"Float"``, ``"Long"``, ...), as its error messages spell it."""
     key = _dtype_key(dtype)
     return _PYTORCH_NAMES.get(key, key)
 
@@ -64,7 +65,7 @@ def _result_name(operands: tuple[Any, ...], result_category: int) -> str:
     # 0-d tensor, else the category's default (Long, the default float dtype Float, ComplexFloat).
     tensors = [o for o in operands if hasattr(o, "dtype") and category(o) == result_category]
     for tensor in sorted(tensors, key=lambda t: len(getattr(t, "shape", ())) == 0):
-        return _pytorch_name(tensor.dtype)
+        return pytorch_dtype_name(tensor.dtype)
     return _DEFAULT_OF_CATEGORY[result_category]
 
 
@@ -191,4 +192,4 @@ def check_inplace(op: str, tensor: Any, *operands: Any, result_category: int | N
         promoted = max(promoted, result_category)
     if promoted > own:
         raise InPlaceWriteError(op, "cast", f"result type {_result_name(operands, promoted)} can't be cast to "
-                                            f"the desired output type {_pytorch_name(tensor.dtype)}")
+                                            f"the desired output type {pytorch_dtype_name(tensor.dtype)}")

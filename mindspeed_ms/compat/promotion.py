@@ -42,7 +42,7 @@ def _dtypes() -> tuple[frozenset[Any], frozenset[Any], Any]:
 
 
 @functools.cache
-def _float_ids() -> frozenset[int]:
+def float_dtype_ids() -> frozenset[int]:
     """ids of MindSpore's floating dtypes: MindSpore's dtypes are singletons, and an identity test costs a fraction
     of ``==`` (~1 us against ~6 us per call): the fast path of every wrapper here."""
     import mindspore
@@ -72,7 +72,7 @@ def float_math_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     dtype before the kernel, as PyTorch does (MindSpore's kernels refuse them or stay integral)."""
     exact = _dtypes()[1]
 
-    floats = _float_ids()
+    floats = float_dtype_ids()
 
     @functools.wraps(op)
     def promoted(input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -91,7 +91,7 @@ def rounding_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         integers, _, boolean = _dtypes()
 
-        floats = _float_ids()
+        floats = float_dtype_ids()
 
         @functools.wraps(op)
         def rounded(input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -121,7 +121,7 @@ def bool_refusing_wrapper(name: str, message: str) -> Callable[[Callable[..., An
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         boolean = _dtypes()[2]
 
-        floats = _float_ids()
+        floats = float_dtype_ids()
 
         @functools.wraps(op)
         def refusing(input: Any, *args: Any, **kwargs: Any) -> Any:

@@ -99,9 +99,9 @@ def empty_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def mean_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """``mean``: PyTorch's refusal of integer inputs (without ``dtype``) and nan over an empty tensor."""
-    from mindspeed_ms.compat.promotion import _float_ids
+    from mindspeed_ms.compat.promotion import float_dtype_ids
 
-    floats = _float_ids()
+    floats = float_dtype_ids()
 
     @functools.wraps(op)
     def mean(input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -110,10 +110,10 @@ def mean_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         dim, keepdim, dtype = _reduction_args(args, kwargs)
         if dtype is None and input.dtype in _integral():
-            from mindspeed_ms.compat.inplace_checks import _pytorch_name
+            from mindspeed_ms.compat.inplace_checks import pytorch_dtype_name
             from mindspeed_ms.compat.promotion import DTypeNotSupportedError
 
-            name = _pytorch_name(input.dtype)
+            name = pytorch_dtype_name(input.dtype)
             message = (f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                        f"complex dtype. Got: {name}")
             raise DTypeNotSupportedError("torch.mean", name, message)

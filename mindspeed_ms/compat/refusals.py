@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import (
@@ -39,7 +41,7 @@ _OUT_OF_RANGE = re.compile(r"out of range|out of bounds|exceed range|should be i
 
 #: op -> PyTorch's class for its refusals: RUNTIME, INDEX, VALUE, or DIM (IndexError when out of range, else
 #: RuntimeError); tests/conformance/cases/ops_errors.py holds one refusal of each
-REFUSALS: dict[str, str] = {
+REFUSALS: Mapping[str, str] = MappingProxyType({
     "Tensor.view": RUNTIME, "Tensor.reshape": RUNTIME, "Tensor.permute": RUNTIME, "Tensor.expand": RUNTIME,
     "Tensor.narrow": RUNTIME, "Tensor.item": RUNTIME, "Tensor.to": RUNTIME, "Tensor.neg": RUNTIME,
     "Tensor.__neg__": RUNTIME, "Tensor.__add__": RUNTIME, "Tensor.__mul__": RUNTIME, "Tensor.add": RUNTIME,
@@ -50,7 +52,7 @@ REFUSALS: dict[str, str] = {
     "Tensor.index_select": DIM, "Tensor.__getitem__": DIM, "torch.nn.functional.embedding": DIM,
     "torch.nn.functional.softmax": DIM, "torch.tensor": VALUE,
     "torch.distributed.get_process_group_ranks": VALUE,
-}
+})
 
 
 def translate(op: str, error: Exception) -> Exception:

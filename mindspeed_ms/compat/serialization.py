@@ -60,7 +60,7 @@ def _torch() -> Any:
     return torch
 
 
-class _Global:
+class PickleGlobal:
     """A ``module.name`` reference written as a pickle GLOBAL (PyTorch's name, not MSAdapter's object)."""
 
     __slots__ = ("module", "name")
@@ -114,30 +114,32 @@ def _from_numpy(array: np.ndarray, dtype: str) -> Any:
 _PythonPickler: Any = pickle._Pickler  # type: ignore[attr-defined]
 
 
-class _Pickler(_PythonPickler):
+class TorchPickler(_PythonPickler):
+    """Pickle MSAdapter objects under PyTorch's names (tensors as storage records, dtypes, sizes, devices)."""
+
     def __init__(self, stream: IO[bytes], protocol: int) -> None:
         super().__init__(stream, protocol)
         self.records: list[_StorageRecord] = []
         self._dtype_names = _dtype_names()
-        self._dtype_globals: dict[str, _Global] = {}
+        self._dtype_globals: dict[str, PickleGlobal] = {}
         torch = _torch()
         self._tensor, self._parameter = torch.Tensor, torch.nn.Parameter
         self._size, self._device = torch.Size, torch.device
 
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _StorageRecord):
-            return ("storage", _Global("torch", obj.storage), obj.key, "cpu", obj.numel)
+            return ("storage", PickleGlobal("torch", obj.storage), obj.key, "cpu", obj.numel)
         return None
 
     def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, _Global):
+        if isinstance(obj, PickleGlobal):
             return NotImplemented
         if isinstance(obj, self._tensor):
             return self._reduce_tensor(obj)
         if isinstance(obj, self._size):
-            return _Global("torch", "Size"), (tuple(int(item) for item in obj),)
+            return PickleGlobal("torch", "Size"), (tuple(int(item) for item in obj),)
         if isinstance(obj, self._device):
-            return _Global("torch", "device"), (str(obj.type), *(() if obj.index is None else (obj.index,)))
+            return PickleGlobal("torch", "device"), (str(obj.type), *(() if obj.index is None else (obj.index,)))
         return NotImplemented
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
@@ -146,7 +148,7 @@ class _Pickler(_PythonPickler):
         except TypeError:  # unhashable
             name = None
         if name is not None:  # a dtype is a bare GLOBAL (torch.float32), as PyTorch pickles it
-            obj = self._dtype_globals.setdefault(name, _Global("torch", name))
+            obj = self._dtype_globals.setdefault(name, PickleGlobal("torch", name))
         super().save(obj, save_persistent_id)
         if isinstance(obj, self._tensor):
             # every reference gets its own storage: no aliasing is carried (see the module docstring)
@@ -156,7 +158,7 @@ class _Pickler(_PythonPickler):
         hooks = collections.OrderedDict()  # type: ignore[var-annotated]
         if isinstance(tensor, self._parameter):
             plain = tensor.detach()
-            return (_Global("torch._utils", "_rebuild_parameter"),
+            return (PickleGlobal("torch._utils", "_rebuild_parameter"),
                     (plain, bool(tensor.requires_grad), hooks))
         dtype = self._dtype_names.get(tensor.dtype)
         if dtype is None:
@@ -170,15 +172,15 @@ class _Pickler(_PythonPickler):
         for extent in reversed(shape):
             strides.insert(0, step)
             step *= max(extent, 1)
-        return (_Global("torch._utils", "_rebuild_tensor_v2"),
+        return (PickleGlobal("torch._utils", "_rebuild_tensor_v2"),
                 (record, 0, shape, tuple(strides), False, hooks))
 
-    def _save_global_reference(self, obj: _Global) -> None:
+    def _save_global_reference(self, obj: PickleGlobal) -> None:
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
         self.memoize(obj)
 
     dispatch = dict(_PythonPickler.dispatch)
-    dispatch[_Global] = _save_global_reference
+    dispatch[PickleGlobal] = _save_global_reference
 
 
 def _aligned_info(archive: zipfile.ZipFile, name: str) -> zipfile.ZipInfo:
@@ -211,7 +213,7 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         raise CheckpointFormatError(str(f), "the legacy (pre-1.6, tar) format is not written under MSAdapter; "
                                             "save with the default zip format")
     buffer = io.BytesIO()
-    pickler = _Pickler(buffer, pickle_protocol)
+    pickler = TorchPickler(buffer, pickle_protocol)
     pickler.dump(obj)
     # A stream gets the archive built from offset 0 (zip offsets are relative to the archive's start, and
     # distributed checkpoints write several archives one after another into one file).

@@ -26,8 +26,7 @@ from .scopes import RegistrationScopes
 from .sites import caller_site
 from .status import STATES, ApplyReport, PatchStatus
 from .targets import parse_target, suggest
-from .watcher import ImportWatcher
-from .watcher import watcher as default_watcher
+from .watcher import ImportWatcher, default_watcher
 
 __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_POLICIES"]
 
@@ -63,7 +62,7 @@ class PatchRegistry:
         #: registrations in the current provider() block are fallbacks (a built-in provider's)
         self._fallback = False
         self._scopes = RegistrationScopes()  # the open provider()/transaction() blocks
-        self.watcher = watcher if watcher is not None else default_watcher
+        self.watcher = watcher if watcher is not None else default_watcher()
         self._applier = Applier(self._options, self._lock, self._patches, self.watcher)
 
     @property

@@ -110,7 +110,7 @@ def module_folders(dotted: str) -> tuple[str, str] | None:
     import sys
 
     from .finders import find_spec, search_locations
-    from .static import _is_safe_finder  # the finders that locate without running code
+    from .static import is_safe_finder  # the finders that locate without running code
 
     path: list[str] | None = None
     top: str | None = None
@@ -119,7 +119,7 @@ def module_folders(dotted: str) -> tuple[str, str] | None:
         name = ".".join(parts[:index + 1])
         module = sys.modules.get(name)
         spec = getattr(module, "__spec__", None) if module is not None else \
-            find_spec(name, path, accept=_is_safe_finder)
+            find_spec(name, path, accept=is_safe_finder)
         if spec is None:
             return None
         locations = search_locations(spec)

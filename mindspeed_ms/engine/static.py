@@ -100,7 +100,7 @@ class _Outcome:
         self.unknown = self.unknown or other.unknown
 
 
-def _is_safe_finder(finder: object) -> bool:
+def is_safe_finder(finder: object) -> bool:
     """Return True for meta path finders known to locate modules without running any code."""
     if finder in (PathFinder, BuiltinImporter, FrozenImporter):
         return True
@@ -139,7 +139,7 @@ class StaticResolver:
             return find_spec_on_path(name, owner.search_locations)
         if self._search_path is not None:
             return find_spec_on_path(name, self._search_path)
-        return find_spec(name, accept=_is_safe_finder)
+        return find_spec(name, accept=is_safe_finder)
 
     def _module(self, name: str) -> SourceModule | None:
         if name in self._modules:

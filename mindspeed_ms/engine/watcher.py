@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     Callback = Callable[[ModuleType], None]
 
-__all__ = ["ImportWatcher", "watcher", "BlockedModuleError"]
+__all__ = ["ImportWatcher", "default_watcher", "BlockedModuleError"]
 
 
 class _BlockAwareFindSpec:
@@ -314,4 +314,9 @@ def _nothing() -> None:
     """Cancel a call that already happened."""
 
 
-watcher = ImportWatcher()
+_default = ImportWatcher()
+
+
+def default_watcher() -> ImportWatcher:
+    """Return the process's import watcher: the one registries and adaptations use unless given their own."""
+    return _default

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from mindspeed_ms.migrate.bash import argument_nodes, static_value, text
@@ -30,15 +32,17 @@ _TORCHRUN_OPTIONS = {
 _SHORT = {"r": "redirects", "t": "tee", "m": "module"}
 
 # msrun's own options (all take a value): a launch that already uses msrun is left as written
-MSRUN_OPTIONS = {"worker_num", "local_worker_num", "master_addr", "master_port", "node_rank", "log_dir", "join",
-                 "cluster_time_out", "bind_core", "sim_level", "sim_rank_id", "rank_table_file",
-                 "worker_log_name", "tail_worker_log"}
+MSRUN_OPTIONS = frozenset({
+    "worker_num", "local_worker_num", "master_addr", "master_port", "node_rank", "log_dir", "join",
+    "cluster_time_out", "bind_core", "sim_level", "sim_rank_id", "rank_table_file", "worker_log_name",
+    "tail_worker_log",
+})
 
 # kept, under msrun's spelling
-KEPT = {"node_rank": "--node_rank", "master_addr": "--master_addr", "master_port": "--master_port",
-        "log_dir": "--log_dir"}
+KEPT: Mapping[str, str] = MappingProxyType({"node_rank": "--node_rank", "master_addr": "--master_addr",
+                                            "master_port": "--master_port", "log_dir": "--log_dir"})
 # removed: msrun has no equivalent and would refuse them
-REMOVED = {
+REMOVED: Mapping[str, str] = MappingProxyType({
     "rdzv_backend": "msrun has no rendezvous backend (it uses --master_addr/--master_port)",
     "rdzv_endpoint": "msrun has no rendezvous endpoint (it uses --master_addr/--master_port)",
     "rdzv_id": "msrun has no rendezvous id",
@@ -56,13 +60,13 @@ REMOVED = {
     "numa_binding": "msrun binds cores with --bind_core",
     "event_log_handler": "msrun has no event log handler",
     "signals_to_handle": "msrun has no signal list",
-}
+})
 # cannot be expressed with msrun: reported, left as written
-UNCONVERTIBLE = {
+UNCONVERTIBLE: Mapping[str, str] = MappingProxyType({
     "module": "msrun runs a script file, not a module (-m/--module): point the launch at the script",
     "no_python": "msrun always runs the script with python (--no-python)",
     "run_path": "msrun runs a script file (--run-path)",
-}
+})
 
 _PYTHON = re.compile(r"python[0-9.]*\Z")
 _SPELLING = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*")

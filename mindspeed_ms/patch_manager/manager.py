@@ -25,7 +25,7 @@ from mindspeed_ms.engine.sites import caller_site
 from mindspeed_ms.engine.targets import suggest
 
 from .errors import WrapperNotFoundError
-from .patch import MindSpeedPatch, wrapper_name
+from .patch import MindSpeedPatch, patch_view, wrapper_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.engine.registry import PatchRegistry
@@ -100,7 +100,7 @@ class ManagerBinding:
         key = (id(registry), target)
         view = self._views.get(key)
         if view is None or view.registry is not registry:
-            view = self._views[key] = MindSpeedPatch._view(self, registry, target)
+            view = self._views[key] = patch_view(self, registry, target)
         return view
 
     def views(self, registry: PatchRegistry) -> list[str]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .manager import ManagerBinding
 
-__all__ = ["MindSpeedPatch", "Patch", "split_target", "wrapper_name"]
+__all__ = ["MindSpeedPatch", "Patch", "patch_view", "split_target", "wrapper_name"]
 
 #: Record states in which a target counts as applied for MindSpeed's ``is_applied`` (armed counts:
 #: the patch goes in the moment its module finishes importing).
@@ -123,13 +123,6 @@ class MindSpeedPatch:
         binding: ManagerBinding = manager._binding if manager is not None else default_binding()
         self._init(binding, binding.registry(), orig_func_name)
         binding.register(orig_func_name, new_func, force_patch=False, create_dummy=create_dummy)
-
-    @classmethod
-    def _view(cls, binding: ManagerBinding, registry: PatchRegistry, target: str) -> MindSpeedPatch:
-        """Return the view of ``target`` in ``registry`` (the manager's way in; registers nothing)."""
-        view = cls.__new__(cls)
-        view._init(binding, registry, target)
-        return view
 
     def _init(self, binding: ManagerBinding, registry: PatchRegistry, target: str) -> None:
         parse_target(target)
@@ -320,3 +313,10 @@ class MindSpeedPatch:
         state = record.state if record is not None else "empty"
         return f"<mindspeed_ms Patch {self.target} {state}>"
 Patch = MindSpeedPatch
+
+
+def patch_view(binding: ManagerBinding, registry: PatchRegistry, target: str) -> MindSpeedPatch:
+    """Return a :class:`MindSpeedPatch` viewing ``target`` in ``registry`` (the manager's way in; registers nothing)."""
+    view = MindSpeedPatch.__new__(MindSpeedPatch)
+    view._init(binding, registry, target)
+    return view
