@@ -18,8 +18,19 @@
  * there and the pure-Python pass runs instead.
  */
 #define PY_SSIZE_T_CLEAN
+#include <patchlevel.h>
+/* CPython 3.11: the namespaces' entries are read straight from the dict's table (its layout from
+ * CPython's own internal header, as the interpreter compiling this was built with): PyDict_Next's
+ * checks cost 4/5 of the scan. Other versions, and split tables, go through PyDict_Next. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#  define Py_BUILD_CORE_MODULE 1
+#  define SCAN_TABLES 1
+#endif
 #include <Python.h>
 #include <stdint.h>
+#ifdef SCAN_TABLES
+#  include "internal/pycore_dict.h"
+#endif
 
 #ifdef Py_GIL_DISABLED
 #error "mindspeed_ms.engine._identity relies on the GIL (see the comment above); the pure-Python pass is used"
@@ -127,6 +138,51 @@ hits_clear(Hits *hits)
     PyMem_Free(hits->items);
 }
 
+/* Add the bindings of ``namespace`` (a dict) holding an original to ``hits``; -1 when out of memory. */
+static int
+scan_namespace(PyObject *namespace, const PointerTable *table, Hits *hits, PyObject *module_name, PyObject *module)
+{
+#ifdef SCAN_TABLES
+    PyDictObject *dict = (PyDictObject *)namespace;
+    if (dict->ma_values == NULL) { /* a combined table (module namespaces always are): entries hold the values */
+        PyDictKeysObject *keys = dict->ma_keys;
+        Py_ssize_t count = keys->dk_nentries;
+        if (DK_IS_UNICODE(keys)) {
+            PyDictUnicodeEntry *entries = DK_UNICODE_ENTRIES(keys);
+            for (Py_ssize_t i = 0; i < count; i++) {
+                PyObject *value = entries[i].me_value; /* NULL: a deleted entry */
+                Py_ssize_t original = value == NULL ? -1 : table_find(table, value);
+                if (original >= 0 && PyUnicode_CheckExact(entries[i].me_key)
+                        && hits_add(hits, module_name, module, entries[i].me_key, original) < 0) {
+                    return -1;
+                }
+            }
+        }
+        else {
+            PyDictKeyEntry *entries = DK_ENTRIES(keys);
+            for (Py_ssize_t i = 0; i < count; i++) {
+                PyObject *value = entries[i].me_value;
+                Py_ssize_t original = value == NULL ? -1 : table_find(table, value);
+                if (original >= 0 && PyUnicode_CheckExact(entries[i].me_key)
+                        && hits_add(hits, module_name, module, entries[i].me_key, original) < 0) {
+                    return -1;
+                }
+            }
+        }
+        return 0;
+    }
+#endif
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(namespace, &position, &key, &value)) {
+        Py_ssize_t original = table_find(table, value);
+        if (original >= 0 && PyUnicode_CheckExact(key) && hits_add(hits, module_name, module, key, original) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(find_bindings_doc,
 "find_bindings(modules, originals, /)\n--\n\n"
 "Return the module-level bindings that hold one of ``originals``, by identity.\n\n"
@@ -176,15 +232,7 @@ find_bindings(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs
         if (namespace == NULL || !PyDict_Check(namespace)) {
             continue;
         }
-        Py_ssize_t inner = 0;
-        PyObject *key, *value;
-        while (PyDict_Next(namespace, &inner, &key, &value)) {
-            Py_ssize_t original = table_find(&table, value);
-            if (original >= 0 && PyUnicode_CheckExact(key) && hits_add(&hits, module_name, module, key, original) < 0) {
-                failed = 1;
-                break;
-            }
-        }
+        failed = scan_namespace(namespace, &table, &hits, module_name, module) < 0;
     }
     PyMem_Free(table.keys);
     PyMem_Free(table.index);

@@ -94,10 +94,12 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
         clear_forwarding_caches()
         return
     groups: dict[int, list[AliasEntry]] = {}
+    taken: set[tuple[int, str]] = set()
     for entry in entries:
-        same = groups.setdefault(id(entry[1]), [])
-        if all(other[0] != entry[0] for other in same):
-            same.append(entry)
+        pair = (id(entry[1]), entry[0])
+        if pair not in taken:
+            taken.add(pair)
+            groups.setdefault(pair[0], []).append(entry)
     wanted = list(groups.values())
     originals = [same[0][1] for same in wanted]
     hits = (_compiled_find(sys.modules, originals) if _use_compiled and _compiled_find is not None

@@ -176,7 +176,7 @@ class Applier:
             return ("applied" if patch.records else "pending-import", None)
         installed = len(patch.records)
         entry = install(patch, located, unit.journal, strict=self.options.strict, traced=self.options.trace,
-                        later=self._registered_after(patch))
+                        later=self._registered_after)
         for record in patch.records[installed:]:
             if record.kind == "module":
                 self.watcher.mark_seen(record.name, record.new)
@@ -291,20 +291,16 @@ class Applier:
 
     def _log(self, unit: _Unit) -> None:
         name = self.options.name
+        debug = logger.isEnabledFor(logging.DEBUG)
         for patch, (state, _) in unit.states.items():
-            if state == "applied" and not patch.is_block:
+            if debug and state == "applied" and not patch.is_block:
                 logger.debug("mindspeed_ms[%s]: patched %s", name, patch.target)
             if patch.warnings:
                 logger.warning("mindspeed_ms[%s]: %s: %s", name, patch.target, "; ".join(patch.warnings))
 
-    def _registered_after(self, patch: PatchRecord) -> Any:
-        """Return a test: is ``other`` a record of the owner registered after ``patch``?"""
-        records = self._records
-
-        def later(other: Any) -> bool:
-            return isinstance(other, PatchRecord) and other.seq > patch.seq and records.get(other.target) is other
-
-        return later
+    def _registered_after(self, patch: PatchRecord, other: Any) -> bool:
+        """Tell whether ``other`` is a record of the owner registered after ``patch``."""
+        return isinstance(other, PatchRecord) and other.seq > patch.seq and self._records.get(other.target) is other
 
     # -- arming --------------------------------------------------------------------------------
     def _watch(self, patch: PatchRecord, module_name: str) -> None:

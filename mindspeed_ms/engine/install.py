@@ -31,8 +31,8 @@ from .targets import Located, locate, not_found, top_level_exists
 
 __all__ = ["resolve", "install", "install_dummy_module", "is_dummy_module", "stub_chain"]
 
-#: Is another patch of the same registry registered after this one? (see :func:`install`)
-Later = Callable[[Any], bool]
+#: Is ``other`` a patch of the same registry registered after ``patch``? ``later(patch, other)`` (see :func:`install`)
+Later = Callable[[PatchRecord, Any], bool]
 
 
 def is_dummy_module(patch: PatchRecord) -> bool:
@@ -122,7 +122,8 @@ def stub_chain(patch: PatchRecord, error: TargetNotFoundError, journal: list[Rec
     return Located(patch.target, module_name=".".join(parts[:-1]), owner=owner, name=parts[-1])
 
 
-def _inherited(owner: type, defined_on: type, name: str, raw: Any, later: Later | None) -> tuple[Any, bool]:
+def _inherited(patch: PatchRecord, owner: type, defined_on: type, name: str, raw: Any, later: Later | None
+               ) -> tuple[Any, bool]:
     """Return what ``owner`` inherits as ``name`` from ``defined_on``, seen from before patches registered later.
 
     MindSpeed applies patches in registration order: ``Parameter.type`` registered before
@@ -136,7 +137,7 @@ def _inherited(owner: type, defined_on: type, name: str, raw: Any, later: Later 
     mro = owner.__mro__
     while True:
         record = next((r for r in live_records(defined_on, name) if r.new is raw and r.kind == "attr"), None)
-        if record is None or not later(record.patch):
+        if record is None or not later(patch, record.patch):
             return raw, True
         if record.old is not MISSING:
             raw = record.old
@@ -164,11 +165,11 @@ def _original(patch: PatchRecord, located: Located, later: Later | None) -> tupl
                 # patched on a subclass that inherited it: the original is what the bases provide
                 for base in record.owner.__mro__[1:]:
                     if record.name in vars(base):
-                        return _inherited(record.owner, base, record.name, vars(base)[record.name], later)
+                        return _inherited(patch, record.owner, base, record.name, vars(base)[record.name], later)
             return record.old, record.old is not MISSING
     if located.exists and isinstance(located.owner, type) and isinstance(located.defined_on, type) \
             and located.defined_on is not located.owner:
-        return _inherited(located.owner, located.defined_on, located.name, located.raw, later)
+        return _inherited(patch, located.owner, located.defined_on, located.name, located.raw, later)
     return located.raw, located.exists
 
 
@@ -226,7 +227,7 @@ def install(patch: PatchRecord, located: Located, journal: list[Record], *, stri
         journal: where the records of the changes go.
         strict: a signature mismatch is an error, not a warning.
         traced: wrap the installed callable in a call-counting shim.
-        later: tells whether another record of the same registry was registered after this one (an
+        later: tells whether another record of the same registry was registered after ``patch`` (an
             inherited target then looks through what that one installed on a base class).
 
     Returns:

@@ -232,7 +232,7 @@ class PatchRecord:
         left out (what it is, where and by whom it was registered, and why). Nothing active means
         the patch is skipped.
         """
-        if not self.replacement_requires and not any(wrap[3] for wrap in self.wraps):
+        if not self.replacement_requires and (not self.wraps or not any(wrap[3] for wrap in self.wraps)):
             # nothing conditional (the usual case): everything registered goes in
             self.unverified = []
             self.active_replacement, self.active_provider = self.replacement, self.replacement_provider
@@ -327,6 +327,8 @@ class PatchRecord:
     def drift(self) -> str | None:
         """Say what replaced the installed object since it was applied (someone else's ``setattr``), else ``None``."""
         for record in self.records:
+            if record.kind == "attr" and record.owner.__dict__.get(record.name, MISSING) is record.new:
+                continue  # the usual case, told at once: the slot holds what the record installed
             now = overwritten_by(record)
             if now is not MISSING:
                 where = record.name if record.owner is None else \
