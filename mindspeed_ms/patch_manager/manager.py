@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.engine.registry import PatchRegistry
 
 __all__ = ["DEFAULT_MANAGER_NAME", "ManagerBinding", "PatchesInfo", "WrapperNotFoundError", "bind_manager",
-           "default_binding", "MindSpeedPatchesManager"]
+           "binding_of", "default_binding", "MindSpeedPatchesManager"]
 
 #: The provider name registrations made through the manager outside any provider are attributed to.
 DEFAULT_MANAGER_NAME = "mindspeed.patch_utils"
@@ -321,6 +321,11 @@ _DEFAULT = ManagerBinding()
 def default_binding() -> ManagerBinding:
     """Return the binding of the default :data:`MindSpeedPatchesManager`."""
     return _DEFAULT
+
+
+def binding_of(manager: Any) -> ManagerBinding:
+    """Return the binding of ``manager``: the default manager, or a class :func:`bind_manager` made."""
+    return manager._binding
 
 
 #: The default manager: fills the registry a provider is filling, else the one the adaptation handed over.

@@ -118,9 +118,9 @@ class MindSpeedPatch:
 
     def __init__(self, orig_func_name: str, new_func: Any = None, create_dummy: bool = False, *,
                  manager: Any = None) -> None:
-        from .manager import default_binding
+        from .manager import binding_of, default_binding
 
-        binding: ManagerBinding = manager._binding if manager is not None else default_binding()
+        binding = binding_of(manager) if manager is not None else default_binding()
         self._init(binding, binding.registry(), orig_func_name)
         binding.register(orig_func_name, new_func, force_patch=False, create_dummy=create_dummy)
 
