@@ -23,10 +23,29 @@ from mindspeed_ms.adaptation.settings import ADOPTION_PROVIDER, PYTORCH_CPU_PROV
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, Protocol
 
-    from mindspeed_ms.adaptation.core import Adaptation
     from mindspeed_ms.adaptation.providers import Discovery
+    from mindspeed_ms.adaptation.settings import Settings
+    from mindspeed_ms.engine.registry import PatchRegistry
+    from mindspeed_ms.engine.watcher import ImportWatcher
+
+    class Host(Protocol):
+        """What PyTorch mode uses of its adaptation (:class:`~.core.Adaptation`, which holds a PyTorchMode)."""
+
+        @property
+        def settings(self) -> Settings: ...
+
+        @property
+        def watcher(self) -> ImportWatcher: ...
+
+        def has_cuda_device(self) -> bool: ...
+
+        def get_args(self) -> Any: ...
+
+        def pytorch_registry(self) -> PatchRegistry: ...
+
+        def hand_over_to_manager(self, registry: Callable[[], PatchRegistry]) -> None: ...
 
 __all__ = ["PyTorchMode", "leave_out_mindspore_providers"]
 
@@ -38,7 +57,7 @@ class PyTorchMode:
         adaptation: the adaptation whose settings, watcher and PyTorch-mode registry it uses.
     """
 
-    def __init__(self, adaptation: Adaptation) -> None:
+    def __init__(self, adaptation: Host) -> None:
         self._adaptation = adaptation
         self._executed = False
         self._cancel_deferred: Callable[[], None] | None = None
