@@ -202,6 +202,13 @@ def _register_fast_kernels(registry: Any) -> None:
             purpose="matmul of a transposed matrix (megatron's input @ weight.t(), grad_output.t() @ input) copies "
                     "it into contiguous memory first, a copy slower than the matmul on CPU (7-23 ms for a 2048x512 "
                     "weight); MatMul with its transpose flag reads the memory in place (same values)")
+    from mindspeed_ms.compat import gelu
+
+    registry.register(
+        "msadapter.nn.functional.gelu", gelu.erf_gelu_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.gelu divides by sqrt(2) with a Div kernel and adds a 0-d tensor (broadcast AddExt), each ~10 ms "
+                "per million floats on CPU, and autograd differentiates every step: scalar multiplications around "
+                "the Erf kernel, PyTorch's backward formula as the gradient (float16/bfloat16 via float32)")
 
 
 def _register_grad_clone(registry: Any) -> None:
