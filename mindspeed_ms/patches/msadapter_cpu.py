@@ -202,6 +202,14 @@ def _register_fast_kernels(registry: Any) -> None:
             purpose="matmul of a transposed matrix (megatron's input @ weight.t(), grad_output.t() @ input) copies "
                     "it into contiguous memory first, a copy slower than the matmul on CPU (7-23 ms for a 2048x512 "
                     "weight); MatMul with its transpose flag reads the memory in place (same values)")
+    from mindspeed_ms.compat import bias_add
+
+    for target in (f"{_TENSOR}.__add__", f"{_TENSOR}.add", "msadapter.ops.pointwise.add"):
+        registry.register(
+            target, bias_add.bias_add_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="activation + bias (megatron's linear and MLP biases) broadcasts through AddExt, 8-25 ms per "
+                    "million floats on CPU, and its gradient is a ReduceSum over the leading dimensions (~10 ms); "
+                    "BiasAdd over the activation viewed as 2-D adds the same values in ~1.7 ms")
     from mindspeed_ms.compat import gelu
 
     registry.register(
