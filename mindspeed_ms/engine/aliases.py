@@ -16,7 +16,7 @@ Either way only module ``__dict__``s are read (never a module's ``__getattr__``,
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import compress, repeat
 from operator import attrgetter, itemgetter, not_
@@ -38,8 +38,9 @@ except ImportError:  # not built (no compiler at install, a free-threaded Python
 __all__ = ["AliasEntry", "rebind_aliases", "restore_aliases", "is_identity_meaningful", "has_accelerator",
            "is_accelerated", "accelerator"]
 
-#: ``(binding name, original, replacement, record, modules left alone)``: one target for the alias pass.
-AliasEntry = tuple[str, Any, Any, Any, frozenset[str]]
+#: ``(binding name, original, replacement, record, modules left alone)``: one target for the alias pass (a
+#: module left alone with a trailing dot leaves its package alone).
+AliasEntry = tuple[str, Any, Any, Any, Collection[str]]
 
 # Whether the pass uses the accelerator; changed only through accelerator() (tests run both passes).
 _use_compiled = _compiled_find is not None
@@ -158,7 +159,7 @@ _get = attrgetter("get")
 _namespace: Callable[[ModuleType], dict[str, Any]] = vars(ModuleType)["__dict__"].__get__
 
 
-def _under(module_name: str, skip: frozenset[str]) -> bool:
+def _under(module_name: str, skip: Collection[str]) -> bool:
     """Tell whether ``module_name`` lies in a package that ``skip`` names with a trailing dot."""
     head, dot, _ = module_name.partition(".")
     return bool(dot) and head + "." in skip

@@ -9,7 +9,7 @@ alike, and records the outcome; nothing here imports a target's module or knows 
 from __future__ import annotations
 
 import sys
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any, Callable
 
 from .aliases import AliasEntry, is_identity_meaningful
@@ -270,11 +270,11 @@ def _alias_entry(patch: PatchRecord, located: Located, replacement: Any, value: 
     The owner and the replacement's own module (which may import the original on purpose) are left alone.
     """
     current = located.raw
-    if not (located.exists and is_identity_meaningful(current)
+    if not (located.exists and (type(current) is FunctionType or is_identity_meaningful(current))
             and (located.is_module or isinstance(located.owner, ModuleType))):
         return None
-    skip = frozenset({getattr(unwrap_descriptor(replacement), "__module__", None) or "",
-                      getattr(located.owner, "__name__", "")})
+    home = replacement if type(replacement) is FunctionType else unwrap_descriptor(replacement)
+    skip = (getattr(home, "__module__", None) or "", getattr(located.owner, "__name__", ""))
     return (patch.parts[-1], current, value, patch, skip)
 
 

@@ -110,14 +110,18 @@ def _same_plain_shape(original: Any, replacement: Any) -> bool:
     if type(original) is not FunctionType or type(replacement) is not FunctionType:
         return False
     old, new = original.__code__, replacement.__code__
-    old_count, new_count = old.co_argcount, new.co_argcount
-    if (new_count < old_count or old.co_posonlyargcount != new.co_posonlyargcount
+    old_count, new_count, kwonly = old.co_argcount, new.co_argcount, old.co_kwonlyargcount
+    if (new_count < old_count or kwonly != new.co_kwonlyargcount or old.co_posonlyargcount != new.co_posonlyargcount
             or old.co_flags & ~new.co_flags & (_VARARGS | _VARKEYWORDS)
-            or old.co_varnames[:old_count] != new.co_varnames[:old_count]
-            or old.co_varnames[old_count:old_count + old.co_kwonlyargcount]
-            != new.co_varnames[new_count:new_count + new.co_kwonlyargcount]
-            or new_count - len(replacement.__defaults__ or ()) > old_count - len(original.__defaults__ or ())
-            or not (original.__kwdefaults__ or {}).keys() <= (replacement.__kwdefaults__ or {}).keys()):
+            or new_count - len(replacement.__defaults__ or ()) > old_count - len(original.__defaults__ or ())):
+        return False
+    # co_varnames is built anew at each read (CPython 3.11+): read once per code object
+    old_names, new_names = old.co_varnames, new.co_varnames
+    if (old_names[:old_count] != new_names[:old_count]
+            or old_names[old_count:old_count + kwonly] != new_names[new_count:new_count + kwonly]):
+        return False
+    old_kwdefaults = original.__kwdefaults__
+    if old_kwdefaults and not old_kwdefaults.keys() <= (replacement.__kwdefaults__ or {}).keys():
         return False
     # a decorated function may carry another signature than its code says
     return _SIGNATURE_CARRIERS.isdisjoint(original.__dict__) and _SIGNATURE_CARRIERS.isdisjoint(replacement.__dict__)
