@@ -190,14 +190,19 @@ def _replacement(patch: PatchRecord, exists: bool) -> Any:
 
 
 def _check_kind(patch: PatchRecord, located: Located, replacement: Any, original: Any) -> None:
-    """Refuse a replacement of another kind than the original (a module by a non-module, a callable by data)."""
+    """Refuse a replacement of another kind than the original (a module by a non-module, a callable by data).
+
+    ``original`` is the raw original (a descriptor is looked into), ``None`` when there is none.
+    """
     if replacement is NO_REPLACEMENT:
         return
     if located.is_module:
         if not isinstance(replacement, ModuleType):
             raise PatchApplyError(f"{patch.target!r} is a module: its replacement must be a module object, got "
                                   f"{type(replacement).__name__}", target=patch.target)
-    elif callable(original) and not callable(unwrap_descriptor(replacement)) and \
+    elif type(replacement) is FunctionType:
+        return  # callable: fits any original (the usual case, told at once)
+    elif callable(unwrap_descriptor(original)) and not callable(unwrap_descriptor(replacement)) and \
             not isinstance(replacement, (ModuleType, property)):
         raise PatchApplyError(f"{patch.target!r} is callable but its replacement {replacement!r} is not",
                               target=patch.target)
@@ -245,7 +250,7 @@ def install(patch: PatchRecord, located: Located, journal: list[Record], *, stri
             raise not_found(patch.target, patch.parts, len(patch.parts) - 1, located.owner)
         patch.stub = True
     replacement = _replacement(patch, exists)
-    _check_kind(patch, located, replacement, unwrap_descriptor(raw) if exists else None)
+    _check_kind(patch, located, replacement, raw if exists else None)
     shim = None
     if (traced or patch.log_calls) and not located.is_module:
         def shim(func: Any) -> Any:

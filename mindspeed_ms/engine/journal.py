@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any, Callable
 
 from .signatures import unwrap_descriptor
@@ -71,8 +71,13 @@ def _slot(record: Record) -> tuple[int, str]:
 
 
 def _push(record: Record) -> None:
+    key = (0 if record.kind in _MODULE_KINDS else id(record.owner), record.name)  # _slot(record), inlined
     with _stacks_lock:
-        _stacks.setdefault(_slot(record), []).append(record)
+        stack = _stacks.get(key)
+        if stack is None:
+            _stacks[key] = [record]
+        else:
+            stack.append(record)
 
 
 def _pop(record: Record) -> Record | None:
@@ -174,6 +179,8 @@ def build_value(original_raw: Any, replacement: Any, wraps: Sequence[Any],
         PatchApplyError: a wrap returned ``None`` (a wrapper that forgot its ``return``).
         Whatever a wrap raises.
     """
+    if type(replacement) is FunctionType and type(original_raw) is FunctionType and not wraps and shim is None:
+        return replacement, replacement  # a function over a function, as is (the usual case, told at once)
     if replacement is _MISSING:
         kind_source = original_raw
         func = unwrap_descriptor(original_raw)

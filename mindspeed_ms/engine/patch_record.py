@@ -236,7 +236,7 @@ class PatchRecord:
             # nothing conditional (the usual case): everything registered goes in
             self.unverified = []
             self.active_replacement, self.active_provider = self.replacement, self.replacement_provider
-            self.active_wraps = [wrap[0] for wrap in self.wraps]
+            self.active_wraps = [wrap[0] for wrap in self.wraps] if self.wraps else []
             return []
         from .requirements import check_requirements
 
