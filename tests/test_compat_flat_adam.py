@@ -45,3 +45,13 @@ def test_l2_weight_decay_keeps_the_per_parameter_path(results: dict) -> None:
     assert not case["used_flat"]
     assert case["flat"] == case["ref"]
     assert case["resumed"] == case["resumed_ref"]
+
+
+def test_moved_memory_new_step_counters_and_a_foreign_gradient_are_seen(results: dict) -> None:
+    """The layout, host arrays and step counters kept between steps are checked each step, not trusted."""
+    case = results["moved"]
+    assert case["flat"]["params"] == case["ref"]["params"]  # the moved parameter updated in its new memory
+    assert case["flat"]["state"] == case["ref"]["state"]  # counters read from the new step tensors
+    assert case["used"][2] is True  # the layout was rebuilt when the parameter's memory moved
+    assert case["used"][4] is False  # a gradient outside the bucket: no flat layout that step
+    assert case["used"][5] is True

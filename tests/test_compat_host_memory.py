@@ -37,3 +37,16 @@ def test_host_add_and_scale_give_mindspores_kernel_bits(results: dict) -> None:
     case = results["kernels"]
     assert case["add_equal"]
     assert case["scale_equal"]
+
+
+def test_kept_arrays_are_told_apart_by_shape_strides_and_dtype(results: dict) -> None:
+    """host_array keeps its arrays by (address, shape, strides, dtype): the same memory read as a vector, a
+    matrix, its transpose and as integers gets four arrays, each right; a kept array still writes through."""
+    case = results["kept"]
+    assert case["shapes"] == {"flat": [12], "matrix": [3, 4], "transposed": [4, 3], "bits": [12], "again": [12]}
+    expected = np.arange(12, dtype=np.float32)
+    expected[0] = 100.0
+    assert case["base"] == expected.tolist()
+    assert case["transposed"] == expected.reshape(3, 4).T.tolist()
+    assert case["bits"] == int(np.float32(100.0).view(np.uint32))
+    assert case["same_array"]  # the second read of the same memory, shape, strides and dtype: the kept array

@@ -69,3 +69,15 @@ def test_add_of_views_of_one_buffer_sums_in_place_and_keeps_the_partial_overlap_
     expected[6:12] += 0.25
     np.testing.assert_array_equal(case["buffer"], expected)
     assert case["overlap_rule"] == "partial_overlap"
+
+
+def test_adds_the_host_add_leaves_alone_take_the_general_path(results: dict) -> None:
+    """Another dtype, integers, a view of a leaf that requires grad: not summed in host memory (the fast path's
+    conditions), each as PyTorch does it."""
+    case = results["host_add_fallbacks"]
+    mixed = np.arange(6, dtype=np.float32)
+    mixed[0:3] = (mixed[0:3].astype(np.float64) + np.array([0.1, 0.2, 0.3])).astype(np.float32)
+    np.testing.assert_array_equal(case["mixed"], mixed)
+    assert case["integers"] == [0, 1, 9, 11, 13, 5]
+    assert case["leaf_view"] == "InPlaceOnViewError"  # PyTorch: RuntimeError, a view of a leaf requiring grad
+    assert case["leaf"] == [0.0] * 6

@@ -41,6 +41,7 @@ def test_a_partly_counted_bucket_or_a_foreign_gradient_keeps_megatrons_list(resu
     case = results["grad_norm"]
     assert case["partial"] == [6]  # the shared parameter stays out, as in megatron's filter
     assert case["loose"] == [6, 4]
+    assert case["without_main_grad"] == [6, 4]
 
 
 def test_clipping_scales_bucket_and_loose_gradients_by_megatrons_coefficient(results: dict) -> None:

@@ -35,8 +35,9 @@ def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def widened(input: Any, *args: Any, **kwargs: Any) -> Any:
-        # MindSpore's dtypes are singletons: an identity test (~1 us) instead of == (~6 us) on every call
-        if getattr(input, "dtype", None) is not bfloat16 or kwargs.get("dtype") is not None:
+        # MindSpore's dtypes are singletons: an identity test (~1 us) instead of == (~6 us) on every call, on
+        # MindSpore's own dtype attribute (what the ``dtype`` property returns, without its Python frame)
+        if getattr(input, "_dtype", None) is not bfloat16 or kwargs.get("dtype") is not None:
             return op(input, *args, **kwargs)
         result = op(ops.cast(input, float32), *(_widen(a, bfloat16, float32) for a in args),
                     **{k: _widen(v, bfloat16, float32) for k, v in kwargs.items()})

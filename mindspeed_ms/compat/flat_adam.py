@@ -28,12 +28,14 @@ another optimizer, L2 weight decay with ``decoupled_weight_decay=False``) takes 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 from mindspeed_ms.compat import host_kernels
-from mindspeed_ms.compat.host_memory import host_array, host_memory_reason, synchronize
+from mindspeed_ms.compat.host_memory import host_array, host_memory_reason, synchronize, tensor_reads
 from mindspeed_ms.compat.megatron_speed import BUCKET_ATTRIBUTE
 
 __all__ = ["step_buckets"]
@@ -42,8 +44,10 @@ __all__ = ["step_buckets"]
 _CACHE = "_mindspeed_ms_flat_adam"
 #: The optimizer attribute holding each bucket's checked layout.
 _LAYOUTS = "_mindspeed_ms_flat_adam_layouts"
-#: The optimizer attribute holding a ctypes cell over each step counter tensor.
-_CELLS = "_mindspeed_ms_flat_adam_cells"
+
+#: MindSpore's own attributes behind ``param.grad`` (of a leaf), ``dtype`` and the shape: read for every
+#: parameter of a bucket every step, so without the Python properties in front of them
+_GRAD, _DTYPE, _SHAPE = operator.attrgetter("_grad"), operator.attrgetter("_dtype"), operator.attrgetter("_shape")
 
 
 @dataclass
@@ -59,16 +63,24 @@ class _FlatState:
 
 @dataclass
 class _Layout:
-    """A bucket's parameters in buffer order, valid while its parameters' gradients stay where they were."""
+    """A bucket's parameters in buffer order and their host memory, kept while none of it moved.
 
-    params: list[tuple[Any, int]]  # (parameter, its gradient's address) as in ``params_list``
+    Checked every step with MindSpore's own attribute reads (no Python frame per parameter): the same
+    parameters, each gradient where it lay (MSAdapter returns a new gradient object on every read, so
+    identity cannot tell), each parameter's memory, dtype and shape where and what they were.
+    """
+
+    params: list[Any]  # ``params_list`` as it was
     grad_data: Any
+    grad_addresses: list[int]  # each parameter's gradient address, in ``params_list`` order
     order: list[Any]  # the parameters in buffer order
-
-
-def _grad_address(param: Any) -> int:
-    grad = param.grad
-    return -1 if grad is None else int(grad.data_ptr())
+    addresses: list[int]  # each parameter's own address, buffer order
+    dtypes: list[Any]
+    shapes: list[Any]
+    values: list[Any]  # each parameter's flat host array, buffer order
+    offsets: list[int]  # each parameter's start in the bucket, buffer order
+    steps: list[Any] | None = None  # each parameter's ``state["step"]`` as last seen, buffer order
+    cells: list[Any] | None = None  # a ctypes float over each of them (None: not a 0-d float32 tensor)
 
 
 def _placed(bucket: Any) -> list[Any] | None:
@@ -99,29 +111,57 @@ def _placed(bucket: Any) -> list[Any] | None:
     return [param for _, param in placed]
 
 
+def _grad_addresses(params: list[Any]) -> list[int] | None:
+    """Each parameter's gradient address, or None when one has no gradient."""
+    try:
+        return list(map(tensor_reads()[0], map(_GRAD, params)))
+    except TypeError:  # a gradient is None (MindSpore's reader takes tensors only)
+        return None
+
+
+def _layout(bucket: Any) -> _Layout | None:
+    """Check the bucket's layout (:func:`_placed`) and take its parameters' host memory."""
+    order = _placed(bucket)
+    grad_addresses = _grad_addresses(bucket.params_list)
+    if order is None or grad_addresses is None:
+        return None
+    values = [host_array(param, sync=False, flat=True) for param in order]
+    offsets = list(itertools.accumulate((array.size for array in values[:-1]), initial=0))
+    return _Layout(list(bucket.params_list), bucket.grad_data, grad_addresses, order,
+                   list(map(tensor_reads()[0], order)), list(map(_DTYPE, order)), list(map(_SHAPE, order)), values,
+                   offsets)
+
+
+def _unchanged(layout: _Layout, bucket: Any) -> bool:
+    params = bucket.params_list
+    return (layout.grad_data is bucket.grad_data and len(layout.params) == len(params)
+            and all(map(operator.is_, params, layout.params)) and _grad_addresses(params) == layout.grad_addresses
+            and list(map(tensor_reads()[0], layout.order)) == layout.addresses
+            and all(map(operator.is_, map(_DTYPE, layout.order), layout.dtypes))
+            and list(map(_SHAPE, layout.order)) == layout.shapes)
+
+
 def _ordered(optimizer: Any, bucket: Any, members: dict[int, tuple[Any, dict[str, Any]]]
-             ) -> list[tuple[Any, dict[str, Any]]] | None:
-    """Return the bucket's (parameter, group) pairs in buffer order, or None when it is not flat-updatable.
+             ) -> tuple[_Layout, list[tuple[Any, dict[str, Any]]]] | None:
+    """Return the bucket's layout and its (parameter, group) pairs in buffer order, or None when it is not
+    flat-updatable.
 
     The layout is checked once and kept while the bucket holds the same parameters whose gradients lie
-    where they lay then (megatron hands each parameter its ``main_grad`` view every step; the gradient
-    object MSAdapter returns may differ from read to read, its memory does not).
+    where they lay then and whose own memory did not move (megatron hands each parameter its ``main_grad``
+    view every step; the gradient object MSAdapter returns may differ from read to read, its memory does not).
     """
     layouts = optimizer.__dict__.setdefault(_LAYOUTS, {})
     layout = layouts.get(id(bucket))
-    params = bucket.params_list
-    if not (layout is not None and layout.grad_data is bucket.grad_data and len(layout.params) == len(params)
-            and all(param is known and _grad_address(param) == address
-                    for param, (known, address) in zip(params, layout.params))):
-        order = _placed(bucket)
-        if order is None:
+    if layout is None or not _unchanged(layout, bucket):
+        layout = _layout(bucket)
+        if layout is None:
             layouts.pop(id(bucket), None)
             return None
-        layout = layouts[id(bucket)] = _Layout([(param, _grad_address(param)) for param in params],
-                                               bucket.grad_data, order)
-    if any(id(param) not in members for param in layout.order):
+        layouts[id(bucket)] = layout
+    pairs = [members.get(id(param)) for param in layout.order]
+    if None in pairs:
         return None
-    return [members[id(param)] for param in layout.order]
+    return layout, pairs  # type: ignore[return-value]  # no None left
 
 
 def _same(groups: list[dict[str, Any]], key: str) -> bool:
@@ -129,13 +169,13 @@ def _same(groups: list[dict[str, Any]], key: str) -> bool:
     return all(group.get(key) == first for group in groups)
 
 
-def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]], amsgrad: bool) -> _FlatState:
+def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]], states: list[dict[str, Any]],
+                amsgrad: bool) -> _FlatState:
     """Return the bucket's flat moments, rebuilt from the per-parameter state unless that still is our views."""
     from mindspore import mint, ops
 
     cache = optimizer.__dict__.setdefault(_CACHE, {})
     flat = cache.get(id(bucket))
-    states = [optimizer.state[param] for param, _ in pairs]
     if flat is not None and len(flat.views) == len(pairs) and all(
             state.get("exp_avg") is views[0] and state.get("exp_avg_sq") is views[1]
             and (not amsgrad or state.get("max_exp_avg_sq") is views[2]) for state, views in zip(states, flat.views)):
@@ -167,43 +207,34 @@ def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, An
     return flat
 
 
-def _step_cell(cells: dict[int, tuple[Any, Any]], step: Any) -> Any:
-    """A ctypes float over a 0-d float32 CPU tensor's memory (the step counter), or None for other kinds.
-
-    ``cells`` keeps them by tensor object (its memory does not move): ~60 reads and writes a step.
-    """
-    known = cells.get(id(step))
-    if known is not None and known[0] is step:
-        return known[1]
+def _step_cell(step: Any) -> Any:
+    """A ctypes float over a 0-d float32 CPU tensor's memory (the step counter), or None for other kinds."""
     import mindspore
 
-    cell = None
     if getattr(step, "dtype", None) == mindspore.float32 and getattr(step, "_shape", None) == ():
-        cell = ctypes.c_float.from_address(int(step.data_ptr()))
-    cells[id(step)] = (step, cell)
-    return cell
+        return ctypes.c_float.from_address(int(step.data_ptr()))
+    return None
 
 
-def _cells(optimizer: Any, size: int) -> dict[int, tuple[Any, Any]]:
-    cells: dict[int, tuple[Any, Any]] = optimizer.__dict__.setdefault(_CELLS, {})
-    if len(cells) > 4 * size:  # step tensors replaced (load_state_dict): forget the old ones
-        cells.clear()
-    return cells
+def _count(layout: _Layout, states: list[dict[str, Any]]) -> int | None:
+    """The step count all the bucket's parameters share (0: no state yet), or None when they differ.
 
-
-def _count(optimizer: Any, pairs: list[tuple[Any, dict[str, Any]]]) -> int | None:
-    """The step count all the bucket's parameters share (0: no state yet), or None when they differ."""
-    synchronize()  # the counters are read from host memory below
-    cells = _cells(optimizer, len(pairs))
-    counts = set()
-    for param, _ in pairs:
-        step = optimizer.state[param].get("step")
-        if step is None or isinstance(step, (int, float)):
-            counts.add(int(step or 0))
-            continue
-        cell = _step_cell(cells, step)
-        counts.add(int(cell.value if cell is not None else step.item()))
+    The counters are read from host memory (call :func:`synchronize` first), through ctypes floats kept in
+    ``layout`` while each parameter's ``state["step"]`` stays the same tensor (its memory does not move).
+    """
+    steps = [state.get("step") for state in states]
+    cells = layout.cells
+    if cells is None or layout.steps is None or not all(map(operator.is_, steps, layout.steps)):
+        cells = [_step_cell(step) for step in steps]
+        layout.steps, layout.cells = steps, cells
+    counts = {int(cell.value) if cell is not None else _number(step) for step, cell in zip(steps, cells)}
     return counts.pop() if len(counts) == 1 else None
+
+
+def _number(step: Any) -> int:
+    if step is None or isinstance(step, (int, float)):
+        return int(step or 0)
+    return int(step.item())
 
 
 #: Elements per NumPy pass: the ~13 passes of one chunk stay in cache, the Python loop stays short.
@@ -218,24 +249,27 @@ def _scratch(flat: _FlatState, size: int) -> tuple[Any, Any]:
     return flat.scratch
 
 
-def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]], is_decoupled: bool) -> bool:
+def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any, dict[str, Any]]],
+            is_decoupled: bool) -> bool:
     import numpy as np
 
-    groups = [group for _, group in pairs]
+    groups = list({id(group): group for _, group in pairs}.values())  # each group once
     if not all(_same(groups, key) for key in ("betas", "eps", "amsgrad", "maximize")):
         return False
-    decoupled = [is_decoupled or bool(group.get("decoupled_weight_decay", False)) for group in groups]
-    if any(group["weight_decay"] != 0 and not flag for group, flag in zip(groups, decoupled)):
+    if any(group["weight_decay"] != 0 and not (is_decoupled or bool(group.get("decoupled_weight_decay", False)))
+           for group in groups):
         return False  # L2 decay: the per-parameter path
     if any(group.get("differentiable") for group in groups):
         return False  # the per-parameter path raises the typed error
-    count = _count(optimizer, pairs)
+    synchronize()  # the counters are read from host memory
+    states = [optimizer.state[param] for param, _ in pairs]
+    count = _count(layout, states)
     if count is None:
         return False
     count += 1
     beta1, beta2 = (float(beta) for beta in groups[0]["betas"])
     eps, amsgrad, maximize = groups[0]["eps"], groups[0]["amsgrad"], groups[0]["maximize"]
-    flat = _flat_state(optimizer, bucket, pairs, amsgrad)
+    flat = _flat_state(optimizer, bucket, pairs, states, amsgrad)
     dtype = np.float32
     # The per-parameter update's float32 operations, one after the other, in the same order and with the same
     # scalars (Python floats rounded to float32): each element gets the same bits.
@@ -246,15 +280,14 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
     seconds = host_array(flat.second, sync=False, flat=True)
     maxima = host_array(flat.maximum, sync=False, flat=True) if amsgrad else None
     work, update = _scratch(flat, min(_CHUNK, grads.size))
-    # Each parameter: (its start in the bucket, its host memory, its group's step size and decay factor).
-    segments = []
-    offset = 0
-    for param, group in pairs:
-        values = host_array(param, sync=False, flat=True)
+    # Each group's step size and decay factor; each parameter: (its start in the bucket, its host memory, those).
+    factors = {}
+    for group in groups:
         lr = float(group["lr"])
         decay = dtype(1 - lr * group["weight_decay"]) if group["weight_decay"] != 0 else None
-        segments.append((offset, values, dtype(-lr / (1 - beta1 ** count)), decay))
-        offset += values.size
+        factors[id(group)] = (dtype(-lr / (1 - beta1 ** count)), decay)
+    segments = [(offset, values, *factors[id(group)])
+                for offset, values, (_, group) in zip(layout.offsets, layout.values, pairs)]
     # Chunks of the bucket (across parameters, so a small model's many small tensors cost few NumPy calls).
     index = 0
     for start in range(0, grads.size, _CHUNK):
@@ -271,22 +304,21 @@ def _update(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]]
             if begin + values.size > stop:
                 break  # the parameter goes on in the next chunk
             index += 1
-    cells = _cells(optimizer, len(pairs))
-    for param, _ in pairs:
-        _set_step(cells, optimizer.state[param], count)
+    _set_steps(layout, states, count)
     return True
 
 
-def _set_step(cells: dict[int, tuple[Any, Any]], state: dict[str, Any], count: int) -> None:
-    """Make ``state["step"]`` hold ``count``: in place in the parameter's own step tensor, as PyTorch's ``+= 1``."""
+def _set_steps(layout: _Layout, states: list[dict[str, Any]], count: int) -> None:
+    """Make each ``state["step"]`` hold ``count``: in place in the parameter's own step tensor, as PyTorch's
+    ``+= 1`` (aliases of the state see it), or a new float32 tensor where there was none."""
     import mindspore
 
-    step = state.get("step")
-    cell = _step_cell(cells, step) if step is not None else None
-    if cell is not None:
-        cell.value = count  # in place: aliases of the state see it
-    else:
-        state["step"] = mindspore.tensor(float(count), dtype=mindspore.float32)
+    assert layout.cells is not None  # set by _count
+    for state, cell in zip(states, layout.cells):
+        if cell is not None:
+            cell.value = count
+        else:
+            state["step"] = mindspore.tensor(float(count), dtype=mindspore.float32)
 
 
 def step_buckets(optimizer: Any, is_decoupled: bool) -> set[int]:
@@ -311,7 +343,7 @@ def step_buckets(optimizer: Any, is_decoupled: bool) -> set[int]:
                 buckets[id(bucket)] = bucket
     done: set[int] = set()
     for bucket in buckets.values():
-        pairs = _ordered(optimizer, bucket, members)
-        if pairs is not None and _update(optimizer, bucket, pairs, is_decoupled):
-            done.update(id(param) for param, _ in pairs)
+        placed = _ordered(optimizer, bucket, members)
+        if placed is not None and _update(optimizer, bucket, *placed, is_decoupled):
+            done.update(map(id, placed[0].order))
     return done

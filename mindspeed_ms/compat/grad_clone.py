@@ -50,12 +50,16 @@ def add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     Only calls where both operands are tensors requiring grad change (two views more); the check costs ~5 us.
     """
-    from mindspore import Tensor
+    from mindspore import Tensor, ops
 
     @functools.wraps(op)
     def add(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(other, Tensor) and isinstance(self, Tensor) and self.requires_grad and other.requires_grad:
-            return op(self.view(self.shape), other.view(other.shape), *args, **kwargs)
+            # ``x.view(x.shape)`` as MSAdapter computes it (a reshape to the same shape, naming its base), without
+            # the wrappers in front of ``Tensor.view``: a view to a tensor's own shape is never refused
+            left, right = ops.reshape(self, list(self._shape)), ops.reshape(other, list(other._shape))
+            left._base, right._base = self, other
+            return op(left, right, *args, **kwargs)
         return op(self, other, *args, **kwargs)
 
     return add
@@ -88,7 +92,9 @@ retains_grad = property(_retains_grad, doc="True for a non-leaf tensor after ret
 
 
 def _get_grad(self: Any) -> Any:
-    if not self.is_leaf and self.requires_grad and not _retains_grad(self):
+    # ``_is_leaf``/``_requires_grad``: what MSAdapter's ``is_leaf`` and ``requires_grad`` properties read, without
+    # their Python frames (hundreds of reads a step)
+    if not self._is_leaf and self._requires_grad and not getattr(self, "_mindspeed_retains_grad", False):
         warnings.warn(_NOT_RETAINED, UserWarning, stacklevel=2)
     return self._grad
 

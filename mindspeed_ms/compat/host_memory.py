@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["host_array", "host_memory_reason", "synchronize"]
+__all__ = ["host_array", "host_memory_reason", "HOST_ARRAYS", "synchronize", "tensor_reads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,6 +76,27 @@ def _shape(tensor: Any) -> tuple[int, ...]:
     return tuple(shape) if shape is not None else tuple(int(n) for n in tensor.shape)
 
 
+@functools.lru_cache(maxsize=1)
+def tensor_reads() -> tuple[Callable[[Any], int], Callable[[Any], Any]]:
+    """MindSpore's own readers of a tensor's address and strides: ``(data_ptr, stride)``.
+
+    They are what ``Tensor.data_ptr()`` and ``Tensor.stride()`` call, without the two Python layers
+    (MSAdapter's and MindSpore's) in between: the hot paths read them for tens of tensors a step.
+    """
+    from mindspore._c_expression import TensorPy
+
+    return TensorPy._data_ptr, TensorPy.stride
+
+
+#: The arrays :func:`host_array` handed out, by ``(address, shape, strides or None when flat, the tensor's dtype
+#: or None, the NumPy dtype asked for or None)``, shape and strides as tuples of MindSpore's (hot paths read it
+#: directly, without a call; only :func:`host_array` writes it). An array only describes memory (it owns none),
+#: so it is right for any live tensor with that key. The same tensors come back every step (DDP's buckets,
+#: parameters and gradients), and building an array costs a few microseconds.
+HOST_ARRAYS: dict[tuple[Any, ...], Any] = {}
+_MAX_ARRAYS = 1024
+
+
 def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
     """Return a NumPy array over ``tensor``'s host memory, at its offset and strides (writes land in it).
 
@@ -86,19 +107,37 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
         flat: a 1-D array of all the elements (``tensor`` must be contiguous).
 
     Returns:
-        An array of ``tensor``'s shape (or 1-D) sharing its memory.
+        An array of ``tensor``'s shape (or 1-D) sharing its memory. Callers must not change the array's
+        own attributes (shape, flags): arrays over the same memory, shape and strides are shared.
     """
+    if sync:
+        _executor().sync()
+    address, stride = tensor_reads()
+    raw = getattr(tensor, "_shape", None)
+    shape: tuple[int, ...] = tuple(raw) if raw is not None else _shape(tensor)
+    tensor_dtype = None
+    if dtype is None:
+        tensor_dtype = getattr(tensor, "_dtype", None) or tensor.dtype
+    key = (address(tensor), shape, None if flat else tuple(stride(tensor)), tensor_dtype, dtype)
+    array = HOST_ARRAYS.get(key)
+    if array is None:
+        array = _build(*key)
+        if len(HOST_ARRAYS) >= _MAX_ARRAYS:
+            HOST_ARRAYS.clear()
+        HOST_ARRAYS[key] = array
+    return array
+
+
+def _build(address: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, tensor_dtype: Any,
+           dtype: Any) -> Any:
+    """The array over ``address`` (``strides`` None: flat), of the tensor's dtype or of NumPy's ``dtype``."""
     import numpy as np
 
-    if sync:
-        synchronize()
-    element, typestr, other_kind = _tensor_element(tensor.dtype) if dtype is None else _element(dtype)
+    element, typestr, other_kind = _tensor_element(tensor_dtype) if dtype is None else _element(dtype)
     itemsize = element.itemsize
-    shape: tuple[int, ...] = _shape(tensor)
-    strides: tuple[int, ...]
-    if flat:
-        shape, strides = (math.prod(shape),), (itemsize,)
+    if strides is None:
+        shape, byte_strides = (math.prod(shape),), (itemsize,)
     else:
-        strides = tuple([s * itemsize for s in tensor.stride()])
-    array = np.asarray(_Memory(tensor.data_ptr(), shape, strides, typestr))
+        byte_strides = tuple([s * itemsize for s in strides])
+    array = np.asarray(_Memory(address, shape, byte_strides, typestr))
     return array.view(element) if other_kind else array

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
-from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
+from mindspeed_ms.compat.host_memory import HOST_ARRAYS, host_array, host_memory_reason, synchronize, tensor_reads
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
@@ -92,7 +92,7 @@ def _is_view(tensor: Any) -> bool:
     if getattr(tensor, "_base", None) is not None:
         return True
     offset = getattr(tensor, "storage_offset", None)
-    return offset is not None and int(offset()) != 0
+    return offset is not None and offset() != 0
 
 
 def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> Any:
@@ -113,8 +113,12 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     return tensor
 
 
-#: dtypes whose sum NumPy and MindSpore's CPU kernel round alike (IEEE addition, no flush of subnormals)
-_HOST_ADD_DTYPES = frozenset({"Float32", "Float64"})
+@functools.lru_cache(maxsize=1)
+def _host_add_dtypes() -> tuple[Any, ...]:
+    """The dtypes whose sum NumPy and MindSpore's CPU kernel round alike (IEEE addition, no flush of subnormals)."""
+    import mindspore
+
+    return mindspore.float32, mindspore.float64
 
 
 def add_through_view(tensor: Any, other: Any) -> bool:
@@ -128,15 +132,28 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     NumPy pass, the same IEEE sums as the kernel, no temporary, no kernel. Anything else returns False and
     the caller takes the general path.
     """
-    dtype = getattr(other, "dtype", None)
-    if (dtype is None or dtype != tensor.dtype or str(dtype) not in _HOST_ADD_DTYPES or not _is_view(tensor)
-            or host_memory_reason() is not None or records_grad(tensor) or records_grad(other)):
+    # MindSpore's dtypes are singletons: identity tests on its own dtype attribute (no Python property)
+    dtype = getattr(other, "_dtype", None)
+    if dtype is None or dtype is not getattr(tensor, "_dtype", None) or dtype not in _host_add_dtypes():
         return False
-    target = host_array(tensor)
-    source = host_array(other, sync=False)
+    if getattr(tensor, "_base", None) is None and not _is_view(tensor):  # _is_view's first test, inline
+        return False
+    if (host_memory_reason() is not None or (getattr(tensor, "requires_grad", False) and records_grad(tensor))
+            or (getattr(other, "requires_grad", False) and records_grad(other))):
+        return False
+    # the arrays host_array handed out before, read from its cache without a call (DDP's views and gradients
+    # come back every step); host_array builds them otherwise
+    synchronize()  # first: a queued kernel's output has its memory once it ran
+    address, stride = tensor_reads()
+    begin, other_begin = address(tensor), address(other)
+    target = HOST_ARRAYS.get((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
+    if target is None:
+        target = host_array(tensor, sync=False)
+    source = HOST_ARRAYS.get((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
+    if source is None:
+        source = host_array(other, sync=False)
     if target.shape != source.shape or not (target.flags.c_contiguous and source.flags.c_contiguous):
         return False
-    begin, other_begin = tensor.data_ptr(), other.data_ptr()
     if begin != other_begin and begin < other_begin + source.nbytes and other_begin < begin + target.nbytes:
         return False  # partial overlap: the general path raises PyTorch's error
     host_kernels.add(target, source)

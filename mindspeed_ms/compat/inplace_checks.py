@@ -30,8 +30,20 @@ _PYTORCH_NAMES = {"Bool": "Bool", "Int8": "Char", "Int16": "Short", "Int32": "In
 _DEFAULT_OF_CATEGORY = {BOOL: "Bool", INTEGRAL: "Long", FLOATING: "Float", COMPLEX: "ComplexFloat"}
 
 
+#: MindSpore dtype -> its name (``str`` of one costs microseconds; there are a dozen of them)
+_KEYS: dict[Any, str] = {}
+
+
 def _dtype_key(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
+    key = _KEYS.get(dtype) if type(dtype).__module__ == _MINDSPORE_TYPES else None
+    if key is None:
+        key = str(dtype).rsplit(".", 1)[-1]
+        if type(dtype).__module__ == _MINDSPORE_TYPES and len(_KEYS) < 64:
+            _KEYS[dtype] = key
+    return key
+
+
+_MINDSPORE_TYPES = "mindspore._c_expression.typing"
 
 
 def category(value: Any) -> int:

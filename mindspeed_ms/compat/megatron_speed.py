@@ -24,6 +24,9 @@ losses stay within the parity tolerances but are not bit-identical to the per-gr
 
 from __future__ import annotations
 
+import itertools
+import math
+import operator
 from typing import Any
 
 from mindspeed_ms.compat import host_kernels, host_memory
@@ -93,14 +96,30 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
         bucket = buckets[key]
         if len(indices) != len(bucket.params_list):
             continue
-        if sum(int(params[i].numel()) for i in indices) != int(bucket.grad_data.numel()):
+        chosen = [params[i] for i in indices]
+        # MindSpore's own shape attribute: MSAdapter's numel() builds a torch.Size per parameter
+        if sum(map(math.prod, map(_SHAPE, chosen))) != math.prod(_SHAPE(bucket.grad_data)):
             continue
-        if not _lie_in(bucket.grad_data.dtype, [(params[i], grads[i]) for i in indices]):
+        if not _whole(bucket.grad_data._dtype, chosen, [grads[i] for i in indices]):
             continue
         whole.append(bucket.grad_data)
         taken.update(indices)
-    rest = [grad for index, grad in enumerate(grads) if index not in taken]
+    rest = [grad for index, grad in enumerate(grads) if index not in taken] if taken else list(grads)
     return whole, rest
+
+
+#: MindSpore's own attributes behind ``shape`` and ``dtype`` (no Python property frame; read per parameter)
+_SHAPE, _DTYPE = operator.attrgetter("_shape"), operator.attrgetter("_dtype")
+
+
+def _whole(dtype: Any, params: list[Any], grads: list[Any]) -> bool:
+    """:func:`_lie_in` for one bucket, answered with MindSpore's own attribute reads where it holds."""
+    main_grads = [getattr(param, "main_grad", None) for param in params]
+    if all(map(operator.is_not, main_grads, itertools.repeat(None))) and all(
+            map(operator.is_, map(_DTYPE, grads), itertools.repeat(dtype))):
+        address = host_memory.tensor_reads()[0]
+        return list(map(address, grads)) == list(map(address, main_grads))
+    return _lie_in(dtype, list(zip(params, grads)))  # a missing main_grad, or a dtype to compare with ==
 
 
 def _grads_for_norm(optimizer: Any) -> tuple[list[Any], list[Any]]:
@@ -145,22 +164,25 @@ def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: f
 
     if hasattr(parameters, "dtype"):
         parameters = [parameters]
+    float32 = mindspore.float32
     params, grads = [], []
     for param in parameters:
         grad = getattr(param, "decoupled_grad", None) if use_decoupled_grad else param.grad
         if grad is None:
             continue
-        if grad.dtype != mindspore.float32 and not (use_decoupled_grad and grad.dtype == mindspore.bfloat16):
+        if grad._dtype is not float32 and grad.dtype != float32 and not (
+                use_decoupled_grad and grad.dtype == mindspore.bfloat16):
             raise ClipGradTypeError(grad.dtype)
         params.append(param)
-        grads.append(grad.detach())
+        grads.append(grad)
     clip_coeff = max_norm / (total_norm + 1.0e-6)
     if clip_coeff >= 1.0:
         return
-    whole, rest = _coalesce(params, grads)
+    whole, rest = _coalesce(params, grads)  # a detached gradient lies where the gradient lies
     for tensor in whole:
         scale_in_place(tensor, clip_coeff)
     for grad in rest:
+        grad = grad.detach()
         grad.copy_(grad * clip_coeff)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable
 
 __all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper",
@@ -126,10 +127,16 @@ def restore_grad_flag() -> None:
     every later op goes unrecorded and every ``backward()`` fails, and ``torch.enable_grad()`` (which sets
     another flag) does not bring it back. The graph recorded so far survives; only the flag is lost.
     """
+    executor = _executor()
+    if not executor.grad_flag():
+        executor.set_grad_flag(True)
+
+
+@functools.lru_cache(maxsize=1)
+def _executor() -> Any:
     from mindspore.common.api import _pynative_executor
 
-    if not _pynative_executor.grad_flag():
-        _pynative_executor.set_grad_flag(True)
+    return _pynative_executor
 
 
 def grad_flag_restoring_wrapper(run_op: Callable[..., Any]) -> Callable[..., Any]:
@@ -170,14 +177,12 @@ def grad_flag_entry_wrapper(entry: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(entry)
     def with_grad_flag(*args: Any, **kwargs: Any) -> Any:
-        restore_grad_flag()
+        executor = _executor()  # restore_grad_flag, inline: this runs on every module call
+        if not executor.grad_flag():
+            executor.set_grad_flag(True)
         return entry(*args, **kwargs)
 
     return with_grad_flag
-
-
-def _get_requires_grad(self: Any) -> bool:
-    return self._requires_grad  # type: ignore[no-any-return]
 
 
 def _set_requires_grad(self: Any, value: Any = True) -> None:
@@ -191,8 +196,10 @@ def _set_requires_grad(self: Any, value: Any = True) -> None:
 #: ``Tensor.requires_grad`` as MSAdapter defines it, except that making a tensor require grad (``torch.ones(2,
 #: requires_grad=True)``, ``x.requires_grad_()``, a new ``Parameter``) switches the grad flag back on
 #: (:func:`restore_grad_flag`): the tensor's ops would not be recorded otherwise.
-requires_grad_property = property(_get_requires_grad, _set_requires_grad, doc="Whether autograd records this "
-                                                                              "tensor's ops.")
+#: The getter is MindSpore's own attribute read (``operator.attrgetter``, no Python frame): it runs for every
+#: ``requires_grad`` read, hundreds a step.
+requires_grad_property = property(operator.attrgetter("_requires_grad"), _set_requires_grad,
+                                  doc="Whether autograd records this tensor's ops.")
 
 
 def flip_dims_wrapper(flip: Callable[..., Any]) -> Callable[..., Any]:

@@ -248,7 +248,7 @@ def promoting_binary_wrapper(name: str, *, reflected: bool = False, true_divisio
                                     or getattr(other, "dtype", None) is boolean):
                     raise DTypeNotSupportedError(name, "Bool", _SUB_BOOL)
                 return op(self, other, *args, **kwargs)
-            own, their = self.dtype, other.dtype
+            own, their = self._dtype, other._dtype  # what ``dtype`` returns, without the property's Python frame
             if own is their:  # MindSpore's dtypes are singletons: the common case costs one identity test
                 if subtraction and own is boolean:
                     raise DTypeNotSupportedError(name, "Bool", _SUB_BOOL)

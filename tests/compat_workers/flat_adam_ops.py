@@ -92,7 +92,37 @@ def run_case(name: str, kind: str, steps: int = 4, **options: object) -> None:
          state_dict_steps=[float(s["step"]) for s in flat_opt.state_dict()["state"].values()])
 
 
+def moved_case() -> None:
+    """What the flat path keeps between steps moves: a parameter's memory (``param.data = ...``), the step
+    counters (new tensors), a gradient that is no longer the bucket's view; both runs do the same."""
+    flat_params, buffer, flat_opt = build(True, "AdamW")
+    ref_params, ref_buffer, ref_opt = build(False, "AdamW")
+    used = []
+    for step in range(6):
+        if step == 2:  # new memory for one parameter (and new values), in both runs
+            values = np.linspace(-1, 1, int(np.prod(SHAPES[3]))).astype(np.float32).reshape(SHAPES[3])
+            flat_params[3].data = torch.tensor(values)
+            ref_params[3].data = torch.tensor(values)
+        if step == 3:  # new step counters, one step ahead
+            for optimizer in (flat_opt, ref_opt):
+                for state in optimizer.state.values():
+                    state["step"] = torch.tensor(float(state["step"]) + 1.0)
+        set_grads(flat_params, buffer, True, step)
+        set_grads(ref_params, ref_buffer, False, step)
+        if step == 4:  # one gradient elsewhere: this step takes the per-parameter path
+            flat_params[1].grad = torch.tensor(flat_params[1].main_grad.numpy().copy())
+        layouts = getattr(flat_opt, "_mindspeed_ms_flat_adam_layouts", {})
+        before = [layout.addresses for layout in layouts.values()]
+        flat_opt.step()
+        ref_opt.step()
+        after = [layout.addresses for layout in getattr(flat_opt, "_mindspeed_ms_flat_adam_layouts", {}).values()]
+        used.append(bool(after) and after != before if step == 2 else bool(after))
+    emit("moved", used=used, flat=snapshot(flat_params, flat_opt), ref=snapshot(ref_params, ref_opt),
+         moved_address=int(flat_params[3].data_ptr()))
+
+
 if __name__ == "__main__":
+    moved_case()
     run_case("adamw", "AdamW")
     run_case("adamw_amsgrad_maximize", "AdamW", amsgrad=True, maximize=True)
     run_case("adam_l2", "Adam")  # L2 decay: the per-parameter path

@@ -42,6 +42,16 @@ def main() -> None:
     emit("kernels", add_equal=bool(np.array_equal(target.numpy(), expected)),
          scale_equal=bool(np.array_equal(scaled.numpy(), (torch.tensor(a) * 0.37).numpy())))
 
+    # the arrays are kept by memory, shape, strides and dtype: one address read every way gets its own array
+    base = torch.tensor(np.arange(12, dtype=np.float32))
+    reads = {"flat": host_array(base, flat=True), "matrix": host_array(base.view(3, 4)),
+             "transposed": host_array(base.view(3, 4).t()), "bits": host_array(base, dtype=np.uint32),
+             "again": host_array(base)}
+    reads["again"][0] = 100.0  # a write through a kept array lands, and every read sees it
+    emit("kept", shapes={name: list(array.shape) for name, array in reads.items()},
+         transposed=host_array(base.view(3, 4).t()).tolist(), bits=int(host_array(base, dtype=np.uint32)[0]),
+         base=base.numpy().tolist(), same_array=host_array(base) is reads["again"])
+
 
 if __name__ == "__main__":
     main()

@@ -86,6 +86,21 @@ def _host_add_cases() -> None:
     grads = torch.tensor(np.full(6, 0.25, np.float32))
     inplace_ops.add_(buffer[6:12].view(2, 3), grads.view(2, 3))
     print(json.dumps({"case": "host_add", "buffer": buffer.numpy().tolist(), "overlap_rule": overlap}), flush=True)
+    # what the host add leaves to the general path: another dtype, integers, a view autograd records
+    mixed = torch.tensor(np.arange(6, dtype=np.float32))
+    inplace_ops.add_(mixed[0:3], torch.tensor(np.array([0.1, 0.2, 0.3])))  # float64 into float32: rounded once
+    integers = torch.tensor(np.arange(6, dtype=np.int32))
+    inplace_ops.add_(integers[2:5], torch.tensor(np.array([7, 8, 9], np.int32)))
+    leaf = torch.zeros(6, requires_grad=True)
+    try:
+        inplace_ops.add_(leaf[0:3], torch.ones(3))
+    except RuntimeError as exc:
+        refused = type(exc).__name__
+    else:
+        refused = None
+    print(json.dumps({"case": "host_add_fallbacks", "mixed": mixed.numpy().tolist(),
+                      "integers": integers.numpy().tolist(), "leaf_view": refused,
+                      "leaf": leaf.detach().numpy().tolist()}), flush=True)
 
 
 def _grad_cases() -> None:

@@ -64,7 +64,11 @@ def grad_norm_cases() -> None:
     _, others, _ = bucketed()
     others[1].grad = torch.tensor(VALUES[6:10])  # a gradient that is not the buffer's view
     loose = speed.get_main_grads_for_grad_norm(optimizer(others))
+    _, missing, _ = bucketed()
+    missing[1].main_grad = None  # no main_grad to lie in: the bucket is not whole
+    without = speed.get_main_grads_for_grad_norm(optimizer(missing))
     emit("grad_norm", whole=[int(t.numel()) for t in whole], whole_is_buffer=whole[0].data_ptr() == buffer.data_ptr(),
+         without_main_grad=[int(t.numel()) for t in without],
          partial=[int(t.numel()) for t in partial], loose=[int(t.numel()) for t in loose],
          norm=float(np.sqrt(sum(float((t.numpy().astype(np.float64) ** 2).sum()) for t in whole))),
          expected_norm=float(np.sqrt((VALUES.astype(np.float64) ** 2).sum())))

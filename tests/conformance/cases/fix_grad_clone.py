@@ -117,3 +117,25 @@ def requires_grad_off_on_int_and_on_float(torch: Any) -> Any:
     floats = torch.tensor([1.0]).requires_grad_()
     half = torch.tensor([1.0]).half().requires_grad_()
     return {"ints": ints.requires_grad, "floats": floats.requires_grad, "half": half.requires_grad}
+
+
+@case("Tensor.grad", "Tensor.requires_grad")
+def grad_reads_warn_only_for_a_non_leaf_not_retained(torch: Any) -> Any:
+    """Which ``.grad`` reads warn (a non-leaf that requires grad and does not retain it), and what they return;
+    ``requires_grad`` of leaves, results and detached tensors (both properties read MindSpore's attributes)."""
+    import warnings
+
+    x = tensor(torch, (3,), requires_grad=True)
+    y = x * 2
+    kept = x * 3
+    kept.retain_grad()
+    (y.sum() + kept.sum()).backward()
+    plain = tensor(torch, (3,), seed=1)
+    out = {}
+    for name, value in {"leaf": x, "non_leaf": y, "retained": kept, "plain": plain, "detached": y.detach()}.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad = value.grad
+        out[name] = {"warned": any(issubclass(w.category, UserWarning) for w in caught), "grad": grad,
+                     "requires_grad": value.requires_grad}
+    return out
