@@ -90,6 +90,16 @@ _WORKER = textwrap.dedent('''
     train(msadapter_params, msadapter_opt, 0, 3)
     msadapter_saved = msadapter_opt.state_dict()
 
+    from mindspore import mint
+    rng = np.random.default_rng(5)
+    start, end = (torch.tensor(rng.standard_normal(100_000).astype(np.float32) * 1e-3) for _ in range(2))
+    a, b = start.asnumpy(), end.asnumpy()
+    facts["lerp_bit_identical"] = {
+        str(weight): bool(np.array_equal(compat.lerp(start, end, weight).asnumpy(), expected))
+        for weight, expected in ((0.1, mint.lerp(start, end, 0.1).asnumpy()),
+                                 (0.001, mint.lerp(start, end, 0.001).asnumpy()),
+                                 (0.5, b - (b - a) * np.float32(0.5)), (0.75, b - (b - a) * np.float32(0.25)))}
+
     registry = PatchRegistry("optim-test")
     with registry.provider("msadapter"):
         provider.register(registry, None)
@@ -255,6 +265,14 @@ def test_unpatched_msadapter_step_deviates_from_pytorch_rule(worker: tuple, name
     scenario = next(scenario for scenario in SCENARIOS if scenario["name"] == name)
     deviation = _deviation(_results(arrays, f"unpatched/{name}"), _reference(inputs, scenario))
     assert deviation > 100 * RTOL, f"{name}: MSAdapter's own step deviates only {deviation:.2e}"
+
+
+def test_lerp_of_the_update_is_bit_identical_to_mint_lerp(worker: tuple) -> None:
+    """compat.optim.lerp (the moment update, from fast kernels) gives mint.lerp's values bit for bit for weights
+    below 0.5 (Adam's 1 - beta1); from 0.5 on PyTorch's second form, end - (end - start) * (1 - weight), which
+    mint.lerp does not use."""
+    facts, _, _ = worker
+    assert facts["lerp_bit_identical"] == {"0.1": True, "0.001": True, "0.5": True, "0.75": True}
 
 
 def test_provider_patches_torch_optim_through_the_registry_and_reverts(worker: tuple) -> None:

@@ -35,6 +35,7 @@ from mindspeed_ms.compat.errors import UnsupportedOptimizerFeatureError
 
 __all__ = [
     "UnsupportedOptimizerFeatureError",
+    "lerp",
     "adam_init",
     "adamw_init",
     "adam_setstate",
@@ -49,6 +50,21 @@ __all__ = [
 #: Group options of PyTorch's Adam beyond MSAdapter's, with PyTorch's defaults.
 _OPTION_DEFAULTS = {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
                     "decoupled_weight_decay": False}
+
+
+def lerp(start: Any, end: Any, weight: float) -> Any:
+    """``start.lerp(end, weight)`` for a float ``weight``, as PyTorch's CPU kernel computes it, from fast kernels.
+
+    PyTorch: ``start + weight * (end - start)`` for ``|weight| < 0.5``, else ``end - (end - start) * (1 - weight)``.
+    ``mint.lerp`` gives the same values (bit-identical: tests/test_compat_optim.py) but its CPU kernel is 20-100x
+    slower than a multiplication on large tensors (311 ms against 2.7 ms over 6.4M floats under load).
+    """
+    from mindspore import ops
+
+    difference = ops.sub(end, start)
+    if abs(weight) < 0.5:
+        return ops.add(start, ops.mul(difference, weight))
+    return ops.sub(end, ops.mul(difference, 1 - weight))
 
 
 def _validate(name: str, lr: Any, betas: Any, eps: float, weight_decay: float, options: dict[str, Any]) -> None:
@@ -199,7 +215,7 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
                         value = ops.mul(param, 1 - lr * weight_decay)
                     else:
                         grad = mint.add(grad, param, alpha=weight_decay)
-                exp_avg = mint.lerp(exp_avg, grad, 1 - beta1)
+                exp_avg = lerp(exp_avg, grad, 1 - beta1)
                 exp_avg_sq = mint.add(ops.mul(exp_avg_sq, beta2), mint.mul(ops.mul(grad, 1 - beta2), grad))
                 if amsgrad:
                     max_exp_avg_sq = state.get("max_exp_avg_sq")
@@ -266,7 +282,7 @@ def _fused_update(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_
     if maximize:
         grad = mint.neg(grad)
     value = ops.mul(param, 1 - lr * weight_decay) if weight_decay != 0 else param
-    first = mint.lerp(exp_avg, grad, 1 - beta1)
+    first = lerp(exp_avg, grad, 1 - beta1)
     second = mint.add(ops.mul(exp_avg_sq, beta2), mint.mul(ops.mul(grad, 1 - beta2), grad))
     exp_avg.copy_(first)
     exp_avg_sq.copy_(second)
