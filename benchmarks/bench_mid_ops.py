@@ -46,6 +46,8 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
     gamma, beta = torch.ones(HIDDEN), torch.zeros(HIDDEN)
     mask = torch.ones(SEQ, SEQ).triu(1) > 0
     big = rand(6_400_000)  # the mid model's parameter count: the optimizer's and the grad norm's size
+    x3, bias = rand(SEQ, TOKENS // SEQ, HIDDEN), rand(4 * HIDDEN)  # megatron's [sequence, batch, hidden]
+    g4 = rand(TOKENS, 4 * HIDDEN)
 
     return {
         "linear qkv 512x512 -> 1536": lambda: functional.linear(x, w_qkv),
@@ -54,6 +56,12 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
         "linear fc2 512x2048 -> 512": lambda: functional.linear(x4, w_fc2),
         "linear output 512x512 -> 128": lambda: functional.linear(x, w_out),
         "fc1 forward+backward": lambda: grad(lambda a, w: functional.linear(a, w), x, w_fc1),
+        # megatron's linear layers: torch.matmul(input, weight.t()), grad_output.t().matmul(input), + bias
+        "matmul x @ w_fc1.t() (megatron)": lambda: torch.matmul(x3, w_fc1.t()),
+        "matmul x4 @ w_fc2.t() (megatron)": lambda: torch.matmul(x4.reshape(SEQ, -1, 4 * HIDDEN), w_fc2.t()),
+        "matmul g.t() @ x (weight grad)": lambda: torch.matmul(g4.t(), x),
+        "bias add 512x2048 + 2048": lambda: x4 + bias,
+        "bias add forward+backward": lambda: grad(lambda a, b: a + b, x4, bias),
         "bmm scores 32x128x64 @ 64x128": lambda: torch.bmm(q, k),
         "bmm context 32x128x128 @ 128x64": lambda: torch.bmm(scores, probs),
         "masked_fill + softmax 32x128x128": lambda: torch.softmax(scores.masked_fill(mask, -10000.0), dim=-1),
@@ -65,6 +73,7 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
         "dropout p=0.1 512x512": lambda: functional.dropout(x, 0.1, True),
         "mul 6.4M": lambda: big * big,
         "lerp 6.4M": lambda: torch.lerp(big, big, 0.1),
+        "m + w * (g - m) 6.4M (Adam's lerp)": lambda: big + 0.1 * (big - big),
         "sum of squares 6.4M": lambda: (big * big).sum(),
     }
 
