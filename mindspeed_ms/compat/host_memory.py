@@ -15,7 +15,7 @@ import functools
 import math
 from typing import Any, Callable
 
-__all__ = ["host_array", "host_memory_reason", "HOST_ARRAYS", "synchronize", "tensor_reads"]
+__all__ = ["host_array", "host_memory_reason", "kept_array", "synchronize", "tensor_reads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,12 +89,15 @@ def tensor_reads() -> tuple[Callable[[Any], int], Callable[[Any], Any]]:
 
 
 #: The arrays :func:`host_array` handed out, by ``(address, shape, strides or None when flat, the tensor's dtype
-#: or None, the NumPy dtype asked for or None)``, shape and strides as tuples of MindSpore's (hot paths read it
-#: directly, without a call; only :func:`host_array` writes it). An array only describes memory (it owns none),
-#: so it is right for any live tensor with that key. The same tensors come back every step (DDP's buckets,
-#: parameters and gradients), and building an array costs a few microseconds.
-HOST_ARRAYS: dict[tuple[Any, ...], Any] = {}
+#: or None, the NumPy dtype asked for or None)``, shape and strides as tuples of MindSpore's. An array only
+#: describes memory (it owns none), so it is right for any live tensor with that key. The same tensors come
+#: back every step (DDP's buckets, parameters and gradients), and building an array costs a few microseconds.
+_ARRAYS: dict[tuple[Any, ...], Any] = {}
 _MAX_ARRAYS = 1024
+
+#: ``kept_array(key)``: the array :func:`host_array` keeps for ``key`` (as above), or None. The dict's own
+#: ``get``: hot paths look their arrays up without a Python call.
+kept_array: Callable[[tuple[Any, ...]], Any] = _ARRAYS.get
 
 
 def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
@@ -119,12 +122,12 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
     if dtype is None:
         tensor_dtype = getattr(tensor, "_dtype", None) or tensor.dtype
     key = (address(tensor), shape, None if flat else tuple(stride(tensor)), tensor_dtype, dtype)
-    array = HOST_ARRAYS.get(key)
+    array = _ARRAYS.get(key)
     if array is None:
         array = _build(*key)
-        if len(HOST_ARRAYS) >= _MAX_ARRAYS:
-            HOST_ARRAYS.clear()
-        HOST_ARRAYS[key] = array
+        if len(_ARRAYS) >= _MAX_ARRAYS:
+            _ARRAYS.clear()
+        _ARRAYS[key] = array
     return array
 
 

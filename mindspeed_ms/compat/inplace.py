@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
-from mindspeed_ms.compat.host_memory import HOST_ARRAYS, host_array, host_memory_reason, synchronize, tensor_reads
+from mindspeed_ms.compat.host_memory import host_array, host_memory_reason, kept_array, synchronize, tensor_reads
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
@@ -146,10 +146,10 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     synchronize()  # first: a queued kernel's output has its memory once it ran
     address, stride = tensor_reads()
     begin, other_begin = address(tensor), address(other)
-    target = HOST_ARRAYS.get((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
+    target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
     if target is None:
         target = host_array(tensor, sync=False)
-    source = HOST_ARRAYS.get((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
+    source = kept_array((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
     if source is None:
         source = host_array(other, sync=False)
     if target.shape != source.shape or not (target.flags.c_contiguous and source.flags.c_contiguous):
