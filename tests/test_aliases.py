@@ -290,3 +290,20 @@ def test_both_passes_rebind_exactly_the_same_bindings(layout, wanted):
             first = next((e for e in entries if e[0] == name and e[1] is objects[o]), None)
             expected[(f"a_prop_{m}", name)] = objects[o] if first is None else first[2]
     assert results[0] == expected
+
+
+def test_revert_leaves_the_replacements_own_package_alone(reg, modules):
+    # A package re-exporting its replacement (``from .impl import func`` in another of its modules) keeps
+    # it on revert; a module elsewhere that from-imported the replacement while applied gets the original.
+    target = modules.load("a_tgt8", "def func():\n    return 'orig'\n")
+    modules.write("a_home8", "", package=True)
+    impl = modules.load("a_home8.impl", "def func():\n    return 'new'\n")
+    reexport = modules.load("a_home8.reexport", "from a_home8.impl import func\n")
+    original, new = target.func, impl.func
+    reg.register("a_tgt8.func", new)
+    reg.apply()
+    elsewhere = modules.load("a_elsewhere8", "from a_tgt8 import func\n")
+    reg.revert()
+    assert elsewhere.func is original
+    assert impl.func is new
+    assert reexport.func is new

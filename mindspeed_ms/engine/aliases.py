@@ -106,9 +106,11 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
     hits = (_compiled_find(sys.modules, originals) if _use_compiled and _compiled_find is not None
             else list(_find_in_python(originals, wanted)))
     for module_name, module, key, index in hits:
+        package = module_name.partition(".")[0] + "." if "." in module_name else None
         for name, original, replacement, patch, skip in wanted[index]:
-            # key is exactly a str (the accelerator reports no other): no user __eq__ runs here
-            if name != key or module_name in skip or _under(module_name, skip):
+            # key is exactly a str (the accelerator reports no other): no user __eq__ runs here; a module
+            # left alone with a trailing dot leaves its package alone
+            if name != key or module_name in skip or package in skip:
                 continue
             _namespace(module)[name] = replacement
             if journaled:
@@ -157,12 +159,6 @@ _second = itemgetter(1)
 _get = attrgetter("get")
 #: a module's own namespace, read through ModuleType's slot: no subclass's __dict__ or __getattribute__ runs
 _namespace: Callable[[ModuleType], dict[str, Any]] = vars(ModuleType)["__dict__"].__get__
-
-
-def _under(module_name: str, skip: Collection[str]) -> bool:
-    """Tell whether ``module_name`` lies in a package that ``skip`` names with a trailing dot."""
-    head, dot, _ = module_name.partition(".")
-    return bool(dot) and head + "." in skip
 
 
 def restore_aliases(records: Sequence[Record]) -> None:

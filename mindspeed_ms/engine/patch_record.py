@@ -349,11 +349,14 @@ class PatchRecord:
             drift = self.drift()
             if drift is not None:
                 state, reason = "overwritten", drift
+        yielded, wraps, aliases, notes, warnings, unverified = (self.yielded, self.wraps, self.aliases, self.notes,
+                                                                self.warnings, self.unverified)
         return (self, state, reason, self.is_block, self.replacement, self.active_replacement, self.active_provider,
-                self.replacement_provider, self.provider, tuple(self.yielded), tuple(self.sites),
-                self.replacement_site, tuple(self.wraps), self.stub, tuple(self.aliases),
-                (*self.notes, *self.warnings), self.purpose, self.calls if (traced or self.log_calls) else None,
-                self.replacement_requires, tuple(self.unverified))
+                self.replacement_provider, self.provider, tuple(yielded) if yielded else (), tuple(self.sites),
+                self.replacement_site, tuple(wraps) if wraps else (), self.stub, tuple(aliases) if aliases else (),
+                (*notes, *warnings) if notes or warnings else (), self.purpose,
+                self.calls if (traced or self.log_calls) else None, self.replacement_requires,
+                tuple(unverified) if unverified else ())
 
     def status(self, traced: bool) -> PatchStatus:
         """Return the status of this record now (``traced``: the registry counts calls)."""
