@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from mindspeed_ms.errors import PatchConflictError
+from mindspeed_ms.errors import PatchApplyError, PatchConflictError
 
 SOURCE = """
 def func(a):
@@ -214,3 +214,34 @@ def test_a_users_block_duplicating_a_providers_survives_withdrawing_the_provider
         importlib.import_module("fb_blocked")
     reg.revert()
     assert importlib.import_module("fb_blocked").VALUE == 1
+
+
+def test_after_a_failed_apply_status_names_the_fallback_still_installed(reg, modules):
+    # The fallback is applied; a newer registration takes the target, but the apply() installing it fails
+    # on another patch and is rolled back: the fallback is what the slot holds, and status says so (not
+    # the newer registration's name); the next apply installs the newer one.
+    mod = modules.load("fb_failed", SOURCE)
+    broken = modules.load("fb_failed_broken", SOURCE)
+    with reg.provider("megatron_core", fallback=True):
+        reg.register("fb_failed.func", ours)
+    reg.apply()
+    with reg.provider("mindspeed.patch_utils"):
+        reg.register("fb_failed.func", theirs)
+
+    def exploding(fn):
+        raise RuntimeError("wrap exploded")
+
+    reg.register("fb_failed_broken.func", exploding, kind="wrap")
+    with pytest.raises(PatchApplyError, match="wrap exploded"):
+        reg.apply()
+    assert mod.func(1) == ("ours", 1)
+    status = next(status for status in reg.status() if status.target == "fb_failed.func")
+    assert status.state == "applied"
+    assert status.replacement.endswith(".ours")
+    assert status.provider == "megatron_core"
+    reg.unregister("fb_failed_broken.func")
+    reg.apply()
+    assert mod.func(1) == ("theirs", 1)
+    assert broken.func(1) == ("orig", 1)
+    (status,) = reg.status()
+    assert status.replacement.endswith(".theirs")

@@ -303,13 +303,19 @@ class PatchRecord:
         return _kinds(self.is_block, self.replacement, self.wraps)
 
     def outcome(self) -> tuple[Any, ...]:
-        """Return where applying stands (to restore it if a re-install is rolled back)."""
+        """Return where applying stands (to restore it if a re-install is rolled back).
+
+        What :meth:`select` chose is part of it: a rolled-back re-install leaves in place what the
+        previous apply installed, and the status must name that, not what the failed one chose.
+        """
         return (self.state, self.reason, list(self.warnings), self.stub, list(self.aliases), self.calls,
-                list(self.records), self.watching)
+                list(self.records), self.watching, self.active_replacement, self.active_provider,
+                list(self.active_wraps), list(self.notes), list(self.unverified))
 
     def restore_outcome(self, saved: tuple[Any, ...]) -> None:
         (self.state, self.reason, self.warnings, self.stub, self.aliases, self.calls, self.records,
-         self.watching) = saved
+         self.watching, self.active_replacement, self.active_provider, self.active_wraps, self.notes,
+         self.unverified) = saved
 
     def reset(self) -> None:
         """Forget the outcome of an earlier apply (after a revert)."""
