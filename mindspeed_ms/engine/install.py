@@ -167,10 +167,11 @@ def _original(patch: PatchRecord, located: Located, later: Later | None) -> tupl
                     if record.name in vars(base):
                         return _inherited(patch, record.owner, base, record.name, vars(base)[record.name], later)
             return record.old, record.old is not MISSING
-    if located.exists and isinstance(located.owner, type) and isinstance(located.defined_on, type) \
+    exists = located.exists
+    if exists and isinstance(located.owner, type) and isinstance(located.defined_on, type) \
             and located.defined_on is not located.owner:
         return _inherited(patch, located.owner, located.defined_on, located.name, located.raw, later)
-    return located.raw, located.exists
+    return located.raw, exists
 
 
 def _replacement(patch: PatchRecord, exists: bool) -> Any:
@@ -275,8 +276,11 @@ def _alias_entry(patch: PatchRecord, located: Located, replacement: Any, value: 
     The owner and the replacement's own module (which may import the original on purpose) are left alone.
     """
     current = located.raw
-    if not (located.exists and (type(current) is FunctionType or is_identity_meaningful(current))
-            and (located.is_module or isinstance(located.owner, ModuleType))):
+    if type(current) is FunctionType:  # the usual case (a function exists, and is not a module)
+        if not isinstance(located.owner, ModuleType):
+            return None
+    elif not (located.exists and is_identity_meaningful(current)
+              and (located.is_module or isinstance(located.owner, ModuleType))):
         return None
     home = replacement if type(replacement) is FunctionType else unwrap_descriptor(replacement)
     skip = (getattr(home, "__module__", None) or "", getattr(located.owner, "__name__", ""))

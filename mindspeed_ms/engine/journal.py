@@ -57,7 +57,14 @@ class Record:
         self.had = had
         self.alive = True
         self.patch = patch
-        _push(self)
+        # onto its slot's stack (see _slot; inlined: a record is made per change, and per alias rebound)
+        key = (0 if kind in _MODULE_KINDS else id(owner), name)
+        with _stacks_lock:
+            stack = _stacks.get(key)
+            if stack is None:
+                _stacks[key] = [self]
+            else:
+                stack.append(self)
 
 
 _MODULE_KINDS = ("stub", "module", "evict")
@@ -68,16 +75,6 @@ _stacks_lock = threading.Lock()
 
 def _slot(record: Record) -> tuple[int, str]:
     return (0 if record.kind in _MODULE_KINDS else id(record.owner), record.name)
-
-
-def _push(record: Record) -> None:
-    key = (0 if record.kind in _MODULE_KINDS else id(record.owner), record.name)  # _slot(record), inlined
-    with _stacks_lock:
-        stack = _stacks.get(key)
-        if stack is None:
-            _stacks[key] = [record]
-        else:
-            stack.append(record)
 
 
 def _pop(record: Record) -> Record | None:

@@ -112,13 +112,15 @@ def _same_plain_shape(original: Any, replacement: Any) -> bool:
     old, new = original.__code__, replacement.__code__
     old_count, new_count, kwonly = old.co_argcount, new.co_argcount, old.co_kwonlyargcount
     if (new_count < old_count or kwonly != new.co_kwonlyargcount or old.co_posonlyargcount != new.co_posonlyargcount
-            or old.co_flags & ~new.co_flags & (_VARARGS | _VARKEYWORDS)
-            or new_count - len(replacement.__defaults__ or ()) > old_count - len(original.__defaults__ or ())):
+            or old.co_flags & ~new.co_flags & (_VARARGS | _VARKEYWORDS)):
+        return False
+    old_defaults, new_defaults = original.__defaults__, replacement.__defaults__
+    if new_count - (len(new_defaults) if new_defaults else 0) > old_count - (len(old_defaults) if old_defaults else 0):
         return False
     # co_varnames is built anew at each read (CPython 3.11+): read once per code object
     old_names, new_names = old.co_varnames, new.co_varnames
-    if (old_names[:old_count] != new_names[:old_count]
-            or old_names[old_count:old_count + kwonly] != new_names[new_count:new_count + kwonly]):
+    if old_names[:old_count] != new_names[:old_count] or (
+            kwonly and old_names[old_count:old_count + kwonly] != new_names[new_count:new_count + kwonly]):
         return False
     old_kwdefaults = original.__kwdefaults__
     if old_kwdefaults and not old_kwdefaults.keys() <= (replacement.__kwdefaults__ or {}).keys():

@@ -299,12 +299,14 @@ class ImportWatcher:
         missed: list[tuple[str, ModuleType]] = []
         with self._lock:
             modules = sys.modules
+            seen_now = self._seen
             for name in self._watch:
                 module = modules.get(name)
-                if module is None or _is_initializing(module):
+                if module is None:
                     continue
-                seen = self._seen.get(name)
-                if seen is None or seen() is not module:
+                seen = seen_now.get(name)
+                # a module seen already is the usual case: told before asking whether it is still executing
+                if (seen is None or seen() is not module) and not _is_initializing(module):
                     missed.append((name, module))
         for name, module in missed:
             self.fire(name, module)
