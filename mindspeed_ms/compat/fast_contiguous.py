@@ -1,0 +1,96 @@
+"""Contiguous copies of strided views made by NumPy on the host (MindSpore's CPU backend).
+
+MindSpore's CPU backend makes a strided view contiguous with a slow copy: ~3.7 ms for megatron's query
+``transpose(0, 1)`` at the mid size (32 x 128 x 64 floats), where NumPy's ``ascontiguousarray`` over the
+same host memory takes ~0.4 ms. Kernels make their non-contiguous inputs contiguous the same slow way:
+megatron's attention ``torch.baddbmm(buffer, query.transpose(0, 1), key.transpose(0, 1).transpose(1, 2))``
+and ``torch.bmm(probs, value.transpose(0, 1))`` took ~10 ms each, ~1 ms with contiguous operands.
+
+:func:`host_contiguous` copies through :func:`~mindspeed_ms.compat.host_memory.host_array` into a new
+tensor, as an autograd Function whose backward hands the gradient through unchanged (a contiguous copy
+is the identity on values). ``Tensor.contiguous`` and the batched matmuls' operands use it for tensors of
+at least :data:`MIN_ELEMENTS` elements; smaller ones, and tensors already contiguous, take MindSpore's path.
+The values are the same bits (a copy).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MIN_ELEMENTS", "batched_operands_wrapper", "contiguous_wrapper", "host_contiguous"]
+
+#: below this many elements MindSpore's own copy is cheap enough
+MIN_ELEMENTS = 16384
+
+
+@functools.lru_cache(maxsize=1)
+def _function() -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    import numpy as np
+    from mindspore import Tensor
+    from msadapter.autograd import Function
+
+    from mindspeed_ms.compat.host_memory import host_array
+
+    class HostContiguous(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """A contiguous copy made by NumPy; the gradient passes through."""
+
+        @staticmethod
+        def forward(ctx: Any, tensor: Any) -> Any:
+            return Tensor(np.ascontiguousarray(host_array(tensor)), dtype=tensor.dtype)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad
+
+    return HostContiguous
+
+
+def _copied(tensor: Any) -> bool:
+    """Whether ``tensor`` is a strided view worth copying on the host."""
+    shape = getattr(tensor, "_shape", None)
+    return shape is not None and math.prod(shape) >= MIN_ELEMENTS and not tensor.is_contiguous()
+
+
+def host_contiguous(tensor: Any) -> Any:
+    """Return a contiguous copy of ``tensor`` made on the host (gradients flow through), or ``tensor`` itself.
+
+    Args:
+        tensor: a MindSpore/MSAdapter tensor on the CPU backend.
+
+    Returns:
+        ``tensor`` when it is contiguous or small, else a new contiguous tensor of the same values and dtype.
+    """
+    return _function().apply(tensor) if _copied(tensor) else tensor
+
+
+def contiguous_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.contiguous``: a large strided view is copied by :func:`host_contiguous`."""
+
+    @functools.wraps(op)
+    def contiguous(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not _copied(self):
+            return op(self, *args, **kwargs)
+        return _function().apply(self)
+
+    return contiguous
+
+
+def batched_operands_wrapper(first: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap a batched matmul whose matrix operands are the positional arguments ``first`` and ``first + 1``
+    (``bmm(input, mat2)``: 0; ``baddbmm(input, batch1, batch2)``: 1): strided operands are copied on the host."""
+
+    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(op)
+        def batched(*args: Any, **kwargs: Any) -> Any:
+            if len(args) >= first + 2 and (_copied(args[first]) or _copied(args[first + 1])):
+                args = (*args[:first], host_contiguous(args[first]), host_contiguous(args[first + 1]),
+                        *args[first + 2:])
+            return op(*args, **kwargs)
+
+        return batched
+
+    return wrapper
