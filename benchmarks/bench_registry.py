@@ -14,7 +14,8 @@ Prints, in one run:
   (b) the per-call cost of a replaced function against calling the replacement directly;
   (c) importing 1,000 unrelated modules with 500 hooks armed against none.
 
-Run: ``python benchmarks/bench_registry.py`` (``--quick`` for a smaller, faster run).
+Run: ``python benchmarks/bench_registry.py`` (``--quick`` for a smaller, faster run; ``--pure-python`` runs the
+alias pass without its C accelerator, ``mindspeed_ms.engine._identity``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from mindspeed_ms import PatchRegistry
+from mindspeed_ms.engine import aliases
 
 PREFIX = "bench_synth"
 #: The stand-in of MindSpeed 2.2.0's ``mindspeed.patch_utils`` (its algorithm, our code).
@@ -335,8 +337,16 @@ def bench_imports(n_imports: int, n_hooks: int, runs: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
+    parser.add_argument("--pure-python", action="store_true", help="the alias pass without its C accelerator")
     args = parser.parse_args(argv)
-    if args.quick:
+    with aliases.accelerator(aliases.has_accelerator() and not args.pure_python):
+        print(f"alias pass: {'C accelerator' if aliases.is_accelerated() else 'pure Python'}")
+        run(args.quick)
+    return 0
+
+
+def run(quick: bool) -> None:
+    if quick:
         bench_apply(600, 100, 50, 3)
         bench_apply(600, 100, 50, 3, shared=True)
         bench_shared_shape(600, 50, 100, 6, 3)
@@ -348,7 +358,6 @@ def main(argv: list[str] | None = None) -> int:
         bench_shared_shape(3000, 50, 500, 6, 7)
         bench_call(1_000_000)
         bench_imports(1000, 500, 7)
-    return 0
 
 
 if __name__ == "__main__":

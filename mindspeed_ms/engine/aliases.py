@@ -103,8 +103,10 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
             groups.setdefault(pair[0], []).append(entry)
     wanted = list(groups.values())
     originals = [same[0][1] for same in wanted]
-    hits = (_compiled_find(sys.modules, originals) if _use_compiled and _compiled_find is not None
-            else list(_find_in_python(originals, wanted)))
+    modules = sys.modules
+    # the accelerator reads a dict's table: sys.modules replaced by another mapping is read by the Python pass
+    hits = (_compiled_find(modules, originals) if _use_compiled and _compiled_find is not None
+            and isinstance(modules, dict) else list(_find_in_python(originals, wanted)))
     for module_name, module, key, index in hits:
         package = module_name.partition(".")[0] + "." if "." in module_name else None
         for name, original, replacement, patch, skip in wanted[index]:
