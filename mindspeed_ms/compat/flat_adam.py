@@ -176,9 +176,9 @@ def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, An
 
     cache = optimizer.__dict__.setdefault(_CACHE, {})
     flat = cache.get(id(bucket))
-    if flat is not None and len(flat.views) == len(pairs) and all(
+    if flat is not None and len(flat.views) == len(pairs) and all([  # a list: one frame, not one per parameter
             state.get("exp_avg") is views[0] and state.get("exp_avg_sq") is views[1]
-            and (not amsgrad or state.get("max_exp_avg_sq") is views[2]) for state, views in zip(states, flat.views)):
+            and (not amsgrad or state.get("max_exp_avg_sq") is views[2]) for state, views in zip(states, flat.views)]):
         return flat  # type: ignore[no-any-return]
 
     def gathered(key: str) -> Any:

@@ -15,7 +15,7 @@ import functools
 import math
 from typing import Any, Callable
 
-__all__ = ["host_array", "host_memory_reason", "kept_array", "synchronize", "tensor_reads"]
+__all__ = ["executor", "host_array", "host_memory_reason", "kept_array", "synchronize", "tensor_reads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -28,7 +28,8 @@ def host_memory_reason() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _executor() -> Any:
+def executor() -> Any:
+    """MindSpore's PyNative executor (``executor().sync()`` is :func:`synchronize` without our frame around it)."""
     from mindspore.common.api import _pynative_executor
 
     return _pynative_executor
@@ -38,7 +39,7 @@ def synchronize() -> None:
     """Wait for every queued kernel, so host memory holds what the tensors hold."""
     # mindspore.runtime.synchronize() is a no-op (and logs an error) on CPU; the PyNative executor's sync
     # waits for the kernels queued when launch is asynchronous (MINDSPEED_MS_LAUNCH_BLOCKING=0).
-    _executor().sync()
+    executor().sync()
 
 
 class _Memory:
@@ -114,7 +115,7 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
         own attributes (shape, flags): arrays over the same memory, shape and strides are shared.
     """
     if sync:
-        _executor().sync()
+        executor().sync()
     address, stride = tensor_reads()
     raw = getattr(tensor, "_shape", None)
     shape: tuple[int, ...] = tuple(raw) if raw is not None else _shape(tensor)

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
-from mindspeed_ms.compat.host_memory import host_array, host_memory_reason, kept_array, synchronize, tensor_reads
+from mindspeed_ms.compat.host_memory import executor, host_array, host_memory_reason, kept_array, tensor_reads
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
@@ -132,26 +132,30 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     NumPy pass, the same IEEE sums as the kernel, no temporary, no kernel. Anything else returns False and
     the caller takes the general path.
     """
-    # MindSpore's dtypes are singletons: identity tests on its own dtype attribute (no Python property)
-    dtype = getattr(other, "_dtype", None)
-    if dtype is None or dtype is not getattr(tensor, "_dtype", None) or dtype not in _host_add_dtypes():
+    # MindSpore's own attributes, read directly (no property, no getattr call: ~30 calls a step under DDP), and
+    # identity tests of its dtypes (singletons)
+    try:
+        dtype = other._dtype
+        if dtype is not tensor._dtype or dtype not in _host_add_dtypes():
+            return False
+        if tensor._base is None and not _is_view(tensor):  # _is_view's first test, inline
+            return False
+        if (host_memory_reason() is not None or (tensor.requires_grad and records_grad(tensor))
+                or (other.requires_grad and records_grad(other))):
+            return False
+        # the arrays host_array handed out before, looked up without a call of ours (DDP's views and gradients
+        # come back every step); host_array builds them otherwise
+        executor().sync()  # first (synchronize(), inline): a queued kernel's output has its memory once it ran
+        address, stride = tensor_reads()
+        begin, other_begin = address(tensor), address(other)
+        target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
+        if target is None:
+            target = host_array(tensor, sync=False)
+        source = kept_array((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
+        if source is None:
+            source = host_array(other, sync=False)
+    except AttributeError:  # not MindSpore tensors: the general path
         return False
-    if getattr(tensor, "_base", None) is None and not _is_view(tensor):  # _is_view's first test, inline
-        return False
-    if (host_memory_reason() is not None or (getattr(tensor, "requires_grad", False) and records_grad(tensor))
-            or (getattr(other, "requires_grad", False) and records_grad(other))):
-        return False
-    # the arrays host_array handed out before, read from its cache without a call (DDP's views and gradients
-    # come back every step); host_array builds them otherwise
-    synchronize()  # first: a queued kernel's output has its memory once it ran
-    address, stride = tensor_reads()
-    begin, other_begin = address(tensor), address(other)
-    target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
-    if target is None:
-        target = host_array(tensor, sync=False)
-    source = kept_array((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
-    if source is None:
-        source = host_array(other, sync=False)
     if target.shape != source.shape or not (target.flags.c_contiguous and source.flags.c_contiguous):
         return False
     if begin != other_begin and begin < other_begin + source.nbytes and other_begin < begin + target.nbytes:

@@ -129,7 +129,10 @@ def _grads_for_norm(optimizer: Any) -> tuple[list[Any], list[Any]]:
     decoupled = optimizer.config.use_precision_aware_optimizer
     params, grads = [], []
     for param in optimizer.get_parameters():
-        grad = getattr(param, "decoupled_grad", None) if decoupled else param.grad
+        # ``param.grad`` of a leaf (every parameter an optimizer holds) is MindSpore's ``_grad`` attribute: read
+        # without the property's Python frame; anything else through the property (it warns as PyTorch does)
+        grad = getattr(param, "decoupled_grad", None) if decoupled else (
+            param._grad if getattr(param, "_is_leaf", False) else param.grad)
         if grad is not None and param_is_not_shared(param) and param_is_not_tensor_parallel_duplicate(param):
             params.append(param)
             grads.append(grad)
@@ -167,7 +170,8 @@ def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: f
     float32 = mindspore.float32
     params, grads = [], []
     for param in parameters:
-        grad = getattr(param, "decoupled_grad", None) if use_decoupled_grad else param.grad
+        grad = getattr(param, "decoupled_grad", None) if use_decoupled_grad else (
+            param._grad if getattr(param, "_is_leaf", False) else param.grad)  # as in _grads_for_norm
         if grad is None:
             continue
         if grad._dtype is not float32 and grad.dtype != float32 and not (

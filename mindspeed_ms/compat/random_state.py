@@ -48,11 +48,13 @@ KNOWN_KERNELS = ("StandardNormal", "UniformInt", "UniformReal", "choice_with_mas
                  "standard_laplace", "standard_normal", "uniform")
 
 
+@functools.cache  # looked up a few times per RNG fork: the cache's hit is a C call, no import machinery
 def _seeds() -> Any:
     # ``mindspore.common.seed`` the attribute is the set_seed function; the module holds the counters
     return importlib.import_module("mindspore.common.seed")
 
 
+@functools.cache  # MindSpore builds it once, at import (mindspore/common/generator.py)
 def _generator() -> Any:
     from mindspore.common.generator import default_generator
 
@@ -69,11 +71,12 @@ _NAMES: dict[int, str] = {_crc(name): name for name in KNOWN_KERNELS}
 
 def _generator_state() -> bytes:
     """The default generator's (seed, offset) as MindSpore's 16-byte state, read from its parameters (a quarter
-    of the cost of ``get_state``, which the RNG tracker pays on every fork) with ``item()``, which costs ~1 us
-    where ``asnumpy()`` costs ~18 us (NumPy parses the buffer's format on every call)."""
+    of the cost of ``get_state``, which the RNG tracker pays on every fork) with ``_item()`` (what ``item()``
+    calls, without the wrappers in front of it), which costs ~1 us where ``asnumpy()`` costs ~18 us (NumPy
+    parses the buffer's format on every call)."""
     generator = _generator()
     try:
-        return struct.pack("<qq", int(generator._seed.item()), int(generator._offset.item()))
+        return struct.pack("<qq", int(generator._seed._item()), int(generator._offset._item()))
     except AttributeError:  # another MindSpore layout: ask the generator
         return bytes(generator.get_state().asnumpy().tobytes())
 
