@@ -127,11 +127,18 @@ class ImportWatcher:
     def watch(self, name: str, key: int, callback: Callback) -> None:
         """Fire ``callback(module)`` each time module ``name`` finishes executing."""
         with self._lock:
-            self._watch.setdefault(name, {})[key] = callback
-            current = sys.modules.get(name)
-            if current is not None and name not in self._seen:
-                self._remember(name, current)
-            self._install()
+            subscribers = self._watch.get(name)
+            if subscribers is None:
+                self._watch[name] = {key: callback}
+            else:
+                subscribers[key] = callback
+            if name not in self._seen:
+                current = sys.modules.get(name)
+                if current is not None:
+                    self._remember(name, current)
+            meta_path = sys.meta_path
+            if not meta_path or meta_path[0] is not self:  # first already: the usual case, told without a call
+                self._install()
 
     def when_imported(self, name: str, callback: Callback) -> Callable[[], None]:
         """Call ``callback(module)`` once, when module ``name`` finishes executing; at once if it is imported.
