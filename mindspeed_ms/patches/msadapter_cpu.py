@@ -224,6 +224,14 @@ def _register_fast_kernels(registry: Any) -> None:
             purpose="bmm/baddbmm of transposed views (megatron's attention scores and context) make the operands "
                     "contiguous with the slow CPU copy first (~10 ms per call at the mid size, ~1 ms with "
                     "contiguous operands); NumPy copies them")
+    from mindspeed_ms.compat import fast_masked_fill
+
+    for target in (f"{_TENSOR}.masked_fill", "msadapter.ops.other.masked_fill"):
+        registry.register(
+            target, fast_masked_fill.masked_fill_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="masked_fill's gradient is grad * (1 - mask) with the mask broadcast (Cast, Sub, Mul: ~10 ms "
+                    "for megatron's causal mask over the mid-size scores); PyTorch's gradient, "
+                    "grad.masked_fill(mask, 0), is one MaskedFill")
     from mindspeed_ms.compat import gelu
 
     registry.register(
