@@ -619,3 +619,16 @@ def test_a_report_made_after_an_overwrite_keeps_it_when_the_slot_is_put_back(reg
     assert report.counts["overwritten"] == 1
     assert report.statuses[0].state == "overwritten"
     assert "it now holds builtins.len" in report.statuses[0].reason
+
+
+def test_a_report_pickles_and_copies_with_its_statuses(reg, modules):
+    import copy
+    import pickle
+
+    modules.load("m_report_pickle", SOURCE)
+    reg.register("m_report_pickle.func", replacement)
+    report = reg.apply()
+    restored = pickle.loads(pickle.dumps(report))
+    assert restored == report
+    assert restored.statuses[0].state == "applied"
+    assert copy.copy(report).statuses == report.statuses

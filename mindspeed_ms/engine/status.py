@@ -121,6 +121,10 @@ class ApplyReport:
     def __repr__(self) -> str:
         return f"ApplyReport(registry={self.registry!r}, counts={self.counts!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled and copied with its statuses built (the function building them is the registry's)
+        return (ApplyReport, (self.registry, self.counts, self.statuses))
+
     @property
     def applied(self) -> int:
         return self.counts.get("applied", 0)
