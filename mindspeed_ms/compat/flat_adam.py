@@ -81,6 +81,7 @@ class _Layout:
     offsets: list[int]  # each parameter's start in the bucket, buffer order
     steps: list[Any] | None = None  # each parameter's ``state["step"]`` as last seen, buffer order
     cells: list[Any] | None = None  # a ctypes float over each of them (None: not a 0-d float32 tensor)
+    chunks: tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None = None  # (the arrays, :func:`_chunks` of them)
 
 
 def _placed(bucket: Any) -> list[Any] | None:
@@ -249,6 +250,32 @@ def _scratch(flat: _FlatState, size: int) -> tuple[Any, Any]:
     return flat.scratch
 
 
+def _chunks(layout: _Layout, grads: Any, firsts: Any, seconds: Any, maxima: Any, work: Any, update: Any
+            ) -> list[tuple[Any, ...]]:
+    """The bucket in chunks of :data:`_CHUNK` elements, across parameters (a small model's many small tensors
+    cost few NumPy calls; the ~13 passes of a chunk stay in cache): for each chunk, its slices of the gradient,
+    moments and work memory, and the parts of the parameters in it as (first moment, denominator, update work,
+    parameter memory, the parameter's index in buffer order). Kept in ``layout`` while the arrays are the same.
+    """
+    chunks = []
+    index = 0
+    for start in range(0, grads.size, _CHUNK):
+        stop = min(start + _CHUNK, grads.size)
+        first, tmp, upd = firsts[start:stop], work[:stop - start], update[:stop - start]
+        parts = []
+        while index < len(layout.values):
+            begin, values = layout.offsets[index], layout.values[index]
+            low, high = max(begin, start), min(begin + values.size, stop)
+            parts.append((first[low - start:high - start], tmp[low - start:high - start],
+                          upd[low - start:high - start], values[low - begin:high - begin], index))
+            if begin + values.size > stop:
+                break  # the parameter goes on in the next chunk
+            index += 1
+        chunks.append((grads[start:stop], first, seconds[start:stop],
+                       maxima[start:stop] if maxima is not None else None, tmp, upd, parts))
+    return chunks
+
+
 def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any, dict[str, Any]]],
             is_decoupled: bool) -> bool:
     import numpy as np
@@ -280,30 +307,21 @@ def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any,
     seconds = host_array(flat.second, sync=False, flat=True)
     maxima = host_array(flat.maximum, sync=False, flat=True) if amsgrad else None
     work, update = _scratch(flat, min(_CHUNK, grads.size))
-    # Each group's step size and decay factor; each parameter: (its start in the bucket, its host memory, those).
+    # Each parameter's group's step size and decay factor (the learning rate may change every step).
     factors = {}
     for group in groups:
         lr = float(group["lr"])
         decay = dtype(1 - lr * group["weight_decay"]) if group["weight_decay"] != 0 else None
         factors[id(group)] = (dtype(-lr / (1 - beta1 ** count)), decay)
-    segments = [(offset, values, *factors[id(group)])
-                for offset, values, (_, group) in zip(layout.offsets, layout.values, pairs)]
-    # Chunks of the bucket (across parameters, so a small model's many small tensors cost few NumPy calls).
-    index = 0
-    for start in range(0, grads.size, _CHUNK):
-        stop = min(start + _CHUNK, grads.size)
-        grad, first, second = grads[start:stop], firsts[start:stop], seconds[start:stop]
-        tmp, upd = work[:stop - start], update[:stop - start]
-        maximum = maxima[start:stop] if maxima is not None else None
+    per_param = [factors[id(group)] for _, group in pairs]
+    arrays = (grads, firsts, seconds, maxima, work, update)
+    if layout.chunks is None or not all(map(operator.is_, layout.chunks[0], arrays)):
+        layout.chunks = (arrays, _chunks(layout, *arrays))
+    for grad, first, second, maximum, tmp, upd, parts in layout.chunks[1]:
         host_kernels.adam_moments(grad, first, second, maximum, tmp, upd if maximize else None, scalars)
-        while index < len(segments):
-            begin, values, step_size, decay = segments[index]
-            low, high = max(begin, start), min(begin + values.size, stop)
-            host_kernels.adam_apply(first[low - start:high - start], tmp[low - start:high - start], step_size,
-                                    upd[low - start:high - start], values[low - begin:high - begin], decay)
-            if begin + values.size > stop:
-                break  # the parameter goes on in the next chunk
-            index += 1
+        for first_part, tmp_part, upd_part, values_part, index in parts:
+            step_size, decay = per_param[index]
+            host_kernels.adam_apply(first_part, tmp_part, step_size, upd_part, values_part, decay)
     _set_steps(layout, states, count)
     return True
 

@@ -83,17 +83,10 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
     its parameters is in ``params``, each gradient lies where the parameter's ``main_grad`` view lies, and
     the bucket holds nothing else (no padding).
     """
-    members: dict[int, list[int]] = {}
-    buckets: dict[int, Any] = {}
-    for index, param in enumerate(params):
-        bucket = getattr(param, BUCKET_ATTRIBUTE, None)
-        if bucket is not None:
-            members.setdefault(id(bucket), []).append(index)
-            buckets[id(bucket)] = bucket
+    members = _members(params)
     whole: list[Any] = []
     taken: set[int] = set()
-    for key, indices in members.items():
-        bucket = buckets[key]
+    for bucket, indices in members:
         if len(indices) != len(bucket.params_list):
             continue
         chosen = [params[i] for i in indices]
@@ -106,6 +99,30 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
         taken.update(indices)
     rest = [grad for index, grad in enumerate(grads) if index not in taken] if taken else list(grads)
     return whole, rest
+
+
+#: The last grouping :func:`_members` made: (the parameters, the bucket each named, the grouping)
+_GROUPING: list[Any] = [None]
+
+
+def _members(params: list[Any]) -> list[tuple[Any, list[int]]]:
+    """Each bucket named by a parameter of ``params``, with the indices of its parameters in ``params``.
+
+    Kept while the same parameters name the same buckets (grad norm and clipping ask for the same list every
+    step), checked with C-level reads (no Python call per parameter).
+    """
+    owners = list(map(getattr, params, itertools.repeat(BUCKET_ATTRIBUTE), itertools.repeat(None)))
+    known = _GROUPING[0]
+    if (known is not None and len(known[0]) == len(params) and all(map(operator.is_, known[0], params))
+            and all(map(operator.is_, known[1], owners))):
+        return known[2]  # type: ignore[no-any-return]
+    grouped: dict[int, tuple[Any, list[int]]] = {}
+    for index, bucket in enumerate(owners):
+        if bucket is not None:
+            grouped.setdefault(id(bucket), (bucket, []))[1].append(index)
+    members = list(grouped.values())
+    _GROUPING[0] = (list(params), owners, members)
+    return members
 
 
 #: MindSpore's own attributes behind ``shape`` and ``dtype`` (no Python property frame; read per parameter)
