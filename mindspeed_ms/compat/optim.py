@@ -186,8 +186,10 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
             # AdamW always decouples, also in groups built by MSAdapter's own __init__ before patching.
             decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
             for param in group["params"]:
+                if id(param) in flat:  # updated with its bucket (before reading grad: one property call less)
+                    continue
                 grad = param.grad
-                if grad is None or id(param) in flat:
+                if grad is None:
                     continue
                 state = self.state[param]
                 if not state:
