@@ -149,7 +149,7 @@ class Adaptation:
         the provider's registry (the engine's :func:`~mindspeed_ms.engine.registry.registry_being_filled`);
         ``MindSporeAdaptation.register`` and MindSpeed's manager facade both ask this.
         """
-        from mindspeed_ms.engine.filling import registry_being_filled
+        from mindspeed_ms.engine.registry import registry_being_filled
 
         filling = registry_being_filled()
         return filling if filling is not None else self.registry()  # not `or`: an empty registry is falsy
@@ -307,7 +307,7 @@ class Adaptation:
         """
         with self._lock:
             if self._handed_over:
-                from mindspeed_ms.patch_manager.manager import default_binding
+                from mindspeed_ms.patch_manager.binding import default_binding
 
                 binding = default_binding()
                 previous = binding.hand_over(None)
@@ -353,7 +353,7 @@ class Adaptation:
             registry: returns the registry the mode executed applies: :meth:`registry` in MindSpore
                 mode, :meth:`pytorch_registry` in PyTorch mode (execution applies no other there).
         """
-        from mindspeed_ms.patch_manager.manager import default_binding
+        from mindspeed_ms.patch_manager.binding import default_binding
 
         default_binding().hand_over(registry)
         self._handed_over = True

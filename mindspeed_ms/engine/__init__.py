@@ -1,8 +1,8 @@
 """The patch engine: registry, apply/revert with rollback, journal, import watcher, target resolution.
 
 Modules: :mod:`.registry` (what is registered, conflicts, provenance, status; a registration checked
-by :mod:`.registration`, its all-or-nothing blocks kept by :mod:`.scopes`, the registry being filled
-in this context by :mod:`.filling`) and :mod:`.applier`
+by :mod:`.registration`, its all-or-nothing blocks kept by :mod:`.scopes` and the registry being
+filled in this context) and :mod:`.applier`
 (its applying half: the one install path, resolve -> install -> record, for a batch with rollback and
 for a module just imported; revert); :mod:`.patch_record` (the per-target record,
 :class:`PatchRecord`), :mod:`.install` (resolving a target and installing a record there) and

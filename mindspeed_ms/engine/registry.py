@@ -6,8 +6,9 @@ briefly without risk of deadlock. The registry creates it and hands it to its
 :class:`~mindspeed_ms.engine.applier.Applier` (the applying half, same data, same lock).
 ``_op_lock`` serializes apply/revert/unregister; the import hook never takes it.
 
-A registration is checked by :mod:`.registration` before it is recorded; which registry is being
-filled (a provider block's) is :mod:`.filling`'s, re-exported here.
+A registration is checked by :mod:`.registration` before it is recorded. Which registry is being
+filled (the innermost provider/transaction block's) is per context: a :class:`~contextvars.ContextVar`,
+so a thread or an asyncio task started elsewhere does not see another's block.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .applier import MISSING_TARGET_POLICIES, Applier, ApplyOptions
 from .errors import PatchConflictError, PatchValidationError, TargetNotFoundError
-from .filling import filling, registry_being_filled
 from .patch_record import NO_REPLACEMENT, PatchRecord, StatusSnapshot, status_of
 from .registration import check_registration
 from .scopes import RegistrationScopes
@@ -29,6 +30,25 @@ from .targets import parse_target, suggest
 from .watcher import ImportWatcher, default_watcher
 
 __all__ = ["PatchRegistry", "registry_being_filled", "filling", "MISSING_TARGET_POLICIES"]
+
+_being_filled: ContextVar[PatchRegistry | None] = ContextVar("mindspeed_ms_registry_being_filled", default=None)
+
+
+def registry_being_filled() -> PatchRegistry | None:
+    """Return the registry being filled in this context (the innermost provider/transaction/:func:`filling`
+    block's), or ``None``: where ``MindSporeAdaptation.register`` and MindSpeed's manager facade register."""
+    return _being_filled.get()
+
+
+@contextmanager
+def filling(registry: PatchRegistry) -> Iterator[PatchRegistry]:
+    """Make ``registry`` the one :func:`registry_being_filled` returns in this context, for the block (blocks
+    nest). It neither attributes nor rolls back registrations: :meth:`PatchRegistry.provider` does."""
+    token = _being_filled.set(registry)
+    try:
+        yield registry
+    finally:
+        _being_filled.reset(token)
 
 
 class PatchRegistry:
