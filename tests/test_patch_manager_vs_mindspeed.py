@@ -265,7 +265,7 @@ def test_every_register_spelling_defaults_as_mindspeeds_manager() -> None:
     # reference; MindSporeAdaptation.register differs on purpose (force_patch=True, as MindSpeed-LLM's).
     import inspect
 
-    from mindspeed_ms.patch_manager.manager import ManagerBinding
+    from mindspeed_ms.patch_manager.binding import ManagerBinding
     from mindspeed_ms.patch_manager.patch import MindSpeedPatch
 
     def defaults(function: Callable[..., Any], *names: str) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 for the ~900 ``register_patch`` calls of MindSpeed and MindSpeed-LLM, but every registration lands
 in a :class:`~mindspeed_ms.PatchRegistry`: exact, lazy, reverted from records, visible in
 ``status()``. Modules: :mod:`.manager` (the manager class, ``patches_info``, :func:`bind_manager`),
-:mod:`.patch` (the ``Patch`` view), :mod:`.adoption` (making ``mindspeed.patch_utils`` use these).
+:mod:`.patch` (the ``Patch`` view), :mod:`.binding` (which registry they fill), :mod:`.adoption`
+(making ``mindspeed.patch_utils`` use these).
 
 Only re-exports live here, loaded on first use (PEP 562).
 """

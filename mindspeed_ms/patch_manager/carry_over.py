@@ -42,7 +42,9 @@ def take_over_patches_info(registrations: Mapping[str, Any]) -> Any:
         AdoptionError: MindSpeed's manager already applied some of them (a ``RuntimeError``).
         PatchConflictError: one of them conflicts with a registration made through mindspeed_ms.
     """
-    from .manager import MindSpeedPatchesManager, default_binding
+    from .binding import default_binding
+    from .manager import MindSpeedPatchesManager
+    from .patch import register_viewed, view_of
 
     applied = tuple(target for target, patch in registrations.items() if getattr(patch, "is_applied", False))
     if applied:
@@ -57,12 +59,12 @@ def take_over_patches_info(registrations: Mapping[str, Any]) -> Any:
         for target, patch in registrations.items():
             func = getattr(patch, "patch_func", None)
             if func is not None:
-                binding.register(target, None if _is_mindspeed_dummy(func) else func, force_patch=False,
-                                 create_dummy=bool(getattr(patch, "create_dummy", False)), registry=registry,
-                                 kind="replace", site=CARRIED_SITE)
+                register_viewed(binding, target, None if _is_mindspeed_dummy(func) else func, force_patch=False,
+                                create_dummy=bool(getattr(patch, "create_dummy", False)), registry=registry,
+                                kind="replace", site=CARRIED_SITE)
             for wrapper in list(getattr(patch, "wrappers", ())):
-                binding.register(target, wrapper, force_patch=False,
-                                 create_dummy=bool(getattr(patch, "create_dummy", False)), registry=registry,
-                                 kind="wrap", site=CARRIED_SITE)
-            binding.view(registry, target)  # an emptied Patch keeps its key, as in MindSpeed
+                register_viewed(binding, target, wrapper, force_patch=False,
+                                create_dummy=bool(getattr(patch, "create_dummy", False)), registry=registry,
+                                kind="wrap", site=CARRIED_SITE)
+            view_of(binding, registry, target)  # an emptied Patch keeps its key, as in MindSpeed
     return MindSpeedPatchesManager.patches_info

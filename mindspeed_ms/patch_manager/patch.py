@@ -17,13 +17,13 @@ from mindspeed_ms.engine.journal import MISSING
 from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference, resolve_reference
 from mindspeed_ms.engine.targets import parse_target, resolve_target
 
+from .binding import ManagerBinding, binding_of, default_binding, wrapper_name
+
 if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.engine.patch_record import PatchRecord
     from mindspeed_ms.engine.registry import PatchRegistry
 
-    from .manager import ManagerBinding
-
-__all__ = ["MindSpeedPatch", "Patch", "patch_view", "split_target", "wrapper_name"]
+__all__ = ["MindSpeedPatch", "Patch", "register_viewed", "split_target", "view_of"]
 
 #: Record states in which a target counts as applied for MindSpeed's ``is_applied`` (armed counts:
 #: the patch goes in the moment its module finishes importing).
@@ -34,13 +34,6 @@ def split_target(orig_func_name: str) -> tuple[str, str | None]:
     """Split a target the way MindSpeed does: ``("pkg.mod.Class", "method")``; ``(name, None)`` without a dot."""
     module_name, _, func_name = orig_func_name.rpartition(".")
     return (module_name, func_name) if module_name else (orig_func_name, None)
-
-
-def wrapper_name(wrapper: Any) -> str:
-    """Return the ``__name__`` MindSpeed matches wrappers by (the attribute name of a lazy reference)."""
-    if is_reference(wrapper):
-        return str(wrapper).rpartition(":")[2].rpartition(".")[2]
-    return str(getattr(wrapper, "__name__", ""))
 
 
 def _as_read(raw: Any, owner: Any) -> Any:
@@ -118,11 +111,9 @@ class MindSpeedPatch:
 
     def __init__(self, orig_func_name: str, new_func: Any = None, create_dummy: bool = False, *,
                  manager: Any = None) -> None:
-        from .manager import binding_of, default_binding
-
         binding = binding_of(manager) if manager is not None else default_binding()
         self._init(binding, binding.registry(), orig_func_name)
-        binding.register(orig_func_name, new_func, force_patch=False, create_dummy=create_dummy)
+        register_viewed(binding, orig_func_name, new_func, force_patch=False, create_dummy=create_dummy)
 
     def _init(self, binding: ManagerBinding, registry: PatchRegistry, target: str) -> None:
         parse_target(target)
@@ -218,7 +209,7 @@ class MindSpeedPatch:
         Raises:
             PatchConflictError: another replacement is registered and ``force_patch`` is False.
         """
-        self._binding.register(self.target, new_func, force_patch=force_patch, create_dummy=False,
+        register_viewed(self._binding, self.target, new_func, force_patch=force_patch, create_dummy=False,
                                registry=self._registry)
 
     def apply_patch(self) -> None:
@@ -231,7 +222,7 @@ class MindSpeedPatch:
         Raises:
             PatchApplyError: installing it failed; nothing changed.
         """
-        from mindspeed_ms.engine.filling import registry_being_filled
+        from mindspeed_ms.engine.registry import registry_being_filled
 
         if self.is_applied or self.record is None or registry_being_filled() is self._registry:
             return
@@ -274,7 +265,7 @@ class MindSpeedPatch:
                 if old is not None:
                     self._binding.reregister(self._registry, self.target, old)
                 else:
-                    self._binding.register(self.target, wrap, force_patch=False, create_dummy=False,
+                    register_viewed(self._binding, self.target, wrap, force_patch=False, create_dummy=False,
                                            registry=self._registry, kind="wrap")
 
     # -- MindSpeed's static helper ----------------------------------------------------------------
@@ -315,8 +306,20 @@ class MindSpeedPatch:
 Patch = MindSpeedPatch
 
 
-def patch_view(binding: ManagerBinding, registry: PatchRegistry, target: str) -> MindSpeedPatch:
-    """Return a :class:`MindSpeedPatch` viewing ``target`` in ``registry`` (the manager's way in; registers nothing)."""
+def view_of(binding: ManagerBinding, registry: PatchRegistry, target: str) -> MindSpeedPatch:
+    """Return the (one) :class:`MindSpeedPatch` of ``target`` in ``registry`` for ``binding``; registers nothing."""
+    view = binding.cached_view(registry, target)
+    if isinstance(view, MindSpeedPatch):
+        return view
     view = MindSpeedPatch.__new__(MindSpeedPatch)
     view._init(binding, registry, target)
+    binding.keep_view(registry, target, view)
     return view
+
+
+def register_viewed(binding: ManagerBinding, target: str, new_func: Any, **options: Any) -> MindSpeedPatch:
+    """Register through ``binding`` (:meth:`ManagerBinding.register`'s options) and return the target's view.
+
+    The view is made even when the registration changed nothing: it keeps the target's key in ``patches_info``.
+    """
+    return view_of(binding, binding.register(target, new_func, **options), target)
