@@ -14,29 +14,14 @@ import functools
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import UnsupportedOpOptionError
+from mindspeed_ms.compat.return_types import return_type
 
 __all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var", "topk_wrapper", "sort",
            "sort_wrapper", "int64_indices_wrapper", "max_wrapper", "min_wrapper", "bincount", "index_add",
-           "tensor_index_add", "tensor_index_add_", "embedding", "setitem_through_views_wrapper", "return_type"]
+           "tensor_index_add", "tensor_index_add_", "embedding", "setitem_through_views_wrapper"]
 
 
 # --- results with .values / .indices, as torch.return_types ---------------------------------------------------
-
-
-@functools.cache
-def return_type(name: str) -> type:
-    """Return a ``torch.return_types.<name>``-like class: a tuple of (values, indices) with named fields.
-
-    Like PyTorch's structseq it is built from one iterable, so ``type(result)(items)`` works.
-    """
-
-    def __repr__(self: Any) -> str:
-        return f"torch.return_types.{name}(values={self[0]!r}, indices={self[1]!r})"
-
-    namespace = {"__slots__": (), "__module__": "torch.return_types", "n_fields": 2, "n_sequence_fields": 2,
-                 "values": property(lambda self: self[0], doc="the values"),
-                 "indices": property(lambda self: self[1], doc="the indices (int64)"), "__repr__": __repr__}
-    return type(name, (tuple,), namespace)
 
 
 def _int64(indices: Any) -> Any:

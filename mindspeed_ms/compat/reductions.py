@@ -306,7 +306,7 @@ def extreme_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
             keepdim = bool(args[1] if len(args) > 1 else kwargs.get("keepdim", False))
             if shape[_dims(len(shape), dim)[0]] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-            from mindspeed_ms.compat.msadapter_cpu_ops import return_type
+            from mindspeed_ms.compat.return_types import return_type
 
             out = reduced_shape(shape, dim, keepdim)
             return return_type(name)((_full(out, 0, input.dtype), _full(out, 0, mindspore.int64)))
