@@ -87,7 +87,7 @@ def check_target(patch: Any, *, static: bool = False, resolver: Any = None) -> T
         The :class:`TargetCheck`.
     """
     from mindspeed_ms.engine.errors import TargetNotFoundError
-    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
+    from mindspeed_ms.engine.replacements import NO_REPLACEMENT, is_reference
     from mindspeed_ms.engine.requirements import unmet_requirements
 
     status = patch.status(False)
@@ -152,7 +152,7 @@ def _static_signature_problems(patch: Any, resolver: Any) -> list[str]:
     A lazy ``"pkg.mod:attr"`` replacement is read from source too; an object replacement gives its own.
     Wraps (``kind="wrap"``) take the original, not its arguments: nothing to compare.
     """
-    from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
+    from mindspeed_ms.engine.replacements import NO_REPLACEMENT, is_reference
     from mindspeed_ms.engine.signatures import ast_shape, object_shape, shape_problems
 
     replacement = patch.replacement

@@ -5,7 +5,8 @@ by :mod:`.registration`, its all-or-nothing blocks kept by :mod:`.scopes` and th
 filled in this context) and :mod:`.applier`
 (its applying half: the one install path, resolve -> install -> record, for a batch with rollback and
 for a module just imported; revert); :mod:`.patch_record` (the per-target record,
-:class:`PatchRecord`), :mod:`.install` (resolving a target and installing a record there) and
+:class:`PatchRecord`; what a replacement is and its name: :mod:`.replacements`), :mod:`.install`
+(resolving a target and installing a record there) and
 :mod:`.journal` (the install/undo journal of primitive changes); :mod:`.aliases` (the one-pass rebinding of
 ``from``-imported copies, filtered in C by the optional ``_identity`` extension);
 :mod:`.watcher` (the ``sys.meta_path`` import watcher) and

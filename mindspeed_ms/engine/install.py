@@ -25,7 +25,8 @@ from .journal import (
     set_attr,
     undo_all,
 )
-from .patch_record import NO_REPLACEMENT, PatchRecord, is_reference, qualified_name, resolve_reference
+from .patch_record import PatchRecord
+from .replacements import NO_REPLACEMENT, is_reference, qualified_name, resolve_reference
 from .signatures import signature_problems, unwrap_descriptor
 from .targets import Located, locate, not_found, top_level_exists
 

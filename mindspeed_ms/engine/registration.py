@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import AdaptationError, PatchValidationError
-from .patch_record import is_reference
+from .replacements import is_reference
 from .requirements import normalize_requires
 from .targets import locate, parse_target
 

@@ -21,8 +21,9 @@ from typing import Any
 
 from .applier import MISSING_TARGET_POLICIES, Applier, ApplyOptions
 from .errors import PatchConflictError, PatchValidationError, TargetNotFoundError
-from .patch_record import NO_REPLACEMENT, PatchRecord, StatusSnapshot, status_of
+from .patch_record import PatchRecord, StatusSnapshot, status_of
 from .registration import check_registration
+from .replacements import NO_REPLACEMENT
 from .scopes import RegistrationScopes
 from .sites import caller_site
 from .status import STATES, ApplyReport, PatchStatus

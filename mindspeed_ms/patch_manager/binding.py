@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mindspeed_ms.engine.errors import PatchConflictError
-from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference
+from mindspeed_ms.engine.replacements import NO_REPLACEMENT, is_reference
 from mindspeed_ms.engine.sites import caller_site
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from mindspeed_ms.engine.errors import TargetNotFoundError
 from mindspeed_ms.engine.journal import MISSING
-from mindspeed_ms.engine.patch_record import NO_REPLACEMENT, is_reference, resolve_reference
+from mindspeed_ms.engine.replacements import NO_REPLACEMENT, is_reference, resolve_reference
 from mindspeed_ms.engine.targets import parse_target, resolve_target
 
 from .binding import ManagerBinding, binding_of, default_binding, wrapper_name
