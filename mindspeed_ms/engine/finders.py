@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.machinery import ModuleSpec, PathFinder
+from importlib.machinery import BuiltinImporter, FrozenImporter, ModuleSpec, PathFinder
 
 # Imported when the adaptor arms the watcher in PyTorch mode: ``typing`` is kept off the run-time path.
 TYPE_CHECKING = False
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["find_spec", "find_spec_on_path", "search_locations"]
+__all__ = ["find_spec", "find_spec_on_path", "is_safe_finder", "search_locations"]
 
 
 def find_spec(fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None, *,
@@ -96,3 +96,13 @@ def search_locations(spec: ModuleSpec | None) -> list[str] | None:
         return list(locations)
     except KeyError:
         return list(getattr(locations, "_path", ()))
+
+
+def is_safe_finder(finder: object) -> bool:
+    """Return True for meta path finders known to locate modules without running any code."""
+    if finder in (PathFinder, BuiltinImporter, FrozenImporter):
+        return True
+    # setuptools' editable-install finders (classes put on sys.meta_path) map top-level names to
+    # source folders without executing anything.
+    owner = finder if isinstance(finder, type) else type(finder)
+    return owner.__module__.startswith("__editable__")

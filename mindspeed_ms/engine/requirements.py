@@ -109,8 +109,7 @@ def module_folders(dotted: str) -> tuple[str, str] | None:
     import os
     import sys
 
-    from .finders import find_spec, search_locations
-    from .static import is_safe_finder  # the finders that locate without running code
+    from .finders import find_spec, is_safe_finder, search_locations  # finders that locate without running code
 
     path: list[str] | None = None
     top: str | None = None

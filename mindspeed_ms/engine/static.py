@@ -21,11 +21,11 @@ import pkgutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib.machinery import BuiltinImporter, FrozenImporter, ModuleSpec, PathFinder, SourceFileLoader
+from importlib.machinery import ModuleSpec
 from typing import Any
 
-from .finders import find_spec, find_spec_on_path, search_locations
-from .static_index import Binding, SourceModule, collect_bindings
+from .finders import find_spec, find_spec_on_path, is_safe_finder
+from .static_index import Binding, SourceModule, collect_bindings, read_module
 
 __all__ = ["StaticResult", "StaticResolver", "resolve_static", "OK", "MISSING", "UNVERIFIABLE"]
 
@@ -100,16 +100,6 @@ class _Outcome:
         self.unknown = self.unknown or other.unknown
 
 
-def is_safe_finder(finder: object) -> bool:
-    """Return True for meta path finders known to locate modules without running any code."""
-    if finder in (PathFinder, BuiltinImporter, FrozenImporter):
-        return True
-    # setuptools' editable-install finders (classes put on sys.meta_path) map top-level names to
-    # source folders without executing anything.
-    owner = finder if isinstance(finder, type) else type(finder)
-    return owner.__module__.startswith("__editable__")
-
-
 class StaticResolver:
     """Resolve many targets against installed sources, reading and parsing each module once.
 
@@ -159,42 +149,8 @@ class StaticResolver:
         elif spec is None:
             module = None
         else:
-            module = self._read(name, spec)
+            module = read_module(name, spec)
         self._modules[name] = module
-        return module
-
-    def _read(self, name: str, spec: ModuleSpec) -> SourceModule:
-        locations = search_locations(spec)
-        module = SourceModule(name, spec.origin, locations)
-        loader = spec.loader
-        if spec.origin is None:
-            if locations is not None and (loader is None or "Namespace" in type(loader).__name__):
-                return module  # a namespace package: no source, only submodules
-            # e.g. MSAdapter's `torch`, a proxy made by a meta path finder at run time
-            module.opaque = f"it is made at run time by {type(loader).__name__}"
-            return module
-        source: bytes | None = None
-        if isinstance(loader, SourceFileLoader) and spec.origin:
-            try:
-                with open(spec.origin, "rb") as handle:
-                    source = handle.read()
-            except OSError as exc:
-                module.opaque = f"its source {spec.origin!r} cannot be read ({exc})"
-        elif type(loader).__name__ == "zipimporter":
-            text = loader.get_source(name)  # type: ignore[union-attr]  # a zipimporter, checked above
-            source = text.encode() if text is not None else None
-        if source is None:
-            module.opaque = module.opaque or f"it has no Python source (origin {spec.origin!r})"
-            return module
-        try:
-            tree = ast.parse(source, filename=spec.origin or name)
-        except SyntaxError as exc:
-            module.opaque = f"its source does not parse ({exc})"
-            return module
-        collect_bindings(tree.body, module, module.scope)
-        module.has_getattr = any(
-            binding.kind == "function" for binding in module.scope.get("__getattr__", ())
-        )
         return module
 
     def _submodules(self, module: SourceModule) -> set[str]:

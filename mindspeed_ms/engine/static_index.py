@@ -1,5 +1,7 @@
 """The bindings a module's source makes, read with ``ast`` (for :mod:`mindspeed_ms.engine.static`).
 
+:func:`read_module` reads the source a spec locates (``.py`` files, zip imports) into a :class:`SourceModule`.
+
 Every name a module's top level can bind — classes, functions, assignments, imports, ``from``
 imports and ``*`` imports — including bindings inside module-level ``if``/``try``/``with``/loop
 blocks, recorded without executing anything.
@@ -10,8 +12,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.machinery import ModuleSpec, SourceFileLoader
 
-__all__ = ["SourceModule", "Binding", "collect_bindings", "absolute_name"]
+from .finders import search_locations
+
+__all__ = ["SourceModule", "Binding", "collect_bindings", "absolute_name", "read_module"]
 
 
 @dataclass
@@ -106,3 +111,37 @@ def absolute_name(module: SourceModule, name: str | None, level: int) -> str:
     return f"{package}.{name}" if name else package
 
 
+def read_module(name: str, spec: ModuleSpec) -> SourceModule:
+    """Read the module ``spec`` locates and collect its bindings; why it cannot be read goes in ``opaque``."""
+    locations = search_locations(spec)
+    module = SourceModule(name, spec.origin, locations)
+    loader = spec.loader
+    if spec.origin is None:
+        if locations is not None and (loader is None or "Namespace" in type(loader).__name__):
+            return module  # a namespace package: no source, only submodules
+        # e.g. MSAdapter's `torch`, a proxy made by a meta path finder at run time
+        module.opaque = f"it is made at run time by {type(loader).__name__}"
+        return module
+    source: bytes | None = None
+    if isinstance(loader, SourceFileLoader) and spec.origin:
+        try:
+            with open(spec.origin, "rb") as handle:
+                source = handle.read()
+        except OSError as exc:
+            module.opaque = f"its source {spec.origin!r} cannot be read ({exc})"
+    elif type(loader).__name__ == "zipimporter":
+        text = loader.get_source(name)  # type: ignore[union-attr]  # a zipimporter, checked above
+        source = text.encode() if text is not None else None
+    if source is None:
+        module.opaque = module.opaque or f"it has no Python source (origin {spec.origin!r})"
+        return module
+    try:
+        tree = ast.parse(source, filename=spec.origin or name)
+    except SyntaxError as exc:
+        module.opaque = f"its source does not parse ({exc})"
+        return module
+    collect_bindings(tree.body, module, module.scope)
+    module.has_getattr = any(
+        binding.kind == "function" for binding in module.scope.get("__getattr__", ())
+    )
+    return module
