@@ -23,7 +23,6 @@ import subprocess
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Callable
@@ -32,6 +31,8 @@ from mindspeed_ms import versions
 from mindspeed_ms.adaptation.errors import FrameworkError
 from mindspeed_ms.adaptation.settings import FRAMEWORK_ENV
 from mindspeed_ms.engine.errors import SettingError
+
+from .machine import Machine, run_text
 
 __all__ = ["Check", "CHECK_NAMES", "STATUSES", "run_checks", "has_failures"]
 
@@ -106,63 +107,7 @@ def has_failures(checks: Sequence[Check]) -> bool:
     return any(check.status == "fail" for check in checks)
 
 
-class _Machine:
-    """What the checks may look at: injected, or this process's own."""
-
-    def __init__(self, environ: Mapping[str, str] | None, path: str | None, search_path: Sequence[str] | None,
-                 python: str | None, python_version: tuple[int, ...] | None, argv: Sequence[str],
-                 timeout: float) -> None:
-        self.environ: Mapping[str, str] = os.environ if environ is None else environ
-        self.path = self.environ.get("PATH", os.defpath) if path is None else path
-        self.search_path = None if search_path is None else list(search_path)
-        self.python = sys.executable if python is None else python
-        self.python_version = tuple(sys.version_info[:3]) if python_version is None else tuple(python_version)
-        self.argv = list(argv)
-        self.timeout = timeout
-
-    def version(self, name: str) -> str | None:
-        """Return the installed version of distribution ``name`` on the search path, or None."""
-        found = metadata.distributions(name=name, path=self.search_path if self.search_path is not None else sys.path)
-        for distribution in found:
-            return _distribution_version(distribution)
-        return None
-
-    def child_environ(self) -> dict[str, str]:
-        child = dict(self.environ)
-        child["PATH"] = self.path
-        child.setdefault("GLOG_v", "3")  # MindSpore's C++ logging would bury the probe's answer
-        return child
-
-
-def _distribution_version(distribution: metadata.Distribution) -> str | None:
-    """Return a distribution's version, reading a METADATA file that is not UTF-8 with replacement."""
-    try:
-        return str(distribution.version)
-    except UnicodeDecodeError:  # importlib.metadata reads METADATA as strict UTF-8
-        pass
-    # PathDistribution keeps its .dist-info folder in ``_path`` (no public accessor); others have no bytes to reread
-    folder = getattr(distribution, "_path", None)
-    for name in ("METADATA", "PKG-INFO"):
-        try:
-            text = Path(folder, name).read_bytes().decode("utf-8", "replace") if folder is not None else ""
-        except OSError:
-            continue
-        for line in text.splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip().lower() == "version":
-                return value.strip()
-            if not line:  # the headers end at the first empty line
-                break
-    return None
-
-
-def _run_text(command: Sequence[str], *, timeout: float, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    """Run ``command``; its output is decoded as UTF-8 with replacement (tools may print GBK or raw bytes)."""
-    return subprocess.run(list(command), capture_output=True, text=True, encoding="utf-8", errors="replace",
-                          timeout=timeout, env=dict(env), check=False)
-
-
-def _against_pin(machine: _Machine, name: str, pin: str, expected: str, requirement: str, install: str) -> Check:
+def _against_pin(machine: Machine, name: str, pin: str, expected: str, requirement: str, install: str) -> Check:
     """Compare an installed distribution with its pin; other versions warn, saying if the patches accept them."""
     found = machine.version(name)
     if found is None:
@@ -180,7 +125,7 @@ def _against_pin(machine: _Machine, name: str, pin: str, expected: str, requirem
                  f"{found} is {fits} the range the patches accept ({requirement!r}); the table pairs {pin}: {install}")
 
 
-def _check_python(machine: _Machine) -> Check:
+def _check_python(machine: Machine) -> Check:
     found = ".".join(str(part) for part in machine.python_version)
     expected = versions.python_versions_text()
     if versions.is_supported_python(machine.python_version):
@@ -190,21 +135,21 @@ def _check_python(machine: _Machine) -> Check:
                  f"for MindSpeed training")
 
 
-def _check_mindspore(machine: _Machine) -> Check:
+def _check_mindspore(machine: Machine) -> Check:
     return _against_pin(machine, "mindspore", versions.MINDSPORE_VERSION, versions.MINDSPORE_VERSION,
                         versions.MINDSPORE_REQUIREMENT, versions.MINDSPORE_INSTALL)
 
 
-def _check_msadapter(machine: _Machine) -> Check:
+def _check_msadapter(machine: Machine) -> Check:
     return _against_pin(machine, "msadapter", versions.MSADAPTER_VERSION,
                         f"{versions.MSADAPTER_VERSION} (table: {versions.MSADAPTER_BRANCH})",
                         versions.MSADAPTER_REQUIREMENT, versions.MSADAPTER_INSTALL)
 
 
-def _probe_torch(machine: _Machine) -> dict[str, str]:
+def _probe_torch(machine: Machine) -> dict[str, str]:
     command = [machine.python, "-c", _PROBE, json.dumps(machine.search_path)]
     try:
-        done = _run_text(command, timeout=machine.timeout, env=machine.child_environ())
+        done = run_text(command, timeout=machine.timeout, env=machine.child_environ())
     except subprocess.TimeoutExpired:
         return {"error": f"'import msadapter; import torch' took more than {machine.timeout:g} s"}
     except OSError as exc:
@@ -217,7 +162,7 @@ def _probe_torch(machine: _Machine) -> dict[str, str]:
     return {"error": f"the probe interpreter exited with {done.returncode}: {tail}"}
 
 
-def _check_import_torch(machine: _Machine) -> Check:
+def _check_import_torch(machine: Machine) -> Check:
     expected = "torch is MSAdapter's after 'import msadapter'"
     probe = _probe_torch(machine)
     logger.debug("import torch probe: %s", probe)
@@ -236,7 +181,7 @@ def _check_import_torch(machine: _Machine) -> Check:
                  f"pip install --force-reinstall --no-deps msadapter=={versions.MSADAPTER_VERSION}")
 
 
-def _check_real_torch(machine: _Machine) -> Check:
+def _check_real_torch(machine: Machine) -> Check:
     # MSAdapter's wheel ships top-level torch/ files under its own dist-info, so a distribution
     # *named* torch (or torch-npu, torchvision) is always the real one.
     real = [f"{name} {version}" for name in _TORCH_DISTRIBUTIONS if (version := machine.version(name)) is not None]
@@ -286,7 +231,7 @@ def _cann_version(home: Path) -> tuple[str, Path] | None:
     return None
 
 
-def _check_cann(machine: _Machine) -> Check:
+def _check_cann(machine: Machine) -> Check:
     expected = versions.CANN_VERSION
     variable = next((name for name in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if machine.environ.get(name)), None)
     if variable is None:
@@ -324,14 +269,14 @@ def npu_rows(output: str) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _check_npu(machine: _Machine) -> Check:
+def _check_npu(machine: Machine) -> Check:
     expected = "npu-smi info lists NPUs with Health OK"
     smi = shutil.which("npu-smi", path=machine.path)
     if smi is None:
         return Check("npu", "warn", "no npu-smi on PATH", expected,
                      f"no Ascend driver: {_CPU}; {_ON_ASCEND}, install the NPU driver and firmware")
     try:
-        done = _run_text([smi, "info"], timeout=min(machine.timeout, 30.0), env=machine.child_environ())
+        done = run_text([smi, "info"], timeout=min(machine.timeout, 30.0), env=machine.child_environ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("npu", "fail", f"{smi} info: {exc}", expected, "check the NPU driver (npu-smi info must answer)")
     if done.returncode != 0:
@@ -351,7 +296,7 @@ def _check_npu(machine: _Machine) -> Check:
     return Check("npu", "ok", found, expected)
 
 
-def _check_megatron(machine: _Machine) -> Check:
+def _check_megatron(machine: Machine) -> Check:
     expected = f"{versions.MEGATRON_CORE_VERSION} ({versions.MEGATRON_BRANCH})"
     if machine.version("megatron-core") is None:
         # MindSpeed-LLM copies Megatron-LM's megatron/ folder into its tree instead of installing it.
@@ -364,7 +309,7 @@ def _check_megatron(machine: _Machine) -> Check:
                         versions.MEGATRON_CORE_REQUIREMENT, versions.MEGATRON_CORE_INSTALL)
 
 
-def _check_msrun(machine: _Machine) -> Check:
+def _check_msrun(machine: Machine) -> Check:
     expected = "msrun on PATH, next to the python its workers start"
     here = os.path.dirname(machine.python)
     msrun = shutil.which("msrun", path=machine.path)
@@ -379,7 +324,7 @@ def _check_msrun(machine: _Machine) -> Check:
     return Check("msrun", "ok", msrun, expected)
 
 
-def _check_framework(machine: _Machine) -> Check:
+def _check_framework(machine: Machine) -> Check:
     from mindspeed_ms.adaptation.framework import decide_framework
     from mindspeed_ms.adaptation.settings import Settings
 
@@ -406,7 +351,7 @@ def _check_framework(machine: _Machine) -> Check:
                  f"{source} selects PyTorch: unset it or set {FRAMEWORK_ENV}=mindspore")
 
 
-_CHECKS: dict[str, Callable[[_Machine], Check]] = {
+_CHECKS: dict[str, Callable[[Machine], Check]] = {
     "python": _check_python, "mindspore": _check_mindspore, "msadapter": _check_msadapter,
     "import torch": _check_import_torch, "real torch": _check_real_torch, "cann": _check_cann, "npu": _check_npu,
     "megatron-core": _check_megatron, "msrun": _check_msrun, "ai-framework": _check_framework,
@@ -444,5 +389,5 @@ def run_checks(environ: Mapping[str, str] | None = None, path: str | None = None
         if unknown:
             raise ValueError(f"unknown doctor check(s) {', '.join(map(repr, unknown))}: choose from "
                              f"{', '.join(map(repr, CHECK_NAMES))}")
-    machine = _Machine(environ, path, search_path, python, python_version, argv, timeout)
+    machine = Machine(environ, path, search_path, python, python_version, argv, timeout)
     return [_CHECKS[name](machine) for name in CHECK_NAMES if only is None or name in only]
