@@ -21,6 +21,7 @@ from mindspeed_ms.migrate.edits import Change, Edit, EditPlan, apply_edits, desc
 from mindspeed_ms.migrate.errors import LaunchScriptError, ScriptSyntaxError
 from mindspeed_ms.migrate.findings import PROBLEM_STATUSES, Finding
 from mindspeed_ms.migrate.launch import Launch, LaunchReader
+from mindspeed_ms.migrate.world_size import WorldSize
 
 __all__ = ["Conversion", "ConvertOptions", "Finding", "convert_script"]
 
@@ -137,40 +138,6 @@ def convert_script(source: bytes, *, name: str = "<script>", options: ConvertOpt
                       len(converter.launches), converted, tuple(edits))
 
 
-def _operand(word: Word | None, inline: str | None) -> tuple[str, str]:
-    """Classify a worker-count value: ("num", "8"), ("var", "NPUS") or ("text", raw text)."""
-    raw = (inline or "") if word is None else word.text
-    value = inline if word is None else word.value
-    if value is not None and value.isdigit():
-        return ("num", value)
-    match = re.fullmatch(r'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?', raw)
-    return ("var", match.group(1)) if match else ("text", raw)
-
-
-def product_operands(node: Any, source: bytes) -> list[tuple[str, str]] | None:
-    """Return the two operands of ``$((A*B))``, or None when ``node`` is not such a product."""
-    if node.type != "arithmetic_expansion":
-        return None
-    inner = [child for child in node.children if child.type not in ("$((", "))", "$[", "]")]
-    if len(inner) != 1 or inner[0].type != "binary_expression":
-        return None
-    parts = inner[0].children
-    if len(parts) != 3 or parts[1].type != "*":
-        return None
-    operands = []
-    for part in (parts[0], parts[2]):
-        raw = bash.text(source, part)
-        if part.type == "number" or raw.isdigit():
-            operands.append(("num", raw))
-        elif part.type == "variable_name":
-            operands.append(("var", raw))
-        elif part.type in ("simple_expansion", "expansion") and bash.reference_of(part, source):
-            operands.append(("var", bash.reference_of(part, source) or ""))
-        else:
-            return None
-    return operands
-
-
 class _Converter:
     def __init__(self, source: bytes, root: Any, options: ConvertOptions) -> None:
         self.source = source
@@ -180,7 +147,7 @@ class _Converter:
         self.reader = LaunchReader(source, root, self.plan, self.findings)
         self.launches: list[Launch] = []
         self._worker_nums: dict[tuple[int, int], str] = {}  # option word -> the --worker_num planned for it
-        self._product_index: dict[tuple[tuple[str, str], ...], list[tuple[int, str]]] | None = None
+        self.world_size = WorldSize(source, self.reader)
 
     def run(self) -> None:
         self.launches = self.reader.launches()
@@ -213,7 +180,7 @@ class _Converter:
                                f"elastic {option.spelled} {option.value_text} (MIN:MAX) has no msrun equivalent: "
                                "msrun needs a fixed --worker_num; set it by hand", option.spelled)
                     continue
-                world = self._world(nproc, option, option.word.start)
+                world = self.world_size.spelled(nproc, option, option.word.start)
                 self._rename(option, "--worker_num", "msrun --worker_num is the world size "
                              "(torchrun --nnodes x --nproc_per_node)", value=world)
             elif name in torchrun.KEPT:
@@ -261,33 +228,6 @@ class _Converter:
         region_start = place_words[0].word if anchor.word.place == launch.place else None
         self.plan.append(last_word, anchor.word.place, added, "msrun options added (see the migration guide)",
                          region_start=region_start)
-
-    def _world(self, nproc: Any, nnodes: Any, at: int) -> str:
-        per_node = _operand(nproc.value_word, nproc.value_inline) if nproc is not None else ("num", "1")
-        nodes = _operand(nnodes.value_word, nnodes.value_inline)
-        if per_node[0] == nodes[0] == "num":
-            return str(int(per_node[1]) * int(nodes[1]))
-        if per_node == ("num", "1"):  # one factor is 1: the world size is the other one, as written
-            return nnodes.value_text or "1"
-        if nodes == ("num", "1"):
-            return nproc.value_text or "1"
-        wanted = tuple(sorted([per_node, nodes]))
-        candidates = [name for start, name in self._products().get(wanted, ()) if start < at]
-        if candidates:
-            return "$" + ("WORLD_SIZE" if "WORLD_SIZE" in candidates else candidates[0])
-        return f"$(({per_node[1]}*{nodes[1]}))"
-
-    def _products(self) -> dict[tuple[tuple[str, str], ...], list[tuple[int, str]]]:
-        """Return the assignments of ``$((A*B))`` by their sorted operands, built once per script."""
-        if self._product_index is None:
-            index: dict[tuple[tuple[str, str], ...], list[tuple[int, str]]] = {}
-            for name, defs in self.reader.assigns.items():
-                for definition in defs:
-                    operands = product_operands(definition.value_node, self.source)
-                    if operands is not None:
-                        index.setdefault(tuple(sorted(operands)), []).append((definition.start, name))
-            self._product_index = index
-        return self._product_index
 
     def _rename(self, option: Any, spelling: str, reason: str, *, value: str | None = None) -> None:
         word = option.word
