@@ -18,7 +18,8 @@ import pytest
 from mindspeed_ms import PatchRegistry, device
 from mindspeed_ms.adaptation import Adaptation, Settings
 
-CPU_ONLY = {"msadapter_cpu", "megatron_core", "megatron_training", "tensor_device", "random_state"}
+CPU_ONLY = {"msadapter_cpu", "msadapter_cpu_kernels", "megatron_core", "megatron_training", "tensor_device",
+            "random_state"}
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +41,10 @@ def _registered(monkeypatch: pytest.MonkeyPatch, target: str | None) -> PatchReg
 
 def test_every_builtin_patch_says_why_and_which_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     statuses = _registered(monkeypatch, None).status()
-    assert {status.provider for status in statuses} == {"msadapter", "msadapter_cpu", "megatron_core",
-                                                         "megatron_training", "third_party", "mindspeed",
-                                                         "mindspeed_patch_manager", "checkpoint", "tensor_device",
-                                                         "random_state"}
+    assert {status.provider for status in statuses} == {"msadapter", "msadapter_cpu", "msadapter_cpu_kernels",
+                                                         "megatron_core", "megatron_training", "third_party",
+                                                         "mindspeed", "mindspeed_patch_manager", "checkpoint",
+                                                         "tensor_device", "random_state"}
     for status in statuses:
         assert status.purpose, status.target
         if "block" not in status.kinds:
@@ -67,6 +68,22 @@ def test_cpu_gets_the_cpu_backend_patches(monkeypatch: pytest.MonkeyPatch) -> No
             "megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients",
             "torch_npu.npu_rms_norm", "transformer_engine", "apex", "msadapter.random.manual_seed"} <= targets
 
+
+
+def test_the_faster_kernels_turn_off_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(device.DEVICE_ENV_VAR, raising=False)
+    registry = PatchRegistry(name="builtin")
+    settings = Settings(disabled=frozenset({"msadapter_cpu_kernels"}))
+    Adaptation(settings=settings, argv=[], framework="mindspore").run_providers(registry)
+    statuses = registry.status()
+    providers = {status.provider for status in statuses}
+    assert "msadapter_cpu" in providers
+    assert "msadapter_cpu_kernels" not in providers
+    kept = {status.target for status in statuses}
+    assert "msadapter.nn.functional.gelu" not in kept
+    assert "mindspore.common.tensor.Tensor.zero_" in kept
+    everything = {status.target for status in _registered(monkeypatch, None).status()}
+    assert "msadapter.nn.functional.gelu" in everything
 
 def test_ascend_gets_no_cpu_only_patch(monkeypatch: pytest.MonkeyPatch) -> None:
     statuses = _registered(monkeypatch, "Ascend").status()

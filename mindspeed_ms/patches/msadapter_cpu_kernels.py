@@ -1,0 +1,79 @@
+"""Built-in provider: faster paths around MindSpore CPU kernels far slower than PyTorch's at megatron's shapes.
+
+Each replacement computes what PyTorch computes (the conformance cases and tests/test_compat_*.py compare it with
+real PyTorch); only the kernels differ. Registered only when MindSpore computes on the CPU (see
+:mod:`mindspeed_ms.device`). Its name sorts right after ``msadapter_cpu``, so its wraps stack over that provider's
+as they did when both were one file. ``MINDSPEED_MS_DISABLE=msadapter_cpu_kernels`` turns the faster paths off and
+keeps every correctness fix: MSAdapter's own kernels then run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
+name = "msadapter_cpu_kernels"
+requires = (MSADAPTER_REQUIREMENT,)
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+_TENSOR = "mindspore.common.tensor.Tensor"
+
+
+def register(registry: Any, args: Any) -> None:
+    """Register the faster paths, or nothing when MindSpore does not compute on the CPU.
+
+    Args:
+        registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
+        args: the training script's flags (unused).
+    """
+    del args
+    from mindspeed_ms.device import device_target
+
+    if device_target() != "CPU":
+        return
+    from mindspeed_ms.compat import fast_matmul
+
+    for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__"):
+        registry.register(
+            target, fast_matmul.transposed_operand_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="matmul of a transposed matrix (megatron's input @ weight.t(), grad_output.t() @ input) copies "
+                    "it into contiguous memory first, a copy slower than the matmul on CPU (7-23 ms for a 2048x512 "
+                    "weight); MatMul with its transpose flag reads the memory in place (same values)")
+    from mindspeed_ms.compat import bias_add
+
+    for target in (f"{_TENSOR}.__add__", f"{_TENSOR}.add", "msadapter.ops.pointwise.add"):
+        registry.register(
+            target, bias_add.bias_add_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="activation + bias (megatron's linear and MLP biases) broadcasts through AddExt, 8-25 ms per "
+                    "million floats on CPU, and its gradient is a ReduceSum over the leading dimensions (~10 ms); "
+                    "BiasAdd over the activation viewed as 2-D adds the same values in ~1.7 ms")
+    from mindspeed_ms.compat import fast_contiguous
+
+    registry.register(
+        f"{_TENSOR}.contiguous", fast_contiguous.contiguous_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.contiguous of a strided view copies slowly on CPU (3.7 ms for megatron's 32x128x64 query "
+                "transpose, 22 ms per million floats of a transposed matrix); NumPy copies the host memory "
+                "(~0.4 ms), the gradient passes through")
+    for target, first in (("msadapter.ops.blas.bmm", 0), (f"{_TENSOR}.bmm", 0), ("msadapter.ops.blas.baddbmm", 1),
+                          (f"{_TENSOR}.baddbmm", 1)):
+        registry.register(
+            target, fast_contiguous.batched_operands_wrapper(first), kind="wrap", requires=_MSADAPTER,
+            purpose="bmm/baddbmm of transposed views (megatron's attention scores and context) make the operands "
+                    "contiguous with the slow CPU copy first (~10 ms per call at the mid size, ~1 ms with "
+                    "contiguous operands); NumPy copies them")
+    from mindspeed_ms.compat import fast_masked_fill
+
+    for target in (f"{_TENSOR}.masked_fill", "msadapter.ops.other.masked_fill"):
+        registry.register(
+            target, fast_masked_fill.masked_fill_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="masked_fill's gradient is grad * (1 - mask) with the mask broadcast (Cast, Sub, Mul: ~10 ms "
+                    "for megatron's causal mask over the mid-size scores); PyTorch's gradient, "
+                    "grad.masked_fill(mask, 0), is one MaskedFill")
+    from mindspeed_ms.compat import gelu
+
+    registry.register(
+        "msadapter.nn.functional.gelu", gelu.erf_gelu_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.gelu divides by sqrt(2) with a Div kernel and adds a 0-d tensor (broadcast AddExt), each ~10 ms "
+                "per million floats on CPU, and autograd differentiates every step: scalar multiplications around "
+                "the Erf kernel, PyTorch's backward formula as the gradient (float16/bfloat16 via float32)")
