@@ -32,6 +32,7 @@ def register(registry: Any, args: Any) -> None:
 
     if device_target() != "CPU":
         return
+    _register_norm_kernels(registry)
     from mindspeed_ms.compat import fast_matmul
 
     for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__"):
@@ -89,3 +90,14 @@ def _register_mlp_kernels(registry: Any) -> None:
         purpose="torch.norm over a DDP bucket (megatron's gradient norm) runs Mul + ReduceSum + Sqrt over a "
                 "temporary of the bucket's size, 15-23 ms for 6.4M floats on CPU (PyTorch ~4 ms); float32 rows "
                 "summed in float64 on the host: ~3 ms, never further from the exact norm than PyTorch's")
+
+
+def _register_norm_kernels(registry: Any) -> None:
+    """Layer norm and the attention softmax on the host (NumPy), forward and backward."""
+    from mindspeed_ms.compat import host_layer_norm
+
+    registry.register(
+        "msadapter.nn.functional.layer_norm", host_layer_norm.layer_norm_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="LayerNormGrad takes ~7 ms on CPU for megatron's [128, 4, 512] activations (PyTorch: 0.3 ms forward "
+                "and backward); PyTorch's layer-norm arithmetic in NumPy over the host memory takes ~1 ms forward, "
+                "~2-3 ms backward (sums accumulated in float64)")

@@ -1,0 +1,172 @@
+"""``torch.nn.functional.layer_norm`` of large float32 tensors computed by NumPy on the host (MindSpore's CPU backend).
+
+MindSpore's CPU ``LayerNormGrad`` kernel takes ~7 ms for megatron's ``[128, 4, 512]`` activations at the mid size
+(hidden 512, sequence 128, micro batch 4), five calls a step, and the forward ~2-10 ms, where PyTorch spends
+~0.3 ms on both. The same arithmetic in NumPy over the tensors' host memory
+(:func:`~mindspeed_ms.compat.host_memory.host_array`) takes ~1 ms forward and ~2-3 ms backward.
+
+The arithmetic is PyTorch's CPU kernel's (``aten/src/ATen/native/cpu/layer_norm_kernel.cpp``), in its order:
+
+- forward: per row the mean and the (population) variance, ``rstd = 1 / sqrt(var + eps)`` in float32, then
+  ``y = (x * rstd + (-rstd * mean)) * weight + bias``;
+- backward: ``ds = sum(dy * weight * x)``, ``db = sum(dy * weight)`` per row, ``b = (db * mean - ds) * rstd^3 / n``,
+  ``c = -b * mean - db * rstd / n``, ``dx = rstd * dy * weight + b * x + c``; ``dweight = sum over rows of
+  dy * (rstd * x - rstd * mean)``, ``dbias = sum over rows of dy``.
+
+Only the sums differ. PyTorch accumulates them in float32 (Welford's algorithm for the moments); here the row
+sums (mean, variance, the backward's two dot products) are NumPy's float32 sums (pairwise, as accurate as PyTorch's),
+and the weight and bias gradients, sums over every row, accumulate in float64 and are rounded once: at least as
+close to the exact sums as PyTorch's. tests/test_compat_host_layer_norm.py measures both against the reference
+interpreter. A variance beyond float32's range is ``inf`` as in PyTorch (``rstd`` 0).
+
+Taken: float32 input of at least :data:`MIN_ELEMENTS` elements, ``weight``/``bias`` None or float32 tensors of
+``normalized_shape``, a number ``eps``. Everything else (float16/bfloat16/float64, small tensors: the tiny model
+keeps MindSpore's kernels) goes to the wrapped function.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MIN_ELEMENTS", "layer_norm_backward", "layer_norm_forward", "layer_norm_wrapper"]
+
+#: below this many elements MindSpore's kernels are as fast as the round trip through NumPy
+MIN_ELEMENTS = 65536
+
+
+def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    """PyTorch's layer norm of the rows of a 2-D float32 array.
+
+    Args:
+        x: ``[rows, n]`` float32 array.
+        weight, bias: ``[n]`` float32 arrays, or None.
+        eps: the variance's epsilon.
+
+    Returns:
+        ``(y, normalized, mean, rstd)``: ``y`` and ``normalized = x * rstd + (-rstd * mean)`` ``[rows, n]``,
+        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias).
+    """
+    import numpy as np
+
+    n = np.float32(x.shape[1])
+    mean = np.add.reduce(x, axis=1, keepdims=True)
+    mean /= n
+    centered = x - mean
+    variance = np.einsum("ij,ij->i", centered, centered)[:, None]
+    variance /= n
+    rstd = np.float32(1.0) / np.sqrt(variance + np.float32(eps))
+    normalized = np.multiply(x, rstd)
+    normalized += -rstd * mean
+    if weight is None and bias is None:
+        return normalized, normalized, mean, rstd
+    y = normalized * weight if weight is not None else normalized.copy()
+    if bias is not None:
+        y += bias
+    return y, normalized, mean, rstd
+
+
+def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any, weight: Any,
+                        need_weight: bool, need_bias: bool) -> tuple[Any, Any, Any]:
+    """PyTorch's layer-norm gradients from the forward's values (2-D float32 arrays, see :func:`layer_norm_forward`).
+
+    Returns:
+        ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
+    """
+    import numpy as np
+
+    scale = np.float32(1.0 / x.shape[1])
+    scaled = grad * weight if weight is not None else grad
+    db = np.add.reduce(scaled, axis=1, keepdims=True)
+    ds = np.einsum("ij,ij->i", scaled, x)[:, None]
+    b = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -b * mean - db * rstd * scale
+    dx = np.multiply(grad, rstd)
+    if weight is not None:
+        dx *= weight
+    dx += x * b
+    dx += c
+    dweight = np.einsum("ij,ij->j", grad, normalized, dtype=np.float64).astype(np.float32) if need_weight else None
+    dbias = grad.sum(axis=0, dtype=np.float64).astype(np.float32) if need_bias else None
+    return dx, dweight, dbias
+
+
+@functools.lru_cache(maxsize=1)
+def _function() -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    import numpy as np
+    from mindspore import Tensor
+    from msadapter.autograd import Function
+
+    from mindspeed_ms.compat.host_memory import host_array
+
+    def rows(tensor: Any, n: int) -> Any:
+        return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
+
+    class HostLayerNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """layer_norm over the last ``n`` elements, forward and backward in NumPy."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
+            x = rows(input, n)
+            w = None if weight is None else host_array(weight, sync=False).reshape(n)
+            b = None if bias is None else host_array(bias, sync=False).reshape(n)
+            y, normalized, mean, rstd = layer_norm_forward(x, w, b, eps)
+            ctx.saved = (x, normalized, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
+                         None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
+            ctx.kept = (input, weight)  # the memory x and w read
+            return Tensor.from_numpy(y.reshape(ctx.saved[-2]))
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            x, normalized, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
+            dx, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, normalized, mean, rstd, w,
+                                                     has_weight, has_bias)
+            del ctx.saved, ctx.kept
+            return (Tensor.from_numpy(dx.reshape(shape)),
+                    None if dweight is None else Tensor.from_numpy(dweight.reshape(parameter_shape)),
+                    None if dbias is None else Tensor.from_numpy(dbias.reshape(parameter_shape)), None, None)
+
+    return HostLayerNorm
+
+
+@functools.lru_cache(maxsize=1)
+def _float32() -> Any:
+    import mindspore
+
+    return mindspore.float32
+
+
+def _size(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any) -> int | None:
+    """The number of normalized elements per row when the call is taken here, else None."""
+    shape = getattr(input, "_shape", None)
+    if shape is None or input.dtype is not _float32() or math.prod(shape) < MIN_ELEMENTS:
+        return None
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        return None
+    normalized = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not normalized or not all(isinstance(d, int) for d in normalized) or len(normalized) > len(shape):
+        return None
+    if tuple(shape[len(shape) - len(normalized):]) != normalized:
+        return None
+    for parameter in (weight, bias):
+        if parameter is not None and (getattr(parameter, "_shape", None) is None or parameter.dtype is not _float32()
+                                      or tuple(parameter._shape) != normalized):
+            return None
+    return math.prod(normalized)
+
+
+def layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``F.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5)``."""
+
+    @functools.wraps(op)
+    def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: Any = 1e-5,
+                   *args: Any, **kwargs: Any) -> Any:
+        n = None if args or kwargs else _size(input, normalized_shape, weight, bias, eps)
+        if n is None:
+            return op(input, normalized_shape, weight, bias, eps, *args, **kwargs)
+        return _function().apply(input, weight, bias, n, float(eps))
+
+    return layer_norm

@@ -1,0 +1,23 @@
+"""Layer norm, the attention softmax and the cross entropy at megatron's mid-size shapes, where
+mindspeed_ms.compat computes them in NumPy on the host (tensors of at least 65536 elements): values and
+gradients of every input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import grad_of, tensor
+
+
+@case("torch.nn.functional.layer_norm", rtol=1e-4, atol=1e-4)
+def layer_norm_megatron_shape(torch: Any) -> Any:
+    x = tensor(torch, (128, 4, 512), low=-3, high=5)
+    w, b = tensor(torch, (512,), seed=1), tensor(torch, (512,), seed=2)
+    return grad_of(torch, lambda x, w, b: torch.nn.functional.layer_norm(x, (512,), w, b, 1e-5), x, w, b)
+
+
+@case("torch.nn.functional.layer_norm", rtol=1e-4, atol=1e-4)
+def layer_norm_large_no_affine_two_dims(torch: Any) -> Any:
+    x = tensor(torch, (64, 4, 8, 64), low=-1e3, high=1e3)
+    return grad_of(torch, lambda x: torch.nn.functional.layer_norm(x, (8, 64)), x)

@@ -1,0 +1,121 @@
+"""mindspeed_ms.compat.host_layer_norm: ``F.layer_norm`` of large float32 tensors in NumPy computes what PyTorch
+computes: values and the input, weight and bias gradients at megatron's shapes and on edge inputs, compared with the
+reference interpreter; the calls it does not take (float16, small tensors) still work through MSAdapter.
+
+One script runs in the PyTorch reference interpreter and in a MindSpore interpreter with the adaptor applied on
+the same inputs.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+from _helpers import ROOT, reference_python, run_python, subprocess_env
+
+_SCRIPT = '''
+import sys
+import numpy as np
+{prelude}
+import torch
+
+given = np.load(sys.argv[1])
+out = {{}}
+
+def run(name, x, shape, affine=True, grad=None, eps=1e-5, module=False):
+    x = torch.tensor(x).requires_grad_()
+    n = int(np.prod(shape))
+    w = torch.tensor(given["w"][:n].reshape(shape)).requires_grad_() if affine else None
+    b = torch.tensor(given["b"][:n].reshape(shape)).requires_grad_() if affine else None
+    if module:
+        layer = torch.nn.LayerNorm(shape[-1], eps=eps)
+        with torch.no_grad():
+            layer.weight.copy_(w)
+            layer.bias.copy_(b)
+        w, b = layer.weight, layer.bias
+        y = layer(x)
+    else:
+        y = torch.nn.functional.layer_norm(x, shape, w, b, eps)
+    out[name] = y.detach().float().numpy()
+    if grad is not None:
+        y.backward(torch.tensor(grad).to(y.dtype))
+        out[name + "_dx"] = x.grad.float().numpy()
+        if affine:
+            out[name + "_dw"], out[name + "_db"] = w.grad.numpy(), b.grad.numpy()
+
+x, g = given["x"], given["g"]
+run("megatron", x, (512,), grad=g, module=True)
+run("plain", x * 100 - 3, (512,), grad=g * 1e-3)
+run("no_affine", x, (512,), affine=False, grad=g)
+run("two_dims", x.reshape(128, 4, 8, 64), (8, 64), grad=g.reshape(128, 4, 8, 64))
+run("strided", np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2), (512,), grad=g)
+run("tiny_values", x * 1e-20, (512,), grad=g)
+run("huge_values", x * 1e15, (512,), grad=g)
+run("eps", x * 1e-3, (512,), grad=g, eps=1e-2)
+edge = x.copy()
+edge[0, 0, :] = 3.0        # constant row: variance 0
+edge[0, 1, 5] = np.inf     # a row with inf: NaN
+edge[0, 2, 7] = np.nan     # a row with NaN
+run("edge", edge, (512,))
+run("small", x[:8], (512,), grad=g[:8])
+run("half", x.astype(np.float16), (512,), affine=False)
+xt = torch.tensor(x).requires_grad_()
+with torch.no_grad():
+    out["no_grad"] = torch.nn.functional.layer_norm(xt, (512,)).numpy()
+{checks}
+np.savez(sys.argv[2], **out)
+'''
+
+_CHECKS = '''
+import msadapter.nn.functional as F
+assert F.layer_norm.__code__.co_filename.endswith("compat/host_layer_norm.py")
+'''
+
+#: (rtol, atol) against PyTorch by result; the gradients of the weight and bias are sums over 512 rows
+_TOLERANCE = {"": (2e-6, 2e-6), "_dx": (2e-6, 2e-6), "_dw": (2e-6, 1e-4), "_db": (2e-6, 1e-4)}
+
+
+def _run(python: str, prelude: str, checks: str, folder: Path, extra: list[str]) -> dict[str, np.ndarray]:
+    taken = folder / f"{Path(python).parent.parent.name}.npz"
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    run_python(python, "-c", textwrap.dedent(_SCRIPT.format(prelude=prelude, checks=checks)),
+               str(folder / "inputs.npz"), str(taken), *extra, env=env)
+    with np.load(taken) as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def _exact(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray) -> dict[str, np.ndarray]:
+    """The megatron case in float64: what both sides' rounded results are measured against."""
+    rows, grads = x.reshape(-1, 512).astype(np.float64), g.reshape(-1, 512).astype(np.float64)
+    mean = rows.mean(axis=1, keepdims=True)
+    normalized = (rows - mean) / np.sqrt(((rows - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    return {"megatron": (normalized * w + b).reshape(x.shape), "megatron_dw": (grads * normalized).sum(axis=0),
+            "megatron_db": grads.sum(axis=0)}
+
+
+def test_layer_norm_matches_pytorch(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    inputs = {"x": (rng.standard_normal((128, 4, 512)) * 3 + 1).astype(np.float32),
+              "g": rng.standard_normal((128, 4, 512)).astype(np.float32),
+              "w": rng.standard_normal(512).astype(np.float32), "b": rng.standard_normal(512).astype(np.float32)}
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    expected = _run(reference_python(), "", "", tmp_path, [])
+    got = _run(sys.executable, "import mindspeed_ms.adaptor", _CHECKS, tmp_path, ["--ai-framework", "mindspore"])
+    assert sorted(got) == sorted(expected)
+    for key, value in expected.items():
+        assert got[key].shape == value.shape, key
+        assert got[key].dtype == value.dtype, key
+        if key == "half":  # MSAdapter's float16 kernel, not ours
+            np.testing.assert_allclose(got[key], value, rtol=2e-3, atol=2e-3, err_msg=key)
+            continue
+        rtol, atol = _TOLERANCE["_" + key.rpartition("_")[2] if key.endswith(("_dx", "_dw", "_db")) else ""]
+        scale = max(1.0, float(np.nanmax(np.abs(value[np.isfinite(value)]), initial=0.0)))
+        np.testing.assert_allclose(got[key], value, rtol=rtol, atol=atol * scale, equal_nan=True, err_msg=key)
+    edge = got["edge"].reshape(-1, 512)
+    assert np.isnan(edge[1:3]).all()
+    assert np.isfinite(edge[0]).all()
+    # the weight and bias gradients: at least as close to the exact sums as PyTorch's float32 accumulation
+    for key, exact in _exact(inputs["x"], inputs["w"], inputs["b"], inputs["g"]).items():
+        assert np.abs(got[key] - exact).max() <= np.abs(expected[key] - exact).max() * 1.5 + 2e-6, key
