@@ -1,11 +1,20 @@
-"""Build configuration beyond pyproject.toml: the optional C accelerator of the alias pass.
+"""Build configuration beyond pyproject.toml: the optional C accelerators.
 
 ``mindspeed_ms.engine._identity`` finds module-level bindings by identity without running any Python
 code per binding (see ``mindspeed_ms/engine/_identity.c``). It is optional: where it cannot be compiled
 (no compiler, a free-threaded Python), the install goes on and the pure-Python pass runs instead, with
 the same results (``mindspeed_ms.engine.aliases.is_accelerated()`` tells which one runs).
+
+``mindspeed_ms.compat._host_loops`` runs the float32 loops of ``mindspeed_ms.compat.host_kernels`` (Adam's
+moments and update) in one pass per element, the same operations in the same order (no fused multiply-add:
+``-ffp-contract=off``; ``-fno-math-errno`` only lets ``sqrtf`` vectorize). Optional too: NumPy's passes run
+without it, with the same bits (``host_kernels.ACCELERATED`` tells which one runs).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("mindspeed_ms.engine._identity", ["mindspeed_ms/engine/_identity.c"], optional=True)])
+setup(ext_modules=[
+    Extension("mindspeed_ms.engine._identity", ["mindspeed_ms/engine/_identity.c"], optional=True),
+    Extension("mindspeed_ms.compat._host_loops", ["mindspeed_ms/compat/_host_loops.c"], optional=True,
+              extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"]),
+])
