@@ -9,6 +9,10 @@ the same results (``mindspeed_ms.engine.aliases.is_accelerated()`` tells which o
 moments and update) in one pass per element, the same operations in the same order (no fused multiply-add:
 ``-ffp-contract=off``; ``-fno-math-errno`` only lets ``sqrtf`` vectorize). Optional too: NumPy's passes run
 without it, with the same bits (``host_kernels.ACCELERATED`` tells which one runs).
+
+``mindspeed_ms.compat._host_gelu`` computes gelu (erf form) and its gradient over float32 host memory with
+glibc's vector ``erff``/``exp`` (libmvec); where it cannot be built or the CPU lacks AVX2, MindSpore's
+kernels compute gelu as before (``mindspeed_ms.compat.gelu``).
 """
 
 from setuptools import Extension, setup
@@ -17,4 +21,6 @@ setup(ext_modules=[
     Extension("mindspeed_ms.engine._identity", ["mindspeed_ms/engine/_identity.c"], optional=True),
     Extension("mindspeed_ms.compat._host_loops", ["mindspeed_ms/compat/_host_loops.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"]),
+    Extension("mindspeed_ms.compat._host_gelu", ["mindspeed_ms/compat/_host_gelu.c"], optional=True,
+              extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"], libraries=["mvec", "m"]),
 ])

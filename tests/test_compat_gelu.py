@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 from _helpers import ROOT, reference_python, run_python, subprocess_env
 
+from mindspeed_ms.compat import gelu
+
 _SCRIPT = '''
 import sys
 import numpy as np
@@ -68,8 +70,9 @@ def _run(python: str, prelude: str, folder: Path, extra: list[str]) -> dict[str,
 def _grid() -> np.ndarray:
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, -1e-45, 3.4e38, -3.4e38, 30.0, -30.0]
     magnitudes = np.logspace(-20, 38, 600)
-    return np.concatenate([np.arange(-12 * 1024, 12 * 1024 + 1) / 1024.0, magnitudes, -magnitudes,
-                           special]).astype(np.float32)
+    once = np.concatenate([np.arange(-12 * 1024, 12 * 1024 + 1) / 1024.0, magnitudes, -magnitudes, special])
+    # three times: above gelu.HOST_ELEMENTS, so the host path (the C extension) computes it
+    return np.tile(once, 3).astype(np.float32)
 
 
 def _ulp(expected: np.ndarray, dtype: str) -> np.ndarray:
@@ -84,8 +87,10 @@ def test_gelu_matches_pytorch_over_a_dense_grid(tmp_path: Path) -> None:
     weight = np.random.default_rng(0).standard_normal(grid.size).astype(np.float32)
     np.savez(tmp_path / "inputs.npz", grid=grid, weight=weight)
     expected = _run(reference_python(), "", tmp_path, [])
+    assert grid.size >= gelu.HOST_ELEMENTS
     ours = ("import mindspeed_ms.adaptor\nimport torch\n"
-            "assert torch.nn.functional.gelu.__code__.co_filename.endswith('compat/gelu.py')")
+            "assert torch.nn.functional.gelu.__code__.co_filename.endswith('compat/gelu.py')\n"
+            "from mindspeed_ms.compat import _host_gelu")
     got = _run(sys.executable, ours, tmp_path, ["--ai-framework", "mindspore"])
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():

@@ -20,6 +20,12 @@ is added to ``1 + erf``: zero for every finite ``x``; PyTorch's float16 kernel g
 and so does ours for float16), ``gelu(-0.0)`` is ``-0.0``, and large negative inputs give ``-0.0`` once
 ``erf`` rounds to -1 in float32.
 
+Tensors of at least :data:`HOST_ELEMENTS` elements (megatron's MLP activations at the mid size) run the same float32
+operations over their host memory in the optional C extension ``_host_gelu`` (glibc's vector erff, within 7.5e-8 of
+the true erf, and double exp; 1-2 ms per million floats where the Erf kernel takes 5-50 ms), into NumPy arrays the
+results share (``Tensor.from_numpy``, no copy). Without the extension or AVX2, and for smaller tensors (the
+per-call cost matters there), MindSpore's kernels run.
+
 float16 and bfloat16 inputs are computed in float32 and rounded once, as PyTorch's CPU kernel does.
 Other dtypes (float64: PyTorch's erf is exact there), ``approximate='tanh'`` and 0-d or non-tensor
 inputs go to MSAdapter's gelu unchanged.
@@ -31,7 +37,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
+__all__ = ["HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
+
+#: From this many elements gelu and its gradient run over host memory (when the C extension is built).
+HOST_ELEMENTS = 65536
 
 _SQRT1_2 = 0.7071067811865476
 _BETA = 0.3989422804014327  # M_2_SQRTPI * M_SQRT1_2 * 0.5 = 1 / sqrt(2 pi)
@@ -73,10 +82,22 @@ def gelu_backward_float32(grad: Any, x: Any, one_plus_erf: Any) -> Any:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    import math
+
     import mindspore
+    import numpy as np
+    from mindspore import Tensor
     from msadapter.autograd import Function
 
-    float32, float16 = mindspore.float32, mindspore.float16
+    from mindspeed_ms.compat.host_memory import host_array
+
+    try:
+        from mindspeed_ms.compat._host_gelu import gelu_backward as host_backward  # type: ignore[import-not-found]
+        from mindspeed_ms.compat._host_gelu import gelu_forward as host_forward
+    except ImportError:  # not built: MindSpore's kernels
+        host_forward = host_backward = None
+    float32, float16, empty, from_numpy = mindspore.float32, mindspore.float16, np.empty, Tensor.from_numpy
+    host = host_forward is not None
 
     class Gelu(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """gelu with PyTorch's backward formula (ten kernels instead of autograd through the forward)."""
@@ -85,18 +106,40 @@ def _function() -> Any:
         def forward(ctx: Any, x: Any) -> Any:
             dtype = x.dtype
             wide = x if dtype is float32 else x.astype(float32)
-            y, one_plus_erf = gelu_float32(wide, nan_at_infinity=dtype is not float16)
-            ctx.save_for_backward(wide, one_plus_erf)
+            nan_at_infinity = dtype is not float16
             ctx.dtype = dtype
+            ctx.arrays = None
+            if host and math.prod(wide._shape) >= HOST_ELEMENTS and wide.is_contiguous():
+                values = host_array(wide)
+                y, one_plus_erf = empty(values.shape, values.dtype), empty(values.shape, values.dtype)
+                if host_forward(values, y, one_plus_erf, nan_at_infinity) is not NotImplemented:
+                    ctx.save_for_backward(wide)
+                    ctx.arrays = (values, one_plus_erf)
+                    result = from_numpy(y)
+                    return result if dtype is float32 else result.astype(dtype)
+            y, one_plus_erf = gelu_float32(wide, nan_at_infinity=nan_at_infinity)
+            ctx.save_for_backward(wide, one_plus_erf)
             return y if dtype is float32 else y.astype(dtype)
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
-            wide, one_plus_erf = ctx.saved_tensors
             dtype = ctx.dtype
             if grad.dtype is not float32:
                 grad = grad.astype(float32)
-            result = gelu_backward_float32(grad, wide, one_plus_erf)
+            arrays = ctx.arrays
+            if arrays is not None:
+                values, one_plus_erf = arrays
+                gradient = host_array(grad) if grad.is_contiguous() else None
+                if gradient is not None and gradient.shape == values.shape:
+                    result = empty(values.shape, values.dtype)
+                    if host_backward(gradient, values, one_plus_erf, result) is not NotImplemented:
+                        tensor = from_numpy(result)
+                        return tensor if dtype is float32 else tensor.astype(dtype)
+                wide = ctx.saved_tensors[0]
+                result = gelu_backward_float32(grad, wide, from_numpy(one_plus_erf))
+            else:
+                wide, one_plus_erf = ctx.saved_tensors
+                result = gelu_backward_float32(grad, wide, one_plus_erf)
             return result if dtype is float32 else result.astype(dtype)
 
     return Gelu
