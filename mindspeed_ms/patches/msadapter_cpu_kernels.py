@@ -100,4 +100,12 @@ def _register_norm_kernels(registry: Any) -> None:
         "msadapter.nn.functional.layer_norm", host_layer_norm.layer_norm_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="LayerNormGrad takes ~7 ms on CPU for megatron's [128, 4, 512] activations (PyTorch: 0.3 ms forward "
                 "and backward); PyTorch's layer-norm arithmetic in NumPy over the host memory takes ~1 ms forward, "
-                "~2-3 ms backward (sums accumulated in float64)")
+                "~2-3 ms backward (weight and bias gradient sums in float64)")
+    from mindspeed_ms.compat import host_softmax
+
+    for target in ("msadapter.nn.functional.softmax", "msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax"):
+        registry.register(
+            target, host_softmax.softmax_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="the attention softmax over megatron's [4, 8, 128, 128] scores: MindSpore's CPU Softmax ~3-8 ms "
+                    "and SoftmaxGrad ~6-14 ms (a broadcasting Sub), PyTorch ~1 ms for both; PyTorch's arithmetic "
+                    "in NumPy over the host memory, ~1-2 ms each")

@@ -21,3 +21,17 @@ def layer_norm_megatron_shape(torch: Any) -> Any:
 def layer_norm_large_no_affine_two_dims(torch: Any) -> Any:
     x = tensor(torch, (64, 4, 8, 64), low=-1e3, high=1e3)
     return grad_of(torch, lambda x: torch.nn.functional.layer_norm(x, (8, 64)), x)
+
+
+@case("torch.nn.functional.softmax", "Tensor.masked_fill")
+def softmax_megatron_attention(torch: Any) -> Any:
+    scores = tensor(torch, (4, 8, 128, 128), low=-8, high=8)
+    causal = torch.ones(1, 1, 128, 128).triu(1) > 0
+    return grad_of(torch, lambda s: torch.nn.Softmax(dim=-1)(s.masked_fill(causal, -10000.0)), scores)
+
+
+@case("torch.softmax", "Tensor.softmax")
+def softmax_large_last_dim(torch: Any) -> Any:
+    x = tensor(torch, (64, 4, 256), low=-30, high=30)
+    return {"function": grad_of(torch, lambda x: torch.softmax(x, -1), x),
+            "method": grad_of(torch, lambda x: x.softmax(dim=2), x)}
