@@ -13,6 +13,11 @@ without it, with the same bits (``host_kernels.ACCELERATED`` tells which one run
 ``mindspeed_ms.compat._host_gelu`` computes gelu (erf form) and its gradient over float32 host memory with
 glibc's vector ``erff``/``exp`` (libmvec); where it cannot be built or the CPU lacks AVX2, MindSpore's
 kernels compute gelu as before (``mindspeed_ms.compat.gelu``).
+
+``mindspeed_ms.engine._passthrough`` holds the thin wrappers of hot ops (a refusal's exception class, the grad
+flag check) as C objects without a Python frame (see ``mindspeed_ms/engine/_passthrough.c``). It is optional the
+same way: without it ``mindspeed_ms.engine.passthrough`` builds the same wrappers as Python closures
+(``mindspeed_ms.engine.passthrough.is_accelerated()`` tells which).
 """
 
 from setuptools import Extension, setup
@@ -23,4 +28,5 @@ setup(ext_modules=[
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"]),
     Extension("mindspeed_ms.compat._host_gelu", ["mindspeed_ms/compat/_host_gelu.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"], libraries=["mvec", "m"]),
+    Extension("mindspeed_ms.engine._passthrough", ["mindspeed_ms/engine/_passthrough.c"], optional=True),
 ])

@@ -74,6 +74,56 @@ def _report_phases() -> None:
         print(f"bench: phase {name} {1000 * statistics.median(values):.3f}", flush=True)
 
 
+def _best_per_call(function: Callable[[], Any], calls: int = 20000, repeats: int = 7) -> float:
+    """Seconds per call of ``function`` (``calls`` calls in a loop, the best of ``repeats``)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        best = min(best, time.perf_counter() - start)
+    return best / calls
+
+
+def _dump_passthrough(path: str) -> None:
+    """Write what mindspeed_ms's C pass-through wrappers cost this process: their calls (a counter in the
+    extension) and the cost of one call of each kind, measured here (cProfile cannot see them: their time lands
+    in their callers'). bench_train.py adds calls x cost to our share.
+
+    Per call, each timed in a loop of calls through a lambda, less the same loop calling what the wrapper hands
+    on (the op is not ours) or nothing: a Guard with everything it can do (the grad-flag check on MindSpore's
+    real executor, and an exception filter) around ``id``, less ``id``; a GradRead of a real tensor on its
+    longest path (non-leaf, requires grad, retained: four attribute reads, no warning), less nothing; an
+    AttrWrite of ``_grad``, less nothing. The guards without the check cost less than the figure counted."""
+    import functools as _functools
+    import json
+
+    try:
+        from mindspeed_ms.engine import passthrough
+    except ImportError:  # a tree from before the pass-through wrappers (bench_train.py --before)
+        calls: dict[str, int] = {}
+    else:
+        calls = passthrough.calls()
+    cost: dict[str, float] = {}
+    if calls:
+        import torch  # MSAdapter's, in this process
+        from mindspore.common.api import _pynative_executor
+
+        flags = _pynative_executor._executor
+        guard = passthrough.guard(id, catch=(ValueError, TypeError), on_error=repr, check=flags.grad_flag,
+                                  fix=_functools.partial(flags.set_grad_flag, True))
+        tensor = torch.ones(1, requires_grad=True) * 2  # a non-leaf that requires grad
+        tensor.retain_grad()
+        read = passthrough.grad_read("_grad", "_is_leaf", "_requires_grad", "_mindspeed_retains_grad", print)
+        write = passthrough.attr_write("_grad")
+        nothing = _best_per_call(lambda: None)
+        cost = {"Guard": max(_best_per_call(lambda: guard(tensor)) - _best_per_call(lambda: id(tensor)), 0.0),
+                "GradRead": max(_best_per_call(lambda: read(tensor)) - nothing, 0.0),
+                "AttrWrite": max(_best_per_call(lambda: write(tensor, None)) - nothing, 0.0)}
+    with open(path, "w") as out:
+        json.dump({"calls": calls, "cost_s": cost}, out)
+
+
 def main() -> None:
     example, *args = sys.argv[1:]
     sys.argv = [example, *args]
@@ -96,6 +146,7 @@ def main() -> None:
             finally:
                 profiler.disable()
                 profiler.dump_stats(f"{profile_to}.rank{os.environ.get('RANK', '0')}")
+                _dump_passthrough(f"{profile_to}.rank{os.environ.get('RANK', '0')}.passthrough.json")
         else:
             runpy.run_path(example, run_name="__main__")
     finally:

@@ -20,6 +20,7 @@ Without a reference interpreter (``--reference-python`` or ``$MINDSPEED_MS_REFER
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pstats
 import re
@@ -118,12 +119,15 @@ def _parse(output: str, result: Result, wall: float) -> None:
         result.phases.setdefault(name, []).append(float(value))
 
 
-def _profile(iters: int, scratch: Path, size: str = "tiny") -> dict[tuple[str, int, str], tuple[Any, ...]]:
+def _profile(iters: int, scratch: Path, size: str = "tiny"
+             ) -> tuple[dict[tuple[str, int, str], tuple[Any, ...]], dict[str, Any]]:
     """Run MindSpore tp=1 under cProfile; return pstats' raw entries: function -> (cc, calls, self, cumulative,
-    callers)."""
+    callers), and what the worker wrote of our C pass-through wrappers: {"calls": {kind: n}, "cost_s": {kind: s}}."""
     profile = scratch / f"profile{size}{iters}"
     _run(Config("profiled", "mindspore", 1, size=size), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
-    return pstats.Stats(f"{profile}.rank0").stats  # type: ignore[attr-defined,no-any-return]  # undocumented
+    stats = pstats.Stats(f"{profile}.rank0").stats  # type: ignore[attr-defined]  # undocumented
+    wrappers = Path(f"{profile}.rank0.passthrough.json")
+    return stats, (json.loads(wrappers.read_text()) if wrappers.exists() else {"calls": {}, "cost_s": {}})
 
 
 #: mindspeed_ms's NumPy arithmetic over tensor memory, in place of MindSpore kernels: reported on its own
@@ -147,7 +151,10 @@ def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
     Our own time is the self time of mindspeed_ms's functions plus the C functions they call themselves
     (cProfile books ``getattr``, ``isinstance``, ``numpy.asarray``, dict and set methods... as functions of
     their own, not in the caller's self time), except MindSpore's (its ops and tensor methods: the work our
-    wrappers hand on). Python code of MindSpore/MSAdapter that ours calls is theirs.
+    wrappers hand on). Python code of MindSpore/MSAdapter that ours calls is theirs. Our C pass-through wrappers
+    (``mindspeed_ms.engine.passthrough``: no Python frame, so cProfile books their time to their callers) count
+    as ours: their calls per step (the extension's counter) times the cost of one call, measured by the worker in
+    the same run (an upper bound: the timing loop is left in).
 
     Returns:
         (mindspeed_ms's own Python per step, its NumPy host kernels per step (the arithmetic of
@@ -156,8 +163,11 @@ def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
         (name, ms per step, calls per step), the C functions our code calls first as one line), times in
         seconds.
     """
-    a, b = _profile(short, scratch, size), _profile(long, scratch, size)
+    (a, a_wrappers), (b, b_wrappers) = _profile(short, scratch, size), _profile(long, scratch, size)
     steps = long - short
+    wrapper_calls = {kind: (calls - a_wrappers["calls"].get(kind, 0)) / steps
+                     for kind, calls in b_wrappers["calls"].items()}
+    wrappers = sum(calls * b_wrappers["cost_s"].get(kind, 0.0) for kind, calls in wrapper_calls.items())
     own = kernels = total = builtins = 0.0
     top = []
     for key, (_, calls, seconds, _, callers) in b.items():
@@ -189,7 +199,11 @@ def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
     top = top[:8]
     top.append(("C functions our code calls (getattr, isinstance, numpy.asarray, dict/set methods, ...)", builtins,
                 float("nan")))
-    return own + builtins, kernels, total, top
+    per_call = ", ".join(f"{kind} {calls:.1f} x {1e9 * b_wrappers['cost_s'].get(kind, 0.0):.0f} ns"
+                         for kind, calls in wrapper_calls.items())
+    top.append((f"our C pass-through wrappers (calls per step x cost per call: {per_call or 'none'})", wrappers,
+                sum(wrapper_calls.values())))
+    return own + builtins + wrappers, kernels, total, top
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from mindspeed_ms.compat.errors import GradDTypeError, RetainGradError
 from mindspeed_ms.compat.inplace import write_back
 from mindspeed_ms.compat.inplace_checks import check_inplace
+from mindspeed_ms.engine import passthrough
 
 __all__ = ["GradDTypeError", "RetainGradError", "add_wrapper", "retain_grad", "retains_grad", "grad", "clamp_",
            "requires_grad_wrapper"]
@@ -91,19 +92,18 @@ def _retains_grad(self: Any) -> bool:
 retains_grad = property(_retains_grad, doc="True for a non-leaf tensor after retain_grad().")
 
 
-def _get_grad(self: Any) -> Any:
-    # ``_is_leaf``/``_requires_grad``: what MSAdapter's ``is_leaf`` and ``requires_grad`` properties read, without
-    # their Python frames (hundreds of reads a step)
-    if not self._is_leaf and self._requires_grad and not getattr(self, "_mindspeed_retains_grad", False):
-        warnings.warn(_NOT_RETAINED, UserWarning, stacklevel=2)
-    return self._grad
+def _warn_not_retained(frames: int) -> None:
+    # PyTorch's warning, attributed to the code that read ``.grad`` (``frames``: the reader's own Python frames)
+    warnings.warn(_NOT_RETAINED, UserWarning, stacklevel=2 + frames)
 
 
-def _set_grad(self: Any, value: Any) -> None:
-    self._grad = value
-
-
-grad = property(_get_grad, _set_grad, doc="The gradient computed for this tensor (leaf, or retain_grad()).")
+#: ``Tensor.grad``: ``_grad``, with PyTorch's warning for a non-leaf that requires grad and does not retain it.
+#: ``_is_leaf``/``_requires_grad`` are what MSAdapter's ``is_leaf`` and ``requires_grad`` properties read. Reader
+#: and writer are C objects where mindspeed_ms.engine's pass-through wrappers are built (hundreds of reads a
+#: step), the same in Python elsewhere.
+grad = property(passthrough.grad_read("_grad", "_is_leaf", "_requires_grad", "_mindspeed_retains_grad",
+                                      _warn_not_retained),
+                passthrough.attr_write("_grad"), doc="The gradient computed for this tensor (leaf, or retain_grad()).")
 
 
 def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - PyTorch's parameter names

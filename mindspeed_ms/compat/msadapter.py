@@ -6,6 +6,8 @@ import functools
 import operator
 from typing import Any, Callable
 
+from mindspeed_ms.engine import passthrough
+
 __all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper",
            "grad_flag_entry_wrapper", "requires_grad_property", "flip_dims_wrapper",
            "restore_grad_flag"]
@@ -148,16 +150,13 @@ def grad_flag_restoring_wrapper(run_op: Callable[..., Any]) -> Callable[..., Any
     Returns:
         ``run_op`` that switches the flag back on when the op raises, and re-raises.
     """
+    return passthrough.guard(run_op, catch=BaseException, on_error=_flag_restored)
 
-    @functools.wraps(run_op)
-    def run_op_keeping_grad_flag(self: Any, *args: Any) -> Any:
-        try:
-            return run_op(self, *args)
-        except BaseException:
-            restore_grad_flag()
-            raise
 
-    return run_op_keeping_grad_flag
+def _flag_restored(error: BaseException) -> Any:
+    """Restore the grad flag after ``error`` (being handled), and re-raise it."""
+    restore_grad_flag()
+    raise error
 
 
 def grad_flag_entry_wrapper(entry: Callable[..., Any]) -> Callable[..., Any]:
@@ -174,15 +173,10 @@ def grad_flag_entry_wrapper(entry: Callable[..., Any]) -> Callable[..., Any]:
     Returns:
         ``entry`` that first restores the flag (one flag read when nothing failed).
     """
-
-    @functools.wraps(entry)
-    def with_grad_flag(*args: Any, **kwargs: Any) -> Any:
-        executor = _executor()  # restore_grad_flag, inline: this runs on every module call
-        if not executor.grad_flag():
-            executor.set_grad_flag(True)
-        return entry(*args, **kwargs)
-
-    return with_grad_flag
+    # the C++ executor's own flag methods (MindSpore's Python ``grad_flag`` calls the same): no Python frame per
+    # call where the C wrappers are built (this runs on every module call)
+    flags = _executor()._executor
+    return passthrough.guard(entry, check=flags.grad_flag, fix=functools.partial(flags.set_grad_flag, True))
 
 
 def _set_requires_grad(self: Any, value: Any = True) -> None:

@@ -15,7 +15,6 @@ A failing op also leaves MindSpore's grad flag off (its executor clears it when 
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -30,6 +29,7 @@ from mindspeed_ms.compat.errors import (
     OpValueRefusedError,
 )
 from mindspeed_ms.compat.msadapter import restore_grad_flag
+from mindspeed_ms.engine import passthrough
 from mindspeed_ms.engine.errors import AdaptationError
 
 __all__ = ["REFUSALS", "INDEX", "RUNTIME", "VALUE", "DIM", "refusal_class_wrapper", "translate"]
@@ -53,6 +53,10 @@ REFUSALS: Mapping[str, str] = MappingProxyType({
     "torch.nn.functional.softmax": DIM, "torch.tensor": VALUE,
     "torch.distributed.get_process_group_ranks": VALUE,
 })
+
+
+#: the classes MindSpore refuses with (others, e.g. our own errors' other bases, pass through untouched)
+_CAUGHT = (ValueError, TypeError, RuntimeError, KeyError)
 
 
 def translate(op: str, error: Exception) -> Exception:
@@ -83,18 +87,16 @@ def refusal_class_wrapper(op_name: str) -> Callable[[Callable[..., Any]], Callab
         op_name: the torch API name, a key of :data:`REFUSALS`.
     """
 
-    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(op)
-        def refusing_as_pytorch(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return op(*args, **kwargs)
-            except (ValueError, TypeError, RuntimeError, KeyError) as error:
-                restore_grad_flag()  # MindSpore's executor switched autograd off when the op failed
-                translated = translate(op_name, error)
-                if translated is error:
-                    raise
-                raise translated from error
+    def refused(error: BaseException) -> Any:
+        # called while ``error`` is being handled (as in an ``except`` block): what it raises has it as context
+        restore_grad_flag()  # MindSpore's executor switched autograd off when the op failed
+        translated = translate(op_name, error)  # type: ignore[arg-type]  # one of _CAUGHT: an Exception
+        if translated is error:
+            raise error
+        raise translated from error
 
-        return refusing_as_pytorch
+    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+        # no Python frame on a call that succeeds where the C wrappers are built (hundreds of calls a step)
+        return passthrough.guard(op, catch=_CAUGHT, on_error=refused)
 
     return wrapper

@@ -1,0 +1,150 @@
+"""Pass-through wrappers of hot ops: in C where the optional extension is built, else the same as Python closures.
+
+A wrap that does nothing on a call that succeeds (it only looks at what the op raised, or checks one flag
+first) costs a Python frame per call in Python: hundreds of calls a training step. The C objects of
+``mindspeed_ms/engine/_passthrough.c`` do the same without a frame; :func:`is_accelerated` tells which kind
+this process builds, :func:`accelerator` switches it (tests run both). They are invisible to a profiler (their
+time is booked to their caller): :func:`calls` counts their calls, and ``benchmarks/bench_train.py`` adds
+their cost to mindspeed_ms's share.
+
+- :func:`guard`: ``func`` called; ``fix()`` first when ``check()`` is false; ``on_error(error)`` (called as
+  from an ``except`` block: ``error`` is the exception being handled) is the result when ``func`` raises one of
+  ``catch``.
+- :func:`grad_read`: ``obj.<value>``, ``warn(frames)`` first for a non-leaf that requires grad and does not retain
+  it (``frames``: how many Python frames of the reader stand between ``warn`` and the reader's caller: 0 in C).
+- :func:`attr_write`: ``setattr(obj, name, value)`` as a property's setter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+from typing import Any, Callable
+
+try:
+    from . import _passthrough as _compiled
+except ImportError:  # not built: no compiler at install time, another Python (see setup.py)
+    _compiled = None  # type: ignore[assignment]
+
+__all__ = ["guard", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated", "accelerator"]
+
+#: whether the wrappers built now are the C ones; changed only through accelerator() (tests build both kinds)
+_state = {"compiled": _compiled is not None}
+
+
+def has_accelerator() -> bool:
+    """Tell whether the C extension of the pass-through wrappers was built and imports."""
+    return _compiled is not None
+
+
+def is_accelerated() -> bool:
+    """Tell whether :func:`guard`, :func:`grad_read` and :func:`attr_write` build C objects now."""
+    return _state["compiled"]
+
+
+@contextlib.contextmanager
+def accelerator(enabled: bool) -> Iterator[None]:
+    """Build C wrappers (``True``, where the extension is built) or Python closures inside the block.
+
+    Raises:
+        RuntimeError: ``True`` asked where the extension is not built.
+    """
+    if enabled and _compiled is None:
+        raise RuntimeError("mindspeed_ms.engine._passthrough is not built (pip install -e . with a C compiler)")
+    previous = _state["compiled"]
+    _state["compiled"] = enabled
+    try:
+        yield
+    finally:
+        _state["compiled"] = previous
+
+
+def calls() -> dict[str, int]:
+    """Calls the C wrappers of each kind have taken in this process (``{}`` without the extension)."""
+    return _compiled.calls() if _compiled is not None else {}
+
+
+def guard(func: Callable[..., Any], *, catch: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+          on_error: Callable[[BaseException], Any] | None = None, check: Callable[[], Any] | None = None,
+          fix: Callable[[], Any] | None = None) -> Callable[..., Any]:
+    """Return ``func`` wrapped: ``fix()`` first when ``check()`` is false; ``on_error(error)`` when it raises one of
+    ``catch`` (it re-raises or raises another; what it returns is the result). The wrapper carries ``func``'s
+    name, doc and ``__wrapped__`` (:func:`functools.update_wrapper`) and binds as a method as a function does.
+
+    Raises:
+        TypeError: ``catch`` without ``on_error`` (or the reverse), ``check`` without ``fix``, or a non-callable.
+    """
+    if (catch is None) != (on_error is None) or (check is None) != (fix is None):
+        raise TypeError("guard: catch and on_error go together, and so do check and fix")
+    if _state["compiled"]:
+        wrapper: Any = _compiled.Guard(func, catch, on_error, check, fix)
+    else:
+        wrapper = _closure(func, catch, on_error, check, fix)
+    return functools.update_wrapper(wrapper, func)
+
+
+def _closure(func: Callable[..., Any], catch: Any, on_error: Any, check: Any, fix: Any) -> Callable[..., Any]:
+    """:func:`guard` in Python: the closure for the options given (nothing tested that is not asked for)."""
+    if not callable(func):
+        raise TypeError("Guard: func must be callable")
+    if catch is None:
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if not check():
+                fix()
+            return func(*args, **kwargs)
+
+        return checked if check is not None else _plain(func)
+    if check is None:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except catch as error:
+                return on_error(error)
+
+        return guarded
+
+    def checked_and_guarded(*args: Any, **kwargs: Any) -> Any:
+        if not check():
+            fix()
+        try:
+            return func(*args, **kwargs)
+        except catch as error:
+            return on_error(error)
+
+    return checked_and_guarded
+
+
+def _plain(func: Callable[..., Any]) -> Callable[..., Any]:
+    def passed(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return passed
+
+
+def grad_read(value: str, leaf: str, requires: str, retained: str,
+              warn: Callable[[int], Any]) -> Callable[[Any], Any]:
+    """Return ``read(obj)``: ``obj.<value>``, calling ``warn(frames)`` first when ``not obj.<leaf> and
+    obj.<requires> and not getattr(obj, retained, False)`` (``Tensor.grad``'s getter: PyTorch's warning for a
+    non-leaf's ``.grad``). ``frames`` is the number of the reader's own Python frames between ``warn`` and the
+    code that read the attribute (0 for the C reader, 1 for the Python one): a warning's ``stacklevel``."""
+    if _state["compiled"]:
+        return _compiled.GradRead(value, leaf, requires, retained, warn)
+
+    def read(obj: Any) -> Any:
+        if not getattr(obj, leaf) and getattr(obj, requires) and not getattr(obj, retained, False):
+            warn(1)
+        return getattr(obj, value)
+
+    return read
+
+
+def attr_write(name: str) -> Callable[[Any, Any], None]:
+    """Return ``write(obj, value)``: ``setattr(obj, name, value)`` (a property's setter)."""
+    if _state["compiled"]:
+        return _compiled.AttrWrite(name)
+
+    def write(obj: Any, value: Any) -> None:
+        setattr(obj, name, value)
+
+    return write
