@@ -266,15 +266,17 @@ def test_calls_are_counted_in_c(compiled):
     wrapper = passthrough.guard(len, catch=ValueError, on_error=repr)
     reader = passthrough.grad_read("_grad", "_is_leaf", "_requires_grad", "_retains", _warn)
     writer = passthrough.attr_write("_grad")
+    forked = passthrough.fork(len, len, "_dtype")
     holder = _Tensorish(True, True)
     for _ in range(3):
         wrapper(())
         reader(holder)
         writer(holder, 1)
+        forked(())
     after = passthrough.calls()
     expected = 3 if compiled else 0
-    assert {kind: after[kind] - before[kind] for kind in after} == dict.fromkeys(("Guard", "GradRead", "AttrWrite"),
-                                                                                   expected)
+    kinds = ("Guard", "GradRead", "AttrWrite", "Fork")
+    assert {kind: after[kind] - before[kind] for kind in after} == dict.fromkeys(kinds, expected)
 
 
 def test_stacked_guards_revert_and_apply_again_with_the_registry(tmp_path, monkeypatch):
@@ -310,3 +312,56 @@ def test_stacked_guards_revert_and_apply_again_with_the_registry(tmp_path, monke
         with pytest.raises(ValueError, match="bad"):
             target.T().view(-1)
     sys.modules.pop("pt_stacked_target", None)
+
+
+class _Typed:
+    def __init__(self, dtype: Any) -> None:
+        self._dtype = dtype
+
+
+class _Untyped:
+    pass
+
+
+def _fast(*args: Any, **kwargs: Any) -> Any:
+    return ("fast", args, kwargs)
+
+
+def _slow(*args: Any, **kwargs: Any) -> Any:
+    return ("slow", args, kwargs)
+
+
+def test_fork_on_one_argument_s_attribute(compiled):
+    forked = passthrough.fork(_fast, _slow, "_dtype", slow_when="bf16")
+    assert forked(_Typed("bf16"), 1, dtype=None)[0] == "slow"
+    assert forked(_Untyped())[0] == ("fast" if compiled else "slow")  # no attribute: getattr's None
+    fast = forked(_Typed("f32"), 2, k=3)
+    assert fast[1][1:] == (2,) and fast[2] == {"k": 3} and fast[0] == ("fast" if compiled else "slow")  # noqa: PT018
+    assert forked(input=_Typed("f32"))[0] == "slow"  # nothing positional: the slow wrapper decides
+    assert passthrough.fork(_fast, _slow, "_dtype")(_Untyped())[0] == "slow"  # slow_when None: a missing attribute
+
+
+def test_fork_on_two_arguments_of_a_class(compiled):
+    forked = passthrough.fork(_fast, _slow, "_dtype", cls=_Typed, unless="bool")
+    common = "fast" if compiled else "slow"
+    assert forked(_Typed("f32"), _Typed("f32"), 5)[0] == common
+    assert forked(_Typed("f32"), _Typed("f16"))[0] == "slow"
+    assert forked(_Typed("bool"), _Typed("bool"))[0] == "slow"  # the one shared value that still goes slow
+    assert forked(_Typed("f32"), 2.0)[0] == "slow"
+    assert forked(_Typed("f32"))[0] == "slow"
+    assert forked(_Typed("f32"), other=_Typed("f32"))[0] == "slow"
+    if compiled:
+        assert forked.__wrapped__ is _fast
+        assert forked.__name__ == "_fast"
+    else:
+        assert forked is _slow
+
+
+def test_fork_binds_as_a_method(compiled):
+    class Owner(_Typed):
+        add = passthrough.fork(_fast, _slow, "_dtype", cls=_Typed)
+
+    one, two = Owner("f32"), Owner("f32")
+    result = one.add(two)
+    assert result[0] == ("fast" if compiled else "slow")
+    assert result[1] == (one, two)

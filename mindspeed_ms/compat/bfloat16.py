@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from mindspeed_ms.engine import passthrough
+
 __all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper"]
 
 
@@ -45,7 +47,9 @@ def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return type(result)(ops.cast(r, bfloat16) if getattr(r, "dtype", None) == float32 else r for r in result)
         return ops.cast(result, bfloat16) if result.dtype == float32 else result
 
-    return widened
+    # a tensor of another dtype (every call but a bfloat16 one) goes straight to ``op``, without the Python frame
+    # above where mindspeed_ms.engine's C wrappers are built
+    return passthrough.fork(op, widened, "_dtype", slow_when=bfloat16)
 
 
 def zeros_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

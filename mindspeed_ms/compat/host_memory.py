@@ -89,15 +89,19 @@ def tensor_reads() -> tuple[Callable[[Any], int], Callable[[Any], Any]]:
     return TensorPy._data_ptr, TensorPy.stride
 
 
-#: The arrays :func:`host_array` handed out, by ``(address, shape, strides or None when flat, the tensor's dtype
-#: or None, the NumPy dtype asked for or None)``, shape and strides as tuples of MindSpore's. An array only
+#: The arrays :func:`host_array` handed out, by ``(address, shape, strides or None when flat, id of the tensor's
+#: dtype or None, the NumPy dtype asked for or None)``, shape and strides as tuples of MindSpore's. An array only
 #: describes memory (it owns none), so it is right for any live tensor with that key. The same tensors come
 #: back every step (DDP's buckets, parameters and gradients), and building an array costs a few microseconds.
+#: The key holds the dtype's id, not the dtype: a MindSpore dtype hashes through pybind11 (~10 times an int's
+#: hash, twice per lookup of DDP's add); :data:`_DTYPES` keeps every dtype of a key alive, so an id in a key
+#: names that one dtype for the life of the process.
 _ARRAYS: dict[tuple[Any, ...], Any] = {}
+_DTYPES: dict[int, Any] = {}
 _MAX_ARRAYS = 1024
 
-#: ``kept_array(key)``: the array :func:`host_array` keeps for ``key`` (as above), or None. The dict's own
-#: ``get``: hot paths look their arrays up without a Python call.
+#: ``kept_array(key)``: the array :func:`host_array` keeps for ``key`` (as above: ``id(tensor._dtype)``), or None.
+#: The dict's own ``get``: hot paths look their arrays up without a Python call.
 kept_array: Callable[[tuple[Any, ...]], Any] = _ARRAYS.get
 
 
@@ -122,10 +126,13 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
     tensor_dtype = None
     if dtype is None:
         tensor_dtype = getattr(tensor, "_dtype", None) or tensor.dtype
-    key = (address(tensor), shape, None if flat else tuple(stride(tensor)), tensor_dtype, dtype)
+    key = (address(tensor), shape, None if flat else tuple(stride(tensor)),
+           None if tensor_dtype is None else id(tensor_dtype), dtype)
     array = _ARRAYS.get(key)
     if array is None:
-        array = _build(*key)
+        array = _build(key[0], shape, key[2], tensor_dtype, dtype)
+        if tensor_dtype is not None:
+            _DTYPES.setdefault(id(tensor_dtype), tensor_dtype)  # before the key is kept (see _ARRAYS)
         if len(_ARRAYS) >= _MAX_ARRAYS:
             _ARRAYS.clear()
         _ARRAYS[key] = array

@@ -148,10 +148,11 @@ def add_through_view(tensor: Any, other: Any) -> bool:
         executor().sync()  # first (synchronize(), inline): a queued kernel's output has its memory once it ran
         address, stride = tensor_reads()
         begin, other_begin = address(tensor), address(other)
-        target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype, None))
+        dtype_id = id(dtype)  # what the kept arrays' keys hold (host_memory: a dtype's pybind11 hash is slow)
+        target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype_id, None))
         if target is None:
             target = host_array(tensor, sync=False)
-        source = kept_array((other_begin, tuple(other._shape), tuple(stride(other)), dtype, None))
+        source = kept_array((other_begin, tuple(other._shape), tuple(stride(other)), dtype_id, None))
         if source is None:
             source = host_array(other, sync=False)
     except AttributeError:  # not MindSpore tensors: the general path

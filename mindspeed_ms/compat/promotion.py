@@ -19,6 +19,7 @@ import functools
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import DTypeNotSupportedError, OperandTypeError
+from mindspeed_ms.engine import passthrough
 
 __all__ = ["DTypeNotSupportedError", "OperandTypeError", "FLOAT_MATH", "ROUNDING", "float_math_wrapper",
            "rounding_wrapper", "bool_refusing_wrapper", "sign_wrapper", "isinf_wrapper", "square_wrapper",
@@ -265,7 +266,9 @@ def promoting_binary_wrapper(name: str, *, reflected: bool = False, true_divisio
                 wanted = _default_float()
             return result if result.dtype == wanted else _cast(result, wanted)
 
-        return promoted
+        # two tensors of one dtype (the common case) go straight to ``op``, without the Python frame above where
+        # mindspeed_ms.engine's C wrappers are built (bool subtraction still goes through it, and is refused)
+        return passthrough.fork(op, promoted, "_dtype", cls=Tensor, unless=boolean if subtraction else None)
 
     return wrapper
 

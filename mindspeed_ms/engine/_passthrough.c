@@ -15,6 +15,11 @@
  *   GradRead(value, leaf, requires, retained, warn): `obj.<value>`, after calling `warn(0)` when
  *       `not obj.<leaf> and obj.<requires> and not getattr(obj, <retained>, False)` (Tensor.grad's getter).
  *   AttrWrite(name): `setattr(obj, name, value)` called as `(obj, value)` (a property's setter).
+ *   Fork(func, slow, attr, slow_when, cls, unless): `func(*args, **kwargs)` on the common case, told by one
+ *       attribute (a tensor's dtype), else `slow(*args, **kwargs)` (the Python wrapper that handles every case):
+ *       without `cls`, the common case is `getattr(args[0], attr, None) is not slow_when`; with it, two
+ *       positional arguments, both instances of `cls`, whose `attr` is the same object and not `unless`.
+ *       It binds and carries a __dict__ as Guard does.
  *
  * Every call of one of these objects adds one to its type's counter (`calls()`): the benchmark counts what they cost
  * (they are invisible to cProfile, their time lands in the caller's).
@@ -33,8 +38,8 @@
 #error "mindspeed_ms.engine._passthrough needs CPython 3.11 (PyErr_GetHandledException); the Python wrappers are used"
 #endif
 
-/* calls taken by each type: Guard, GradRead, AttrWrite */
-static unsigned long long call_count[3] = {0, 0, 0};
+/* calls taken by each type: Guard, GradRead, AttrWrite, Fork */
+static unsigned long long call_count[4] = {0, 0, 0, 0};
 
 /* ---------------------------------------------------------------- Guard */
 
@@ -240,6 +245,168 @@ static PyTypeObject GuardType = {
     .tp_descr_get = guard_get,
     .tp_dictoffset = offsetof(Guard, dict),
     .tp_new = guard_new,
+};
+
+/* ---------------------------------------------------------------- Fork */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;
+    PyObject *slow;
+    PyObject *attr;
+    PyObject *slow_when;  /* without cls: the attribute value that goes the slow way */
+    PyObject *cls;        /* NULL: the one-argument test */
+    PyObject *unless;     /* with cls: the shared value that still goes the slow way (NULL: none) */
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} Fork;
+
+/* 1: the common case (func), 0: slow, -1: an error raised */
+static int
+fork_common(Fork *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1) {
+        return 0;
+    }
+    if (self->cls == NULL) {
+        PyObject *value = PyObject_GetAttr(args[0], self->attr);
+        if (value == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                return -1;
+            }
+            PyErr_Clear();
+            return self->slow_when != Py_None;  /* getattr(..., None) */
+        }
+        int common = value != self->slow_when;
+        Py_DECREF(value);
+        return common;
+    }
+    if (nargs < 2) {
+        return 0;
+    }
+    int is = PyObject_IsInstance(args[0], self->cls);
+    if (is <= 0) {
+        return is;
+    }
+    is = PyObject_IsInstance(args[1], self->cls);
+    if (is <= 0) {
+        return is;
+    }
+    PyObject *first = PyObject_GetAttr(args[0], self->attr);
+    if (first == NULL) {
+        return -1;
+    }
+    PyObject *second = PyObject_GetAttr(args[1], self->attr);
+    if (second == NULL) {
+        Py_DECREF(first);
+        return -1;
+    }
+    int common = first == second && first != self->unless;
+    Py_DECREF(first);
+    Py_DECREF(second);
+    return common;
+}
+
+static PyObject *
+fork_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Fork *self = (Fork *)op;
+    call_count[3]++;
+    int common = fork_common(self, args, PyVectorcall_NARGS(nargsf));
+    if (common < 0) {
+        return NULL;
+    }
+    return PyObject_Vectorcall(common ? self->func : self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *
+fork_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"func", "slow", "attr", "slow_when", "cls", "unless", NULL};
+    PyObject *func, *slow, *attr, *slow_when = Py_None, *cls = Py_None, *unless = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOU|OOO:Fork", names, &func, &slow, &attr, &slow_when, &cls,
+                                     &unless)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(func) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "Fork: func and slow must be callable");
+        return NULL;
+    }
+    Fork *self = (Fork *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->func = Py_NewRef(func);
+    self->slow = Py_NewRef(slow);
+    self->attr = Py_NewRef(attr);
+    self->slow_when = Py_NewRef(slow_when);
+    self->cls = cls == Py_None ? NULL : Py_NewRef(cls);
+    self->unless = unless == Py_None ? NULL : Py_NewRef(unless);
+    self->dict = NULL;
+    self->vectorcall = fork_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+fork_traverse(Fork *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->func);
+    Py_VISIT(self->slow);
+    Py_VISIT(self->slow_when);
+    Py_VISIT(self->cls);
+    Py_VISIT(self->unless);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+fork_clear(Fork *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->attr);
+    Py_CLEAR(self->slow_when);
+    Py_CLEAR(self->cls);
+    Py_CLEAR(self->unless);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+fork_dealloc(Fork *self)
+{
+    PyObject_GC_UnTrack(self);
+    fork_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef fork_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(Fork, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Fork, vectorcall), READONLY, NULL},
+    {"func", T_OBJECT, offsetof(Fork, func), READONLY, "the op called on the common case"},
+    {"slow", T_OBJECT, offsetof(Fork, slow), READONLY, "the wrapper called otherwise"},
+    {NULL},
+};
+
+static PyTypeObject ForkType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.engine._passthrough.Fork",
+    .tp_basicsize = sizeof(Fork),
+    .tp_dealloc = (destructor)fork_dealloc,
+    .tp_vectorcall_offset = offsetof(Fork, vectorcall),
+    .tp_repr = guard_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Fork(func, slow, attr, slow_when=None, cls=None, unless=None): func on the common case told by one "
+              "attribute, else slow",
+    .tp_traverse = (traverseproc)fork_traverse,
+    .tp_clear = (inquiry)fork_clear,
+    .tp_methods = guard_methods,
+    .tp_members = fork_members,
+    .tp_getset = guard_getset,
+    .tp_descr_get = guard_get,
+    .tp_dictoffset = offsetof(Fork, dict),
+    .tp_new = fork_new,
 };
 
 /* ---------------------------------------------------------------- GradRead */
@@ -458,7 +625,8 @@ static PyTypeObject AttrWriteType = {
 static PyObject *
 calls(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    return Py_BuildValue("{sKsKsK}", "Guard", call_count[0], "GradRead", call_count[1], "AttrWrite", call_count[2]);
+    return Py_BuildValue("{sKsKsKsK}", "Guard", call_count[0], "GradRead", call_count[1], "AttrWrite", call_count[2],
+                         "Fork", call_count[3]);
 }
 
 static PyMethodDef module_methods[] = {
@@ -477,7 +645,8 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__passthrough(void)
 {
-    if (PyType_Ready(&GuardType) < 0 || PyType_Ready(&GradReadType) < 0 || PyType_Ready(&AttrWriteType) < 0) {
+    if (PyType_Ready(&GuardType) < 0 || PyType_Ready(&ForkType) < 0 || PyType_Ready(&GradReadType) < 0 ||
+        PyType_Ready(&AttrWriteType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&module_def);
@@ -486,7 +655,8 @@ PyInit__passthrough(void)
     }
     if (PyModule_AddObjectRef(module, "Guard", (PyObject *)&GuardType) < 0 ||
         PyModule_AddObjectRef(module, "GradRead", (PyObject *)&GradReadType) < 0 ||
-        PyModule_AddObjectRef(module, "AttrWrite", (PyObject *)&AttrWriteType) < 0) {
+        PyModule_AddObjectRef(module, "AttrWrite", (PyObject *)&AttrWriteType) < 0 ||
+        PyModule_AddObjectRef(module, "Fork", (PyObject *)&ForkType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

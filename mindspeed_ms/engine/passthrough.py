@@ -10,6 +10,8 @@ their cost to mindspeed_ms's share.
 - :func:`guard`: ``func`` called; ``fix()`` first when ``check()`` is false; ``on_error(error)`` (called as
   from an ``except`` block: ``error`` is the exception being handled) is the result when ``func`` raises one of
   ``catch``.
+- :func:`fork`: ``func`` called on the common case that one attribute tells (a tensor's dtype), else ``slow``
+  (the Python wrapper that handles every case; without the extension, ``slow`` is the wrapper).
 - :func:`grad_read`: ``obj.<value>``, ``warn(frames)`` first for a non-leaf that requires grad and does not retain
   it (``frames``: how many Python frames of the reader stand between ``warn`` and the reader's caller: 0 in C).
 - :func:`attr_write`: ``setattr(obj, name, value)`` as a property's setter.
@@ -27,7 +29,7 @@ try:
 except ImportError:  # not built: no compiler at install time, another Python (see setup.py)
     _compiled = None  # type: ignore[assignment]
 
-__all__ = ["guard", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated", "accelerator"]
+__all__ = ["guard", "fork", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated", "accelerator"]
 
 #: whether the wrappers built now are the C ones; changed only through accelerator() (tests build both kinds)
 _state = {"compiled": _compiled is not None}
@@ -113,6 +115,21 @@ def _closure(func: Callable[..., Any], catch: Any, on_error: Any, check: Any, fi
             return on_error(error)
 
     return checked_and_guarded
+
+
+def fork(func: Callable[..., Any], slow: Callable[..., Any], attr: str, *, slow_when: Any = None,
+         cls: type | None = None, unless: Any = None) -> Callable[..., Any]:
+    """Return ``func`` for the common case, ``slow`` (which handles every case itself) for the others.
+
+    Without ``cls`` the common case is ``getattr(args[0], attr, None) is not slow_when``; with it, two positional
+    arguments, both instances of ``cls``, whose ``attr`` is one object, and not ``unless`` (``None``: no
+    exception). Where the extension is not built this returns ``slow`` itself (the same results: ``slow`` takes
+    the common case the same way, in Python). The C wrapper carries ``func``'s name, doc and ``__wrapped__``.
+    """
+    if not _state["compiled"]:
+        return slow
+    wrapper = _compiled.Fork(func, slow, attr, slow_when, cls, unless)
+    return functools.update_wrapper(wrapper, func)
 
 
 def _plain(func: Callable[..., Any]) -> Callable[..., Any]:
