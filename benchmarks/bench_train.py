@@ -132,6 +132,8 @@ def _profile(iters: int, scratch: Path, size: str = "tiny"
 
 #: mindspeed_ms's NumPy arithmetic over tensor memory, in place of MindSpore kernels: reported on its own
 HOST_KERNELS = PACKAGE / "compat" / "host_kernels.py"
+#: the same kind of NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient)
+HOST_ARITHMETIC = PACKAGE / "compat" / "host_arithmetic.py"
 #: and the functions of its optional C extensions (``<built-in method mindspeed_ms.compat._host_gelu.gelu_forward>``)
 HOST_LOOPS = "<built-in method mindspeed_ms.compat._host"
 
@@ -188,12 +190,12 @@ def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
                 if (caller[0].startswith(str(PACKAGE)) and caller_calls > old_calls
                         and b[caller][1] > a.get(caller, (0, 0))[1]):  # the caller itself runs per step
                     share = max(caller_seconds - old_seconds, 0.0) / steps
-                    if caller[0] == str(HOST_KERNELS):
+                    if caller[0] in (str(HOST_KERNELS), str(HOST_ARITHMETIC)):
                         kernels += share
                     else:
                         builtins += share
             continue
-        if filename == str(HOST_KERNELS):
+        if filename in (str(HOST_KERNELS), str(HOST_ARITHMETIC)):
             kernels += delta
         elif filename.startswith(str(PACKAGE)):
             own += delta

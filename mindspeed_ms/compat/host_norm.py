@@ -5,14 +5,15 @@ takes ``torch.norm(tensor)`` of each gradient; with DDP's buckets coalesced (:mo
 call over the whole bucket, 6.4 million floats at issue 24's mid size. MindSpore's CPU kernels (Mul, ReduceSum,
 Sqrt over a fresh 6.4M-float temporary) take 15-23 ms there, PyTorch ~4 ms.
 
-Here the sum of squares runs in NumPy over the tensor's host memory: rows of :data:`ROW` elements each summed
-in float32 (``einsum``, no temporary of the tensor's size), the row sums added in float64, the square root
-taken in float64 and rounded once to float32. Every row sum has a relative error of at most ``ROW`` units of
-float32 rounding (``ROW * 2**-24`` = 7.6e-6, the worst case, squares all rounding the same way), and so has the
-total; measured on gradient-like data it is ~1e-9, below float32's own rounding of the result, so the result is
-the float32 nearest the exact norm. PyTorch's ``torch.norm`` accumulates in float32 lanes: on the same data
-4.8e-4 from the exact norm (tests/test_compat_host_norm.py measures both against the exact value and asserts
-ours is at least as close). The rule this module keeps: **never further from the exact norm than PyTorch's**.
+Here the sum of squares runs in NumPy over the tensor's host memory (:func:`.host_arithmetic.sum_of_squares`):
+rows of 128 elements each summed in float32 (``einsum``, no temporary of the tensor's size), the row sums
+added in float64, the square root taken in float64 and rounded once to float32. Every row sum has a relative
+error of at most 128 units of float32 rounding (``128 * 2**-24`` = 7.6e-6, the worst case, squares all
+rounding the same way), and so has the total; measured on gradient-like data it is ~1e-9, below float32's
+own rounding of the result, so the result is the float32 nearest the exact norm. PyTorch's ``torch.norm``
+accumulates in float32 lanes: on the same data 4.8e-4 from the exact norm (tests/test_compat_host_norm.py
+measures both against the exact value and asserts ours is at least as close). The rule this module keeps:
+**never further from the exact norm than PyTorch's**.
 
 Taken only for ``torch.norm(t)`` / ``torch.norm(t, 2)`` / ``torch.norm(t, "fro")`` (nothing else given) of a
 contiguous float32 tensor of at least :data:`MIN_ELEMENTS` elements that does not require a gradient; everything
@@ -27,30 +28,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MIN_ELEMENTS", "ROW", "norm_wrapper", "sum_of_squares"]
+__all__ = ["MIN_ELEMENTS", "norm_wrapper"]
 
 #: below this many elements the kernels are cheap and the host path is not worth a synchronisation
 MIN_ELEMENTS = 65536
 
-#: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
-ROW = 128
-
 _TWO_NORMS = (2, 2.0, "fro")
-
-
-def sum_of_squares(values: Any) -> float:
-    """Return the sum of the squares of a 1-D float32 array: float32 rows of :data:`ROW`, added in float64."""
-    import numpy as np
-
-    whole = values.size - values.size % ROW
-    total = 0.0
-    if whole:
-        rows = values[:whole].reshape(-1, ROW)
-        total = float(np.add.reduce(np.einsum("ij,ij->i", rows, rows), dtype=np.float64))
-    if whole != values.size:
-        tail = values[whole:].astype(np.float64)
-        total += float(np.dot(tail, tail))
-    return total
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,6 +52,7 @@ def _host_norm(input: Any) -> Any:
     import numpy as np
     from mindspore import Tensor
 
+    from mindspeed_ms.compat.host_arithmetic import sum_of_squares
     from mindspeed_ms.compat.host_memory import host_array
 
     total = sum_of_squares(host_array(input, flat=True))

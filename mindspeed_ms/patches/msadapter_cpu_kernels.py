@@ -90,6 +90,13 @@ def _register_mlp_kernels(registry: Any) -> None:
         purpose="torch.norm over a DDP bucket (megatron's gradient norm) runs Mul + ReduceSum + Sqrt over a "
                 "temporary of the bucket's size, 15-23 ms for 6.4M floats on CPU (PyTorch ~4 ms); float32 rows "
                 "summed in float64 on the host: ~3 ms, never further from the exact norm than PyTorch's")
+    from mindspeed_ms.compat import bias_add
+
+    registry.register(
+        f"{_TENSOR}.sum", bias_add.column_sum_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="grad_output.sum(dim=0), megatron's bias gradient in its linear layers' backward, is a ReduceSum over "
+                "the rows: 1-16 ms for [512, 2048] on CPU; NumPy sums the columns of the host memory in float64 "
+                "(~0.6 ms), rounded once")
 
 
 def _register_norm_kernels(registry: Any) -> None:

@@ -1,0 +1,28 @@
+"""The gradient norm, gelu and Adam's host loops at megatron's mid-size shapes, where mindspeed_ms.compat computes
+them over host memory (torch.norm of a DDP-bucket-sized float32 tensor; gelu of 65536+ elements in the C
+extension): values and gradients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import grad_of, tensor
+
+
+@case("torch.norm", rtol=1e-6, atol=0)
+def norm_of_a_gradient_bucket(torch: Any) -> Any:
+    grads = tensor(torch, (1_000_003,), low=-1e-2, high=1e-2)
+    return torch.stack([torch.norm(grads), torch.norm(grads, 2), torch.norm(grads, "fro")])
+
+
+@case("torch.nn.functional.gelu", rtol=1e-5, atol=1e-6)
+def gelu_megatron_mlp_shape(torch: Any) -> Any:
+    x = tensor(torch, (128, 4, 256), low=-6, high=6)
+    return grad_of(torch, torch.nn.functional.gelu, x)
+
+
+@case("torch.nn.functional.gelu", rtol=1e-2, atol=1e-2)
+def gelu_large_bfloat16(torch: Any) -> Any:
+    x = tensor(torch, (256, 512), dtype="bfloat16", low=-4, high=4)
+    return grad_of(torch, torch.nn.functional.gelu, x)
