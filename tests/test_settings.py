@@ -23,6 +23,7 @@ CASES = {
     "MINDSPEED_MS_DISPATCH_THREADS": ("4", 4, "0"),
     "MINDSPEED_MS_CPU_OP_THREADS": ("2", 2, "two"),
     "MINDSPEED_MS_CPU_AFFINITY": ("TRUE", True, "Y"),
+    "MINDSPEED_MS_QUIET_LAUNCHER": ("off", False, "sometimes"),
 }
 FIELD = {variable: field for field, variable in VARIABLES.items()}
 

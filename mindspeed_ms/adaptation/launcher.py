@@ -1,0 +1,106 @@
+"""Lower the scheduling priority of the msrun launcher that started this worker.
+
+MindSpore 2.7.1's msrun, with ``--join=True``, waits for its workers in a loop that polls them without
+ever sleeping (``mindspore/parallel/cluster/process_entity/_api.py``, ``_ProcessManager.join_processes``):
+the launcher process keeps one CPU core busy for the whole run. Measured on a 2-core machine with the
+example's tiny GPT, msrun used 80% of a core while its one worker used 105% (the worker's own kernel
+threads compete with it); on such a machine the spinning launcher takes the CPU the worker's
+parallel kernels wait for. torchrun's agent sleeps between checks (PyTorch's side pays nothing).
+
+The fix that keeps msrun's behaviour intact: give the launcher the lowest CPU priority (``nice`` 19)
+from the worker, as ``renice -n 19 -p PPID`` would. It still notices a worker's exit at once when a
+core is free, and it only yields to processes that have work to do. Only msrun is touched (the parent's
+command line says ``msrun`` or ``mindspore.parallel.cluster.run``), only ever lowered, never raised; a
+launcher this process may not renice (another user's) is left as it is and the log says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority"]
+
+_log = logging.getLogger(__name__)
+
+#: The niceness given to the launcher: the lowest priority there is.
+LAUNCHER_NICE = 19
+_MSRUN_SCRIPT = "msrun"
+_MSRUN_MODULE = "mindspore.parallel.cluster.run"
+
+
+@dataclass(frozen=True)
+class LauncherPriority:
+    """What :func:`lower_launcher_priority` did.
+
+    Attributes:
+        pid: the launcher's process id.
+        before: its niceness before.
+        after: its niceness now (``before`` when it was already at least :data:`LAUNCHER_NICE`).
+    """
+
+    pid: int
+    before: int
+    after: int
+
+
+def is_msrun_launcher(argv: list[str]) -> bool:
+    """Return whether a command line (``/proc/PID/cmdline``'s arguments) is msrun's launcher.
+
+    Args:
+        argv: the program and its arguments, e.g. ``["python", "/venv/bin/msrun", "--worker_num=1", ...]``.
+
+    Returns:
+        True for ``msrun ...`` (the script, run directly or by an interpreter) and ``python -m
+        mindspore.parallel.cluster.run ...``; the training script and its arguments are not looked at.
+    """
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) == _MSRUN_SCRIPT:
+        return True
+    if not os.path.basename(argv[0]).startswith("python"):
+        return False
+    for index, arg in enumerate(argv[1:], start=1):  # the interpreter's options, then what it runs
+        if arg == "-m":
+            return argv[index + 1:index + 2] == [_MSRUN_MODULE]
+        if not arg.startswith("-"):
+            return os.path.basename(arg) == _MSRUN_SCRIPT
+    return False
+
+
+def _command_line(pid: int, proc: Path) -> list[str]:
+    try:
+        raw = (proc / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc")) -> LauncherPriority | None:
+    """Give the msrun launcher that is this process's parent the niceness :data:`LAUNCHER_NICE`.
+
+    Args:
+        pid: the process to check instead of the parent (``os.getppid()``).
+        proc: the proc file system (a folder shaped like it in tests).
+
+    Returns:
+        What changed, or ``None`` when the process is not msrun's launcher or may not be reniced
+        (the reason is logged at DEBUG level).
+    """
+    target = os.getppid() if pid is None else pid
+    argv = _command_line(target, proc)
+    if not is_msrun_launcher(argv):
+        _log.debug("parent process %d is not msrun's launcher (%s): its priority is left alone", target,
+                   " ".join(argv[:3]) or "no command line")
+        return None
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, target)
+        if before < LAUNCHER_NICE:
+            os.setpriority(os.PRIO_PROCESS, target, LAUNCHER_NICE)
+        after = os.getpriority(os.PRIO_PROCESS, target)
+    except OSError as exc:  # another user's launcher, or it exited meanwhile
+        _log.debug("msrun launcher %d keeps its priority: %s", target, exc)
+        return None
+    return LauncherPriority(target, before, after)

@@ -1,0 +1,94 @@
+"""mindspeed_ms.adaptation.launcher: the msrun launcher that started a worker gets the lowest CPU priority."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mindspeed_ms.adaptation.launcher import LAUNCHER_NICE, LauncherPriority, is_msrun_launcher, lower_launcher_priority
+
+
+@pytest.mark.parametrize("argv", [
+    ["/venv/bin/python", "/venv/bin/msrun", "--worker_num=1", "train.py"],
+    ["msrun", "--worker_num=2", "--join=True", "train.py", "--ai-framework", "mindspore"],
+    ["python", "-m", "mindspore.parallel.cluster.run", "--worker_num=1", "train.py"],
+])
+def test_msrun_command_lines_are_recognised(argv: list[str]) -> None:
+    assert is_msrun_launcher(argv)
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["python", "train.py", "--ai-framework", "mindspore"],
+    ["python", "-m", "torch.distributed.run", "--nproc-per-node=1", "train.py"],
+    ["bash", "run.sh", "msrun"],  # msrun as a later argument of another program
+    ["python", "/venv/bin/mindspeed-ms", "run", "--", "python", "msrun"],
+])
+def test_other_command_lines_are_not_msrun(argv: list[str]) -> None:
+    assert not is_msrun_launcher(argv)
+
+
+@pytest.fixture()
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _fake_proc(tmp_path: Path, pid: int, *argv: str) -> Path:
+    (tmp_path / str(pid)).mkdir()
+    (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(arg.encode() for arg in argv) + b"\0")
+    return tmp_path
+
+
+def test_an_msrun_parent_is_given_the_lowest_priority(tmp_path: Path, child: subprocess.Popen[bytes]) -> None:
+    proc = _fake_proc(tmp_path, child.pid, sys.executable, "/venv/bin/msrun", "--worker_num=1", "train.py")
+    before = os.getpriority(os.PRIO_PROCESS, child.pid)
+    assert before < LAUNCHER_NICE
+    assert lower_launcher_priority(child.pid, proc) == LauncherPriority(child.pid, before, LAUNCHER_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == LAUNCHER_NICE
+    # once more: already there, nothing changes
+    assert lower_launcher_priority(child.pid, proc) == LauncherPriority(child.pid, LAUNCHER_NICE, LAUNCHER_NICE)
+
+
+def test_a_parent_that_is_not_msrun_keeps_its_priority(tmp_path: Path, child: subprocess.Popen[bytes]) -> None:
+    proc = _fake_proc(tmp_path, child.pid, sys.executable, "-m", "torch.distributed.run", "train.py")
+    before = os.getpriority(os.PRIO_PROCESS, child.pid)
+    assert lower_launcher_priority(child.pid, proc) is None
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == before
+
+
+def test_a_launcher_that_is_gone_is_skipped(tmp_path: Path) -> None:
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True)
+    pid = int(finished.stdout)
+    proc = _fake_proc(tmp_path, pid, "msrun", "--worker_num=1", "train.py")
+    assert lower_launcher_priority(pid, proc) is None
+    assert lower_launcher_priority(pid + 10**7, tmp_path) is None  # no command line at all
+
+
+def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not_to(tmp_path: Path) -> None:
+    from _helpers import msrun_command, subprocess_env
+
+    script = tmp_path / "probe.py"
+    script.write_text("import mindspeed_ms.adaptor\nimport os\n"
+                      "print('launcher nice', os.getpriority(os.PRIO_PROCESS, os.getppid()), flush=True)\n")
+    niceness: list[int] = []
+    for env in ({}, {"MINDSPEED_MS_QUIET_LAUNCHER": "0"}):
+        log_dir = tmp_path / f"logs{len(niceness)}"
+        done = subprocess.run(msrun_command(script, "--ai-framework", "mindspore", workers=1, log_dir=log_dir),
+                              capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
+                              env=subprocess_env(drop=("MINDSPEED_",), bin_first=True, **env))
+        output = done.stdout + done.stderr + (log_dir / "worker_0.log").read_text(errors="replace")
+        assert done.returncode == 0, output[-3000:]
+        niceness.append(int(output.split("launcher nice ")[1].split()[0]))
+    assert niceness[0] == LAUNCHER_NICE
+    assert niceness[1] == os.getpriority(os.PRIO_PROCESS, 0)  # msrun kept the niceness it inherited from us
