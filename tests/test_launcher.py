@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from mindspeed_ms.adaptation.launcher import LAUNCHER_NICE, LauncherPriority, is_msrun_launcher, lower_launcher_priority
+from mindspeed_ms.adaptation.launcher import (
+    LAUNCHER_NICE,
+    LauncherPriority,
+    is_msrun_launcher,
+    lower_launcher_priority,
+    restore_launcher_priority,
+)
 
 
 @pytest.mark.parametrize("argv", [
@@ -92,3 +99,18 @@ def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not
         niceness.append(int(output.split("launcher nice ")[1].split()[0]))
     assert niceness[0] == LAUNCHER_NICE
     assert niceness[1] == os.getpriority(os.PRIO_PROCESS, 0)  # msrun kept the niceness it inherited from us
+
+
+def test_the_former_priority_comes_back_where_the_system_allows(tmp_path: Path,
+                                                                  child: subprocess.Popen[bytes]) -> None:
+    proc = _fake_proc(tmp_path, child.pid, "msrun", "--worker_num=1", "train.py")
+    change = lower_launcher_priority(child.pid, proc)
+    assert change is not None
+    assert change.after == LAUNCHER_NICE
+    # raising a priority needs CAP_SYS_NICE (root here) or an RLIMIT_NICE allowance down to the former niceness
+    may_raise = os.geteuid() == 0 or 20 - resource.getrlimit(resource.RLIMIT_NICE)[0] <= change.before
+    assert restore_launcher_priority(change) is may_raise
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == (change.before if may_raise else LAUNCHER_NICE)
+    child.kill()
+    child.wait()
+    assert restore_launcher_priority(change) is False  # gone: nothing to give back

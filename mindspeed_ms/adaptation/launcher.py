@@ -10,18 +10,25 @@ parallel kernels wait for. torchrun's agent sleeps between checks (PyTorch's sid
 The fix that keeps msrun's behaviour intact: give the launcher the lowest CPU priority (``nice`` 19)
 from the worker, as ``renice -n 19 -p PPID`` would. It still notices a worker's exit at once when a
 core is free, and it only yields to processes that have work to do. Only msrun is touched (the parent's
-command line says ``msrun`` or ``mindspore.parallel.cluster.run``), only ever lowered, never raised; a
-launcher this process may not renice (another user's) is left as it is and the log says so.
+command line says ``msrun`` or ``mindspore.parallel.cluster.run``), only ever lowered; a launcher this
+process may not renice (another user's) is left as it is and the log says so.
+
+At the worker's exit its former priority is given back where the system allows it (raising a priority
+needs ``CAP_SYS_NICE`` or a ``RLIMIT_NICE`` allowance): msrun's own teardown (reaping the workers,
+stopping its scheduler and log tails) then does not wait behind every other process of a busy machine.
+Where it is not allowed, the launcher ends at nice 19: on a saturated machine its exit then takes longer.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority"]
+__all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority",
+           "restore_launcher_priority"]
 
 _log = logging.getLogger(__name__)
 
@@ -78,12 +85,34 @@ def _command_line(pid: int, proc: Path) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
-def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc")) -> LauncherPriority | None:
+def restore_launcher_priority(change: LauncherPriority) -> bool:
+    """Give the launcher the niceness it had before :func:`lower_launcher_priority` changed it.
+
+    Args:
+        change: what :func:`lower_launcher_priority` returned.
+
+    Returns:
+        True when the launcher has its former niceness again; False when the system does not allow raising
+        a priority or the launcher is gone (nothing else to do: it keeps running, at nice 19).
+    """
+    try:
+        if os.getpriority(os.PRIO_PROCESS, change.pid) == change.after:  # nobody else changed it since
+            os.setpriority(os.PRIO_PROCESS, change.pid, change.before)
+        return os.getpriority(os.PRIO_PROCESS, change.pid) == change.before
+    except OSError as exc:
+        _log.debug("msrun launcher %d stays at nice %d: %s", change.pid, change.after, exc)
+        return False
+
+
+def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), restore_at_exit: bool = False
+                            ) -> LauncherPriority | None:
     """Give the msrun launcher that is this process's parent the niceness :data:`LAUNCHER_NICE`.
 
     Args:
         pid: the process to check instead of the parent (``os.getppid()``).
         proc: the proc file system (a folder shaped like it in tests).
+        restore_at_exit: give the former priority back when this process exits
+            (:func:`restore_launcher_priority`, registered with :mod:`atexit`).
 
     Returns:
         What changed, or ``None`` when the process is not msrun's launcher or may not be reniced
@@ -103,4 +132,7 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc")) 
     except OSError as exc:  # another user's launcher, or it exited meanwhile
         _log.debug("msrun launcher %d keeps its priority: %s", target, exc)
         return None
-    return LauncherPriority(target, before, after)
+    change = LauncherPriority(target, before, after)
+    if restore_at_exit and after != before:
+        atexit.register(restore_launcher_priority, change)
+    return change

@@ -120,7 +120,7 @@ def _quiet_launcher(value: bool) -> None:
     if value:
         from mindspeed_ms.adaptation.launcher import lower_launcher_priority
 
-        lower_launcher_priority()
+        lower_launcher_priority(restore_at_exit=True)
 
 
 _APPLY: dict[str, Callable[[Any], None]] = {
