@@ -2,7 +2,8 @@
 computes what PyTorch computes: values and gradients, the causal mask of megatron's attention and other masks.
 
 One script runs in the PyTorch reference interpreter and in a MindSpore interpreter with the adaptor applied
-(``--ai-framework mindspore``) on the same inputs; results must be the same bits.
+(``--ai-framework mindspore``) on the same inputs; results must be the same bits
+(float32 through NumPy, float16 through MindSpore's MaskedFill).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ grad = torch.tensor(given["w"])
 grad[0, 0, 0, 5] = float("nan")  # a NaN gradient at a masked position: PyTorch fills, so 0
 x.masked_fill(torch.ones(1, 1, 128, 128).triu(1) > 0, 0.0).backward(grad)
 out["nan_grad"] = x.grad.numpy()
+x = x0.clone().requires_grad_()
+y = x.masked_fill(torch.ones(1, 1, 128, 128).triu(1) > 0, float("-inf"))
+(y * torch.tensor(given["w"])).sum().backward()
+out["minus_inf"], out["minus_inf_grad"] = y.detach().numpy(), x.grad.numpy()
 out["small"] = x0[0, 0, :4, :4].masked_fill(torch.eye(4) > 0, 1.5).numpy()
 out["half"] = x0.half().masked_fill(torch.ones(128, 128).triu(1) > 0, -100.0).float().numpy()
 {checks}
@@ -47,6 +52,9 @@ np.savez(sys.argv[2], **out)
 _CHECKS = '''
 from mindspore.common.tensor import Tensor
 assert Tensor.masked_fill.__code__.co_filename.endswith("compat/fast_masked_fill.py")
+from mindspeed_ms.compat import fast_masked_fill
+assert fast_masked_fill._host_function.cache_info().currsize == 1  # float32 went through NumPy
+assert fast_masked_fill._function.cache_info().currsize == 1  # float16 through MaskedFill kernels
 '''
 
 

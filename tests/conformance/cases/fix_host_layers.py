@@ -35,3 +35,18 @@ def softmax_large_last_dim(torch: Any) -> Any:
     x = tensor(torch, (64, 4, 256), low=-30, high=30)
     return {"function": grad_of(torch, lambda x: torch.softmax(x, -1), x),
             "method": grad_of(torch, lambda x: x.softmax(dim=2), x)}
+
+
+@case("torch.baddbmm", "torch.bmm", "torch.split", rtol=1e-4, atol=1e-5)
+def attention_products_of_strided_views(torch: Any) -> Any:
+    mixed = tensor(torch, (128, 4, 8, 192))
+    probs = tensor(torch, (32, 128, 128), low=0, high=1)
+    buffer = torch.full((32, 128, 128), float("nan"))
+
+    def attention(mixed: Any, probs: Any) -> Any:
+        query, key, value = torch.split(mixed, [64, 64, 64], dim=3)
+        scores = torch.baddbmm(buffer, query.reshape(128, 32, 64).transpose(0, 1),
+                               key.reshape(128, 32, 64).transpose(0, 1).transpose(1, 2), beta=0.0, alpha=0.125)
+        return torch.cat([scores, torch.bmm(probs, value.reshape(128, 32, 64).transpose(0, 1))], dim=2)
+
+    return grad_of(torch, attention, mixed, probs)
