@@ -75,13 +75,15 @@ def _report_phases() -> None:
 
 
 def _best_per_call(function: Callable[[], Any], calls: int = 20000, repeats: int = 7) -> float:
-    """Seconds per call of ``function`` (``calls`` calls in a loop, the best of ``repeats``)."""
+    """Seconds per call of ``function`` (``calls`` calls in a loop, the best of ``repeats``), on the profiler's
+    clock (``BENCH_PROFILE_TIMER=thread``: this thread's CPU time, else the wall clock)."""
+    clock = time.thread_time if os.environ.get("BENCH_PROFILE_TIMER") == "thread" else time.perf_counter
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             function()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best / calls
 
 
@@ -92,11 +94,13 @@ def _dump_passthrough(path: str) -> None:
 
     Per call, each timed in a loop of calls through a lambda, less the same loop calling what the wrapper hands
     on (the op is not ours) or nothing: a Guard with everything it can do (the grad-flag check on MindSpore's
-    real executor, and an exception filter) around ``id``, less ``id``; a GradRead of a real tensor on its
+    real executor, and an exception filter) around ``id``, less ``id``; a Fork on two tensors of one dtype (its
+    longer test) around ``operator.is_``, less ``operator.is_``; a GradRead of a real tensor on its
     longest path (non-leaf, requires grad, retained: four attribute reads, no warning), less nothing; an
     AttrWrite of ``_grad``, less nothing. The guards without the check cost less than the figure counted."""
     import functools as _functools
     import json
+    import operator
 
     try:
         from mindspeed_ms.engine import passthrough
@@ -116,8 +120,11 @@ def _dump_passthrough(path: str) -> None:
         tensor.retain_grad()
         read = passthrough.grad_read("_grad", "_is_leaf", "_requires_grad", "_mindspeed_retains_grad", print)
         write = passthrough.attr_write("_grad")
+        forked = passthrough.fork(operator.is_, operator.is_, "_dtype", cls=type(tensor))
         nothing = _best_per_call(lambda: None)
         cost = {"Guard": max(_best_per_call(lambda: guard(tensor)) - _best_per_call(lambda: id(tensor)), 0.0),
+                "Fork": max(_best_per_call(lambda: forked(tensor, tensor))
+                            - _best_per_call(lambda: operator.is_(tensor, tensor)), 0.0),
                 "GradRead": max(_best_per_call(lambda: read(tensor)) - nothing, 0.0),
                 "AttrWrite": max(_best_per_call(lambda: write(tensor, None)) - nothing, 0.0)}
     with open(path, "w") as out:
