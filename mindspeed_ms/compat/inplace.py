@@ -113,12 +113,18 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     return tensor
 
 
-@functools.lru_cache(maxsize=1)
-def _host_add_dtypes() -> tuple[Any, ...]:
-    """The dtypes whose sum NumPy and MindSpore's CPU kernel round alike (IEEE addition, no flush of subnormals)."""
+#: What every host add reads, resolved once (each a cached call of its own otherwise, five a call): the dtypes whose
+#: sum NumPy and MindSpore's CPU kernel round alike (IEEE addition, no flush of subnormals), why tensor memory is
+#: not host memory (None on the CPU backend; :func:`host_memory_reason` is cached too), the executor's ``sync``,
+#: and MindSpore's readers of an address and strides.
+_HOT: list[tuple[Any, ...]] = []
+
+
+def _hot() -> tuple[Any, ...]:
     import mindspore
 
-    return mindspore.float32, mindspore.float64
+    _HOT.append(((mindspore.float32, mindspore.float64), host_memory_reason(), executor().sync, *tensor_reads()))
+    return _HOT[0]
 
 
 def add_through_view(tensor: Any, other: Any) -> bool:
@@ -134,19 +140,19 @@ def add_through_view(tensor: Any, other: Any) -> bool:
     """
     # MindSpore's own attributes, read directly (no property, no getattr call: ~30 calls a step under DDP), and
     # identity tests of its dtypes (singletons)
+    dtypes, reason, sync, address, stride = _HOT[0] if _HOT else _hot()
     try:
         dtype = other._dtype
-        if dtype is not tensor._dtype or dtype not in _host_add_dtypes():
+        if dtype is not tensor._dtype or dtype not in dtypes:
             return False
         if tensor._base is None and not _is_view(tensor):  # _is_view's first test, inline
             return False
-        if (host_memory_reason() is not None or (tensor.requires_grad and records_grad(tensor))
+        if (reason is not None or (tensor.requires_grad and records_grad(tensor))
                 or (other.requires_grad and records_grad(other))):
             return False
         # the arrays host_array handed out before, looked up without a call of ours (DDP's views and gradients
         # come back every step); host_array builds them otherwise
-        executor().sync()  # first (synchronize(), inline): a queued kernel's output has its memory once it ran
-        address, stride = tensor_reads()
+        sync()  # first (synchronize(), inline): a queued kernel's output has its memory once it ran
         begin, other_begin = address(tensor), address(other)
         dtype_id = id(dtype)  # what the kept arrays' keys hold (host_memory: a dtype's pybind11 hash is slow)
         target = kept_array((begin, tuple(tensor._shape), tuple(stride(tensor)), dtype_id, None))

@@ -111,10 +111,15 @@ def get_rng_state() -> Any:
 
 
 def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
+    import mindspore
     import numpy as np
 
-    shape = tuple(getattr(state, "shape", ()))
-    dtype = str(getattr(state, "dtype", type(state).__name__))
+    # MindSpore's own attributes first (the state tensors get_rng_state made, 4 a step under megatron's RNG
+    # tracker): MSAdapter's ``shape`` builds a torch.Size and ``dtype`` is a property, each a Python frame
+    raw_shape = getattr(state, "_shape", None)
+    shape = tuple(raw_shape) if raw_shape is not None else tuple(getattr(state, "shape", ()))
+    dtype = "uint8" if getattr(state, "_dtype", None) is mindspore.uint8 else \
+        str(getattr(state, "dtype", type(state).__name__))
     if dtype.lower() != "uint8" or not hasattr(state, "asnumpy"):
         raise RandomStateTypeError("dtype", f"torch.set_rng_state(): RNG state must be a torch.ByteTensor, got "
                                             f"{dtype}")

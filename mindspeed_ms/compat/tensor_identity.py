@@ -33,9 +33,12 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
         result = to(self, *args, **kwargs)
         if kwargs.get("copy") or result is self:
             return result
-        if result.dtype == self.dtype and tuple(result.shape) == tuple(self.shape):
-            return self
-        return result
+        try:  # MindSpore's own attributes (what ``dtype`` and ``shape`` read, without their Python frames)
+            same = (result._dtype is self._dtype or result._dtype == self._dtype) and \
+                tuple(result._shape) == tuple(self._shape)
+        except AttributeError:
+            same = result.dtype == self.dtype and tuple(result.shape) == tuple(self.shape)
+        return self if same else result
 
     return to_or_self
 
