@@ -85,7 +85,7 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
     """
     members = _members(params)
     whole: list[Any] = []
-    taken: set[int] = set()
+    taken: list[list[int]] = []
     for bucket, indices in members:
         if len(indices) != len(bucket.params_list):
             continue
@@ -96,9 +96,13 @@ def _coalesce(params: list[Any], grads: list[Any]) -> tuple[list[Any], list[Any]
         if not _whole(bucket.grad_data._dtype, chosen, [grads[i] for i in indices]):
             continue
         whole.append(bucket.grad_data)
-        taken.update(indices)
-    rest = [grad for index, grad in enumerate(grads) if index not in taken] if taken else list(grads)
-    return whole, rest
+        taken.append(indices)
+    if not taken:
+        return whole, list(grads)
+    if sum(map(len, taken)) == len(grads):  # every gradient is in a whole bucket (indices are distinct)
+        return whole, []
+    left = set(range(len(grads))).difference(*taken)
+    return whole, [grad for index, grad in enumerate(grads) if index in left]
 
 
 #: The last grouping :func:`_members` made: (the parameters, the bucket each named, the grouping)
