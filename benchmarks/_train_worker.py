@@ -74,9 +74,10 @@ def _report_phases() -> None:
         print(f"bench: phase {name} {1000 * statistics.median(values):.3f}", flush=True)
 
 
-def _best_per_call(function: Callable[[], Any], calls: int = 20000, repeats: int = 7) -> float:
-    """Seconds per call of ``function`` (``calls`` calls in a loop, the best of ``repeats``), on the profiler's
-    clock (``BENCH_PROFILE_TIMER=thread``: this thread's CPU time, else the wall clock)."""
+def _best_per_call(function: Callable[[], Any], calls: int = 2000, repeats: int = 41) -> float:
+    """Seconds per call of ``function`` (``calls`` calls in a loop, the best of ``repeats``: short loops, so that
+    some run without being preempted on a loaded machine), on the profiler's clock (``BENCH_PROFILE_TIMER=thread``:
+    this thread's CPU time, else the wall clock)."""
     clock = time.thread_time if os.environ.get("BENCH_PROFILE_TIMER") == "thread" else time.perf_counter
     best = float("inf")
     for _ in range(repeats):
