@@ -365,3 +365,22 @@ def test_fork_binds_as_a_method(compiled):
     result = one.add(two)
     assert result[0] == ("fast" if compiled else "slow")
     assert result[1] == (one, two)
+
+
+def test_fork_on_a_test_of_the_first_argument(compiled):
+    forked = passthrough.fork(_fast, _slow, test=lambda first: first > 0)
+    common = "fast" if compiled else "slow"
+    assert forked(3, 4)[0] == common
+    assert forked(-3, 4)[0] == "slow"
+    assert forked(x=3)[0] == "slow"
+    with pytest.raises(TypeError, match="either attr or test"):
+        passthrough.fork(_fast, _slow)
+    with pytest.raises(TypeError, match="either attr or test"):
+        passthrough.fork(_fast, _slow, "_dtype", test=bool)
+
+    def failing(first: Any) -> bool:
+        raise OSError("test failed")
+
+    if compiled:
+        with pytest.raises(OSError, match="test failed"):
+            passthrough.fork(_fast, _slow, test=failing)(1)

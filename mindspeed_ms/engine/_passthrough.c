@@ -18,7 +18,8 @@
  *   Fork(func, slow, attr, slow_when, cls, unless): `func(*args, **kwargs)` on the common case, told by one
  *       attribute (a tensor's dtype), else `slow(*args, **kwargs)` (the Python wrapper that handles every case):
  *       without `cls`, the common case is `getattr(args[0], attr, None) is not slow_when`; with it, two
- *       positional arguments, both instances of `cls`, whose `attr` is the same object and not `unless`.
+ *       positional arguments, both instances of `cls`, whose `attr` is the same object and not `unless`; with
+ *       `test` instead of `attr`, a first positional argument for which `test(args[0])` is true.
  *       It binds and carries a __dict__ as Guard does.
  *
  * Every call of one of these objects adds one to its type's counter (`calls()`): the benchmark counts what they cost
@@ -257,6 +258,7 @@ typedef struct {
     PyObject *slow_when;  /* without cls: the attribute value that goes the slow way */
     PyObject *cls;        /* NULL: the one-argument test */
     PyObject *unless;     /* with cls: the shared value that still goes the slow way (NULL: none) */
+    PyObject *test;       /* NULL, or the test instead of attr: common when test(args[0]) is true */
     PyObject *dict;
     vectorcallfunc vectorcall;
 } Fork;
@@ -267,6 +269,15 @@ fork_common(Fork *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 1) {
         return 0;
+    }
+    if (self->test != NULL) {
+        PyObject *passed = PyObject_CallOneArg(self->test, args[0]);
+        if (passed == NULL) {
+            return -1;
+        }
+        int truth = PyObject_IsTrue(passed);
+        Py_DECREF(passed);
+        return truth;
     }
     if (self->cls == NULL) {
         PyObject *value = PyObject_GetAttr(args[0], self->attr);
@@ -322,14 +333,19 @@ fork_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw
 static PyObject *
 fork_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"func", "slow", "attr", "slow_when", "cls", "unless", NULL};
-    PyObject *func, *slow, *attr, *slow_when = Py_None, *cls = Py_None, *unless = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOU|OOO:Fork", names, &func, &slow, &attr, &slow_when, &cls,
-                                     &unless)) {
+    static char *names[] = {"func", "slow", "attr", "slow_when", "cls", "unless", "test", NULL};
+    PyObject *func, *slow, *attr = Py_None, *slow_when = Py_None, *cls = Py_None, *unless = Py_None, *test = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOO:Fork", names, &func, &slow, &attr, &slow_when, &cls,
+                                     &unless, &test)) {
         return NULL;
     }
     if (!PyCallable_Check(func) || !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_TypeError, "Fork: func and slow must be callable");
+        return NULL;
+    }
+    if ((test == Py_None) == (attr == Py_None) || (attr != Py_None && !PyUnicode_Check(attr)) ||
+        (test != Py_None && !PyCallable_Check(test))) {
+        PyErr_SetString(PyExc_TypeError, "Fork: either attr (a str) or test (a callable)");
         return NULL;
     }
     Fork *self = (Fork *)type->tp_alloc(type, 0);
@@ -342,6 +358,7 @@ fork_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->slow_when = Py_NewRef(slow_when);
     self->cls = cls == Py_None ? NULL : Py_NewRef(cls);
     self->unless = unless == Py_None ? NULL : Py_NewRef(unless);
+    self->test = test == Py_None ? NULL : Py_NewRef(test);
     self->dict = NULL;
     self->vectorcall = fork_vectorcall;
     return (PyObject *)self;
@@ -355,6 +372,7 @@ fork_traverse(Fork *self, visitproc visit, void *arg)
     Py_VISIT(self->slow_when);
     Py_VISIT(self->cls);
     Py_VISIT(self->unless);
+    Py_VISIT(self->test);
     Py_VISIT(self->dict);
     return 0;
 }
@@ -368,6 +386,7 @@ fork_clear(Fork *self)
     Py_CLEAR(self->slow_when);
     Py_CLEAR(self->cls);
     Py_CLEAR(self->unless);
+    Py_CLEAR(self->test);
     Py_CLEAR(self->dict);
     return 0;
 }
@@ -397,8 +416,8 @@ static PyTypeObject ForkType = {
     .tp_repr = guard_repr,
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "Fork(func, slow, attr, slow_when=None, cls=None, unless=None): func on the common case told by one "
-              "attribute, else slow",
+    .tp_doc = "Fork(func, slow, attr=None, slow_when=None, cls=None, unless=None, test=None): func on the common case "
+              "told by one attribute (or test(args[0])), else slow",
     .tp_traverse = (traverseproc)fork_traverse,
     .tp_clear = (inquiry)fork_clear,
     .tp_methods = guard_methods,

@@ -117,18 +117,25 @@ def _closure(func: Callable[..., Any], catch: Any, on_error: Any, check: Any, fi
     return checked_and_guarded
 
 
-def fork(func: Callable[..., Any], slow: Callable[..., Any], attr: str, *, slow_when: Any = None,
-         cls: type | None = None, unless: Any = None) -> Callable[..., Any]:
+def fork(func: Callable[..., Any], slow: Callable[..., Any], attr: str | None = None, *, slow_when: Any = None,
+         cls: type | None = None, unless: Any = None, test: Callable[[Any], Any] | None = None) -> Callable[..., Any]:
     """Return ``func`` for the common case, ``slow`` (which handles every case itself) for the others.
 
-    Without ``cls`` the common case is ``getattr(args[0], attr, None) is not slow_when``; with it, two positional
-    arguments, both instances of ``cls``, whose ``attr`` is one object, and not ``unless`` (``None``: no
-    exception). Where the extension is not built this returns ``slow`` itself (the same results: ``slow`` takes
-    the common case the same way, in Python). The C wrapper carries ``func``'s name, doc and ``__wrapped__``.
+    With ``attr``, without ``cls``, the common case is ``getattr(args[0], attr, None) is not slow_when``; with
+    ``cls``, two positional arguments, both instances of ``cls``, whose ``attr`` is one object, and not ``unless``
+    (``None``: no exception). With ``test`` instead of ``attr``: a first positional argument for which
+    ``test(args[0])`` is true. Where the extension is not built this returns ``slow`` itself (the same results:
+    ``slow`` takes the common case the same way, in Python). The C wrapper carries ``func``'s name, doc and
+    ``__wrapped__``.
+
+    Raises:
+        TypeError: neither or both of ``attr`` and ``test``.
     """
+    if (attr is None) == (test is None):
+        raise TypeError("fork: either attr or test")
     if not _state["compiled"]:
         return slow
-    wrapper = _compiled.Fork(func, slow, attr, slow_when, cls, unless)
+    wrapper = _compiled.Fork(func, slow, attr, slow_when, cls, unless, test)
     return functools.update_wrapper(wrapper, func)
 
 
