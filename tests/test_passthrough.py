@@ -384,3 +384,31 @@ def test_fork_on_a_test_of_the_first_argument(compiled):
     if compiled:
         with pytest.raises(OSError, match="test failed"):
             passthrough.fork(_fast, _slow, test=failing)(1)
+
+
+def test_a_profiler_books_the_builtins_a_wrapper_calls_to_them(compiled):
+    # MindSpore's kernels are builtins: called through a C wrapper, their time must not land in the caller's
+    import cProfile
+    import operator
+    import pstats
+
+    guarded = passthrough.guard(sorted, catch=ValueError, on_error=repr, check=sys.getrecursionlimit, fix=int)
+    bound = passthrough.guard(list.append, catch=ValueError, on_error=repr)  # a method descriptor
+    forked = passthrough.fork(sorted, _slow, test=operator.truth)
+    values: list[int] = []
+
+    def caller() -> None:
+        for _ in range(5):
+            guarded([3, 1, 2])
+            bound(values, 1)
+            forked([2, 1])
+
+    profiler = cProfile.Profile()
+    profiler.runcall(caller)
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    calls = {key[2]: entry[1] for key, entry in stats.items() if key[0] == "~"}
+    assert calls["<built-in method builtins.sorted>"] == (10 if compiled else 5)  # slow is _slow in Python
+    assert calls["<method 'append' of 'list' objects>"] == 5
+    assert calls["<built-in method sys.getrecursionlimit>"] == 5  # check=
+    assert calls.get("<built-in method _operator.truth>") == (5 if compiled else None)  # test= (C only)
+    assert values == [1] * 5

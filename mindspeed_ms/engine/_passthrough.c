@@ -22,6 +22,8 @@
  *       `test` instead of `attr`, a first positional argument for which `test(args[0])` is true.
  *       It binds and carries a __dict__ as Guard does.
  *
+ * Under a profiler the builtins they call raise the events the interpreter raises when Python code calls them
+ * (call_as_python), so a profile books MindSpore's kernels to them as before, not to the caller of a wrapper.
  * Every call of one of these objects adds one to its type's counter (`calls()`): the benchmark counts what they cost
  * (they are invisible to cProfile, their time lands in the caller's).
  *
@@ -41,6 +43,66 @@
 
 /* calls taken by each type: Guard, GradRead, AttrWrite, Fork */
 static unsigned long long call_count[4] = {0, 0, 0, 0};
+
+/* ---------------------------------------------------------------- calls as a profiler sees them */
+
+/* Call func as Python code calling it would: under a profiler (cProfile, sys.setprofile), a builtin function or
+ * method descriptor called from here raises the C_CALL/C_RETURN events the interpreter raises when Python code
+ * calls it, so its time is booked to it (MindSpore's kernels: theirs), not to the Python code that called this
+ * wrapper. Without a profiler: one pointer test. */
+static int
+profile_event(PyThreadState *tstate, int what, PyObject *event)
+{
+    PyThreadState_EnterTracing(tstate);
+    int failed = tstate->c_profilefunc(tstate->c_profileobj, PyEval_GetFrame(), what, event);
+    PyThreadState_LeaveTracing(tstate);
+    return failed;
+}
+
+static PyObject *
+call_as_python(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyThreadState *tstate = PyThreadState_Get();
+    if (tstate->c_profilefunc == NULL || tstate->tracing ||
+        !(PyCFunction_Check(func) || Py_IS_TYPE(func, &PyMethodDescr_Type))) {
+        return PyObject_Vectorcall(func, args, nargsf, kwnames);
+    }
+    PyObject *event = func, *bound = NULL;
+    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) {
+        /* as the interpreter does: the event names the method bound to its first argument */
+        if (PyVectorcall_NARGS(nargsf) < 1) {
+            return PyObject_Vectorcall(func, args, nargsf, kwnames);
+        }
+        bound = Py_TYPE(func)->tp_descr_get(func, args[0], (PyObject *)Py_TYPE(args[0]));
+        if (bound == NULL) {
+            PyErr_Clear();
+            return PyObject_Vectorcall(func, args, nargsf, kwnames);
+        }
+        event = bound;
+    }
+    if (profile_event(tstate, PyTrace_C_CALL, event)) {
+        Py_XDECREF(bound);
+        return NULL;
+    }
+    PyObject *result = PyObject_Vectorcall(func, args, nargsf, kwnames);
+    if (result == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+        }
+        else {
+            PyErr_Restore(type, value, traceback);
+        }
+    }
+    else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
+        Py_CLEAR(result);
+    }
+    Py_XDECREF(bound);
+    return result;
+}
 
 /* ---------------------------------------------------------------- Guard */
 
@@ -85,7 +147,7 @@ guard_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
     Guard *self = (Guard *)op;
     call_count[0]++;
     if (self->check != NULL) {
-        PyObject *flag = PyObject_CallNoArgs(self->check);
+        PyObject *flag = call_as_python(self->check, NULL, 0, NULL);
         if (flag == NULL) {
             return NULL;
         }
@@ -95,14 +157,14 @@ guard_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
             return NULL;
         }
         if (!truth) {
-            PyObject *fixed = PyObject_CallNoArgs(self->fix);
+            PyObject *fixed = call_as_python(self->fix, NULL, 0, NULL);
             if (fixed == NULL) {
                 return NULL;
             }
             Py_DECREF(fixed);
         }
     }
-    PyObject *result = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    PyObject *result = call_as_python(self->func, args, nargsf, kwnames);
     if (result == NULL) {
         return guard_handle(self);
     }
@@ -271,7 +333,7 @@ fork_common(Fork *self, PyObject *const *args, Py_ssize_t nargs)
         return 0;
     }
     if (self->test != NULL) {
-        PyObject *passed = PyObject_CallOneArg(self->test, args[0]);
+        PyObject *passed = call_as_python(self->test, args, 1, NULL);
         if (passed == NULL) {
             return -1;
         }
@@ -327,7 +389,7 @@ fork_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw
     if (common < 0) {
         return NULL;
     }
-    return PyObject_Vectorcall(common ? self->func : self->slow, args, nargsf, kwnames);
+    return call_as_python(common ? self->func : self->slow, args, nargsf, kwnames);
 }
 
 static PyObject *
