@@ -75,6 +75,32 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
         "lerp 6.4M": lambda: torch.lerp(big, big, 0.1),
         "m + w * (g - m) 6.4M (Adam's lerp)": lambda: big + 0.1 * (big - big),
         "sum of squares 6.4M": lambda: (big * big).sum(),
+        # megatron's gradient norm over the DDP bucket, its linear backward (dgrad of a 3-D gradient, bias gradient)
+        "torch.norm 6.4M (grad norm)": lambda: torch.norm(big),
+        "g3 @ w_fc1 (fc1 dgrad, 3-D)": lambda: torch.matmul(g4.reshape(SEQ, -1, 4 * HIDDEN), w_fc1),
+        "g.sum(dim=0) 512x2048 (bias grad)": lambda: g4.sum(dim=0),
+        "bias add fwd+bwd, megatron 3-D": lambda: grad(lambda a, b: a + b, x4.reshape(SEQ, -1, 4 * HIDDEN), bias),
+        "gelu forward+backward, megatron 3-D": lambda: grad(functional.gelu, x4.reshape(SEQ, -1, 4 * HIDDEN)),
+    }
+
+
+def _host_cases(torch: Any) -> dict[str, Callable[[], Any]]:
+    """The same math in NumPy over the MindSpore tensors' host memory (2 OpenBLAS threads), MindSpore side only."""
+    import numpy as np
+
+    from mindspeed_ms.compat.host_memory import host_array
+
+    torch.manual_seed(0)
+    x, x4, g4 = (host_array(torch.randn(*shape)) for shape in ((TOKENS, HIDDEN), (TOKENS, 4 * HIDDEN),
+                                                              (TOKENS, 4 * HIDDEN)))
+    w_qkv, w_fc1, w_fc2 = (host_array(torch.randn(*shape)) for shape in ((3 * HIDDEN, HIDDEN),
+                                                                        (4 * HIDDEN, HIDDEN), (HIDDEN, 4 * HIDDEN)))
+    return {
+        "numpy x @ w_qkv.T": lambda: np.matmul(x, w_qkv.T),
+        "numpy x @ w_fc1.T (fc1 forward)": lambda: np.matmul(x, w_fc1.T),
+        "numpy x4 @ w_fc2.T (fc2 forward)": lambda: np.matmul(x4, w_fc2.T),
+        "numpy g @ w_fc1 (fc1 dgrad)": lambda: np.matmul(g4, w_fc1),
+        "numpy g.T @ x (fc1 wgrad)": lambda: np.matmul(g4.T, x),
     }
 
 
@@ -103,7 +129,10 @@ def _side(side: str, runs: int) -> None:
     import torch
 
     results = {}
-    for name, case in _cases(torch, grad).items():
+    cases = _cases(torch, grad)
+    if side == "mindspore":
+        cases.update(_host_cases(torch))
+    for name, case in cases.items():
         for _ in range(3):
             case()
         sync()
@@ -147,7 +176,10 @@ def main() -> None:
           f"{options.rounds} rounds x {options.runs} runs")
     print(f"  {'op':<36} {'PyTorch':>9} {'MindSpore':>10} {'ratio':>7}")
     for name, ours in best["mindspore"].items():
-        theirs = best["pytorch"][name]
+        theirs = best["pytorch"].get(name)
+        if theirs is None:  # NumPy over MindSpore's host memory: no PyTorch counterpart of its own
+            print(f"  {name:<36} {'':>9} {ours:>10.3f}")
+            continue
         print(f"  {name:<36} {theirs:>9.3f} {ours:>10.3f} {ours / theirs:>6.1f}x")
 
 

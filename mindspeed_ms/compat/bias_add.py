@@ -11,11 +11,11 @@ Only that shape is taken: a contiguous float32/float16 tensor of at least :data:
 two or more dimensions plus a 1-D tensor of the same dtype as long as its last dimension, with no ``alpha``.
 The sum is the same float addition (bit-identical values). Everything else goes to the wrapped ``add`` unchanged.
 
-float32 runs on the host: NumPy adds over the tensors' memory into an array the result shares
-(``Tensor.from_numpy``), as an autograd Function whose input gradient is the output gradient itself and whose
-bias gradient is the column sums of the gradient viewed as 2-D, accumulated in float64 and rounded once
-(MindSpore's BiasAddGrad took 5-16 ms for megatron's ``[512, 2048]`` activations; NumPy ~0.6 ms). PyTorch
-accumulates in float32: ours is the sum to float32 rounding, PyTorch's within its summation order of it.
+float32 runs on the host: NumPy adds over the tensors' memory into a new tensor's (``host_outputs.new_float32``),
+as an autograd Function whose input gradient is the output gradient itself and whose bias gradient is the
+column sums of the gradient viewed as 2-D, accumulated in float64 and rounded once (MindSpore's BiasAddGrad
+took 5-16 ms for megatron's ``[512, 2048]`` activations; NumPy ~0.6 ms). PyTorch accumulates in float32:
+ours is the sum to float32 rounding, PyTorch's within its summation order of it.
 float16 keeps MindSpore's BiasAdd and BiasAddGrad kernels.
 
 megatron's own linear layers add their bias inside an autograd Function and take its gradient as
@@ -45,27 +45,31 @@ def _dtypes() -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The float32 host Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    from mindspore import Tensor
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat import host_arithmetic
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
 
-    from_numpy, add, column_sum = Tensor.from_numpy, host_arithmetic.bias_add, host_arithmetic.column_sum
+    add, column_sum = host_arithmetic.bias_add, host_arithmetic.column_sum
 
     class HostBiasAdd(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``input + bias`` in NumPy; gradients: the output gradient, and its column sums for the bias."""
 
         @staticmethod
         def forward(ctx: Any, input: Any, bias: Any) -> Any:
-            return from_numpy(add(host_array(input), host_array(bias, sync=False)))
+            values = host_array(input)
+            result, out = new_float32(values.shape)
+            add(values, host_array(bias, sync=False), out)
+            return result
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             shape = grad._shape
             if grad._dtype is _dtypes()[0] and grad.is_contiguous():
-                columns = host_array(grad).reshape(-1, shape[-1])
-                return grad, from_numpy(column_sum(columns))
+                bias_grad, out = new_float32((shape[-1],))
+                column_sum(host_array(grad).reshape(-1, shape[-1]), out)
+                return grad, bias_grad
             return grad, grad.reshape(-1, shape[-1]).sum(0)
 
     return HostBiasAdd
@@ -132,14 +136,16 @@ def column_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=1)
 def _column_sum() -> Callable[[Any], Any]:
-    from mindspore import Tensor
-
     from mindspeed_ms.compat import host_arithmetic
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
 
-    from_numpy, column_sum = Tensor.from_numpy, host_arithmetic.column_sum
+    column_sum = host_arithmetic.column_sum
 
     def host_column_sum(input: Any) -> Any:
-        return from_numpy(column_sum(host_array(input)))
+        values = host_array(input)
+        result, out = new_float32((values.shape[1],))
+        column_sum(values, out)
+        return result
 
     return host_column_sum

@@ -22,9 +22,9 @@ and so does ours for float16), ``gelu(-0.0)`` is ``-0.0``, and large negative in
 
 Tensors of at least :data:`HOST_ELEMENTS` elements (megatron's MLP activations at the mid size) run the same float32
 operations over their host memory in the optional C extension ``_host_gelu`` (glibc's vector erff, within 7.5e-8 of
-the true erf, and double exp; 1-2 ms per million floats where the Erf kernel takes 5-50 ms), into NumPy arrays the
-results share (``Tensor.from_numpy``, no copy). Without the extension or AVX2, and for smaller tensors (the
-per-call cost matters there), MindSpore's kernels run.
+the true erf, and double exp; 1-2 ms per million floats where the Erf kernel takes 5-50 ms), straight into new
+tensors in MindSpore's memory (``host_outputs.new_float32``, no copy). Without the extension or AVX2, and for
+smaller tensors (the per-call cost matters there), MindSpore's kernels run.
 
 float16 and bfloat16 inputs are computed in float32 and rounded once, as PyTorch's CPU kernel does.
 Other dtypes (float64: PyTorch's erf is exact there), ``approximate='tanh'`` and 0-d or non-tensor
@@ -90,6 +90,7 @@ def _function() -> Any:
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
 
     try:
         from mindspeed_ms.compat._host_gelu import gelu_backward as host_backward  # type: ignore[import-not-found]
@@ -111,11 +112,11 @@ def _function() -> Any:
             ctx.arrays = None
             if host and math.prod(wide._shape) >= HOST_ELEMENTS and wide.is_contiguous():
                 values = host_array(wide)
-                y, one_plus_erf = empty(values.shape, values.dtype), empty(values.shape, values.dtype)
+                result, y = new_float32(values.shape)
+                one_plus_erf = empty(values.shape, values.dtype)  # NumPy's: read by the backward only
                 if host_forward(values, y, one_plus_erf, nan_at_infinity) is not NotImplemented:
                     ctx.save_for_backward(wide)
                     ctx.arrays = (values, one_plus_erf)
-                    result = from_numpy(y)
                     return result if dtype is float32 else result.astype(dtype)
             y, one_plus_erf = gelu_float32(wide, nan_at_infinity=nan_at_infinity)
             ctx.save_for_backward(wide, one_plus_erf)
@@ -131,9 +132,8 @@ def _function() -> Any:
                 values, one_plus_erf = arrays
                 gradient = host_array(grad) if grad.is_contiguous() else None
                 if gradient is not None and gradient.shape == values.shape:
-                    result = empty(values.shape, values.dtype)
+                    tensor, result = new_float32(values.shape)
                     if host_backward(gradient, values, one_plus_erf, result) is not NotImplemented:
-                        tensor = from_numpy(result)
                         return tensor if dtype is float32 else tensor.astype(dtype)
                 wide = ctx.saved_tensors[0]
                 result = gelu_backward_float32(grad, wide, from_numpy(one_plus_erf))

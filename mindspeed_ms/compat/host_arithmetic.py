@@ -31,15 +31,15 @@ def sum_of_squares(values: Any) -> float:
     return total
 
 
-def column_sum(values: Any) -> Any:
-    """Return the float32 sums of the columns of a 2-D float32 array, accumulated in float64 (rounded once)."""
+def column_sum(values: Any, out: Any) -> None:
+    """Write the sums of the columns of a 2-D float32 array to ``out``: accumulated in float64, rounded once."""
     import numpy as np
 
-    return np.add.reduce(values, axis=0, dtype=np.float64).astype(np.float32)
+    np.copyto(out, np.add.reduce(values, axis=0, dtype=np.float64), casting="same_kind")
 
 
-def bias_add(values: Any, bias: Any) -> Any:
-    """Return ``values + bias`` (a new array; ``bias`` along the last dimension): float32 additions, PyTorch's."""
+def bias_add(values: Any, bias: Any, out: Any) -> None:
+    """``out = values + bias`` (``bias`` along the last dimension): float32 additions, PyTorch's."""
     import numpy as np
 
-    return np.add(values, bias)
+    np.add(values, bias, out=out)

@@ -1,0 +1,43 @@
+"""mindspeed_ms.compat.host_outputs: the host paths' results live in MindSpore's memory (``Tensor.from_numpy``
+results, handed to autograd, corrupted the heap: ``corrupted size vs. prev_size`` at exit).
+
+A MindSpore interpreter with the adaptor applied writes through the array into a new tensor, then runs gelu and the
+bias add (both over host memory at these sizes) forward and backward in a loop with fresh leaves, and must exit
+cleanly. (Accumulating into the same leaf's ``.grad`` over several backward passes aborts at exit on MindSpore's
+CPU backend with or without these paths, mindspeed_ms's kernel provider disabled too: not tested here.)
+"""
+
+from __future__ import annotations
+
+import sys
+
+from _helpers import ROOT, result_line, run_python, subprocess_env
+
+_SCRIPT = '''
+import json
+import numpy as np
+import mindspeed_ms.adaptor
+import torch
+from mindspeed_ms.compat.host_outputs import new_float32
+
+tensor, array = new_float32((3, 70000))
+array[...] = 2.5
+same_memory = tensor.data_ptr() == array.ctypes.data and float(tensor.sum()) == 2.5 * 3 * 70000
+torch.manual_seed(0)
+x = torch.randn(128, 4, 256)
+weight = torch.randn(128, 4, 256)
+start = torch.randn(256)
+grads = []
+for _ in range(20):
+    leaf, bias = x.clone().requires_grad_(), start.clone().requires_grad_()
+    (torch.nn.functional.gelu(leaf + bias) * weight).sum().backward()
+    grads.append((leaf.grad.numpy().copy(), bias.grad.numpy().copy()))
+same = all(np.array_equal(a, grads[0][0]) and np.array_equal(b, grads[0][1]) for a, b in grads)
+print("RESULT " + json.dumps({"same_memory": bool(same_memory), "repeatable": bool(same)}), flush=True)
+'''
+
+
+def test_host_path_results_are_mindspores_memory_and_the_process_exits_cleanly() -> None:
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    out = run_python(sys.executable, "-c", _SCRIPT, "--ai-framework", "mindspore", env=env)
+    assert result_line(out) == {"same_memory": True, "repeatable": True}
