@@ -48,6 +48,20 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
     big = rand(6_400_000)  # the mid model's parameter count: the optimizer's and the grad norm's size
     x3, bias = rand(SEQ, TOKENS // SEQ, HIDDEN), rand(4 * HIDDEN)  # megatron's [sequence, batch, hidden]
     g4 = rand(TOKENS, 4 * HIDDEN)
+    # megatron's attention at [sequence, batch, heads, 3 * head_dim] (the QKV output) and its [b, np, s, s] scores
+    mixed, scores4 = rand(SEQ, TOKENS // SEQ, HEADS, 3 * (HIDDEN // HEADS)), rand(TOKENS // SEQ, HEADS, SEQ, SEQ)
+    causal, buffer = torch.ones(1, 1, SEQ, SEQ).triu(1) > 0, torch.empty(4 * HEADS, SEQ, SEQ)
+    head = HIDDEN // HEADS
+
+    def attention_scores(m: Any) -> Any:
+        query, key, _ = torch.split(m, [head, head, head], dim=3)
+        return torch.baddbmm(buffer, query.reshape(SEQ, 4 * HEADS, head).transpose(0, 1),
+                             key.reshape(SEQ, 4 * HEADS, head).transpose(0, 1).transpose(1, 2), beta=0.0,
+                             alpha=head ** -0.5)
+
+    def attention_context(p: Any, m: Any) -> Any:
+        _, _, value = torch.split(m, [head, head, head], dim=3)
+        return torch.bmm(p, value.reshape(SEQ, 4 * HEADS, head).transpose(0, 1))
 
     return {
         "linear qkv 512x512 -> 1536": lambda: functional.linear(x, w_qkv),
@@ -69,6 +83,17 @@ def _cases(torch: Any, grad: Callable[..., Any]) -> dict[str, Callable[[], Any]]
         "gelu forward+backward": lambda: grad(functional.gelu, x4),
         "layer_norm 512x512": lambda: functional.layer_norm(x, (HIDDEN,), gamma, beta),
         "layer_norm forward+backward": lambda: grad(lambda a: functional.layer_norm(a, (HIDDEN,), gamma, beta), x),
+        "layer_norm [128,4,512] fwd+bwd (x, w, b)": lambda: grad(
+            lambda a, w, b: functional.layer_norm(a, (HIDDEN,), w, b), x3, gamma, beta),
+        "masked_fill causal [4,8,128,128]": lambda: scores4.masked_fill(causal, -10000.0),
+        "masked_fill causal fwd+bwd": lambda: grad(lambda s: s.masked_fill(causal, -10000.0), scores4),
+        "softmax [4,8,128,128]": lambda: torch.nn.Softmax(dim=-1)(scores4),
+        "masked_fill + softmax fwd+bwd": lambda: grad(
+            lambda s: torch.nn.Softmax(dim=-1)(s.masked_fill(causal, -10000.0)), scores4),
+        "attention scores baddbmm (split views)": lambda: attention_scores(mixed),
+        "attention scores fwd+bwd": lambda: grad(attention_scores, mixed),
+        "attention context bmm (split views)": lambda: attention_context(scores, mixed),
+        "attention context fwd+bwd": lambda: grad(attention_context, scores, mixed),
         "add 512x512": lambda: x + x,
         "dropout p=0.1 512x512": lambda: functional.dropout(x, 0.1, True),
         "mul 6.4M": lambda: big * big,

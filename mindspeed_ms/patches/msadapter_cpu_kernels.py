@@ -116,14 +116,3 @@ def _register_norm_kernels(registry: Any) -> None:
             purpose="the attention softmax over megatron's [4, 8, 128, 128] scores: MindSpore's CPU Softmax ~3-8 ms "
                     "and SoftmaxGrad ~6-14 ms (a broadcasting Sub), PyTorch ~1 ms for both; PyTorch's arithmetic "
                     "in NumPy over the host memory, ~1-2 ms each")
-    from mindspeed_ms.compat import host_bmm
-
-    for target, wrapper in (("msadapter.ops.blas.bmm", host_bmm.bmm_wrapper), (f"{_TENSOR}.bmm", host_bmm.bmm_wrapper),
-                            ("msadapter.ops.blas.baddbmm", host_bmm.baddbmm_wrapper),
-                            (f"{_TENSOR}.baddbmm", host_bmm.baddbmm_wrapper)):
-        registry.register(
-            target, wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose="megatron's attention products (scores: baddbmm with beta=0 and alpha; context: bmm) of strided "
-                    "views: MindSpore copies the operands, then BatchMatMul, and differentiates through the same "
-                    "kernels; NumPy's matmul (OpenBLAS sgemm per matrix) reads the views in place, forward and "
-                    "backward (PyTorch's gradients, alpha applied after the product)")
