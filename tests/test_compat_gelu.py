@@ -58,8 +58,8 @@ np.savez(sys.argv[2], **out)
 '''
 
 
-def _run(python: str, prelude: str, folder: Path, extra: list[str]) -> dict[str, np.ndarray]:
-    taken = folder / f"{Path(python).parent.parent.name}.npz"
+def _run(python: str, prelude: str, folder: Path, extra: list[str], tag: str = "") -> dict[str, np.ndarray]:
+    taken = folder / f"{Path(python).parent.parent.name}{tag}.npz"
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     run_python(python, "-c", textwrap.dedent(_SCRIPT.format(prelude=prelude)), str(folder / "inputs.npz"),
                str(taken), *extra, env=env)
@@ -90,8 +90,17 @@ def test_gelu_matches_pytorch_over_a_dense_grid(tmp_path: Path) -> None:
     assert grid.size >= gelu.HOST_ELEMENTS
     ours = ("import mindspeed_ms.adaptor\nimport torch\n"
             "assert torch.nn.functional.gelu.__code__.co_filename.endswith('compat/gelu.py')\n"
-            "from mindspeed_ms.compat import _host_gelu")
-    got = _run(sys.executable, ours, tmp_path, ["--ai-framework", "mindspore"])
+            "from mindspeed_ms.compat import _host_gelu, gelu")
+    host = _run(sys.executable, ours, tmp_path, ["--ai-framework", "mindspore"])
+    # and MindSpore's kernels (where the C extension is not built): the same bounds
+    kernels = _run(sys.executable, ours + "\ngelu.HOST_ELEMENTS = 10 ** 12", tmp_path,
+                   ["--ai-framework", "mindspore"], tag="-kernels")
+    for got in (host, kernels):
+        _check(got, expected, grid, weight)
+
+
+def _check(got: dict[str, np.ndarray], expected: dict[str, np.ndarray], grid: np.ndarray,
+           weight: np.ndarray) -> None:
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():
         assert got[key].shape == value.shape, key
