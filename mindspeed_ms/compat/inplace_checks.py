@@ -31,15 +31,18 @@ _DEFAULT_OF_CATEGORY = {BOOL: "Bool", INTEGRAL: "Long", FLOATING: "Float", COMPL
 
 
 #: MindSpore dtype -> its name (``str`` of one costs microseconds; there are a dozen of them)
-_KEYS: dict[Any, str] = {}
+#: id of a MindSpore dtype -> (the dtype, its name): by id, as a MindSpore dtype hashes through pybind11 (~10
+#: times an int's hash); the entry keeps the dtype alive, and a lookup checks it is the same object
+_KEYS: dict[int, tuple[Any, str]] = {}
 
 
 def _dtype_key(dtype: Any) -> str:
-    key = _KEYS.get(dtype) if type(dtype).__module__ == _MINDSPORE_TYPES else None
-    if key is None:
-        key = str(dtype).rsplit(".", 1)[-1]
-        if type(dtype).__module__ == _MINDSPORE_TYPES and len(_KEYS) < 64:
-            _KEYS[dtype] = key
+    entry = _KEYS.get(id(dtype))
+    if entry is not None and entry[0] is dtype:
+        return entry[1]
+    key = str(dtype).rsplit(".", 1)[-1]
+    if type(dtype).__module__ == _MINDSPORE_TYPES and len(_KEYS) < 64:
+        _KEYS[id(dtype)] = (dtype, key)
     return key
 
 
