@@ -113,10 +113,10 @@ def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
 
 def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
-    from mindspore import ops
-
     if alpha == 1 and add_through_view(self, other):  # nothing PyTorch refuses: checked there
         return self
+    from mindspore import ops  # after the host add (DDP's, every step): ``from`` a package runs importlib's Python
+
     check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("add_", self, ops.logical_or(self, other))

@@ -41,6 +41,11 @@
 #error "mindspeed_ms.engine._passthrough needs CPython 3.11 (PyErr_GetHandledException); the Python wrappers are used"
 #endif
 
+/* What this module offers, as mindspeed_ms/engine/passthrough.py expects it (its _ABI): a build older than its
+ * source (an in-place build in a development tree, not rebuilt after a pull) is not used. Raise it with any
+ * change of the types, their arguments or their behaviour. */
+#define PASSTHROUGH_ABI 2
+
 /* calls taken by each type: Guard, GradRead, AttrWrite, Fork */
 static unsigned long long call_count[4] = {0, 0, 0, 0};
 
@@ -737,7 +742,8 @@ PyInit__passthrough(void)
     if (PyModule_AddObjectRef(module, "Guard", (PyObject *)&GuardType) < 0 ||
         PyModule_AddObjectRef(module, "GradRead", (PyObject *)&GradReadType) < 0 ||
         PyModule_AddObjectRef(module, "AttrWrite", (PyObject *)&AttrWriteType) < 0 ||
-        PyModule_AddObjectRef(module, "Fork", (PyObject *)&ForkType) < 0) {
+        PyModule_AddObjectRef(module, "Fork", (PyObject *)&ForkType) < 0 ||
+        PyModule_AddIntConstant(module, "ABI", PASSTHROUGH_ABI) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -27,5 +27,7 @@ class AttrWrite:
     def __init__(self, name: str) -> None: ...
     def __call__(self, obj: Any, value: Any, /) -> None: ...
 
+ABI: int
+
 def calls() -> dict[str, int]:
     """Calls the objects of each type have taken: {type name: count}."""

@@ -29,6 +29,12 @@ try:
 except ImportError:  # not built: no compiler at install time, another Python (see setup.py)
     _compiled = None  # type: ignore[assignment]
 
+#: The C module's interface this file is written for (``PASSTHROUGH_ABI`` in ``_passthrough.c``): a build older
+#: than its source (an in-place build in a development tree, not rebuilt after a pull) is not used.
+ABI = 2
+if _compiled is not None and getattr(_compiled, "ABI", None) != ABI:
+    _compiled = None  # type: ignore[assignment]
+
 __all__ = ["guard", "fork", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated", "accelerator"]
 
 #: whether the wrappers built now are the C ones; changed only through accelerator() (tests build both kinds)
