@@ -128,6 +128,32 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
     assert report.ok
 
 
+
+#: the smallest model whose activations reach every host path of the ``msadapter_cpu_kernels`` provider:
+#: [seq 128, batch 4, hidden 128] = 65,536 floats (layer norm, bias add), attention scores 4x4x128x128,
+#: the MLP's 4x hidden (gelu), the gradient bucket (norm); the example's default size reaches none of them
+HOST_PATH_SIZE = ["--hidden-size", "128", "--num-attention-heads", "4", "--seq-length", "128"]
+
+
+def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_path: Path) -> None:
+    from mindspeed_ms.compat import bias_add, fast_masked_fill, gelu, host_layer_norm, host_norm, host_softmax
+
+    activations = 128 * 4 * 128
+    thresholds = (bias_add.MIN_ELEMENTS, fast_masked_fill.MIN_ELEMENTS, gelu.HOST_ELEMENTS,
+                  host_layer_norm.MIN_ELEMENTS, host_norm.MIN_ELEMENTS, host_softmax.MIN_ELEMENTS)
+    assert all(activations >= threshold for threshold in thresholds), thresholds
+    report = run_parity(EXAMPLE, ["--train-iters", "5", *HOST_PATH_SIZE], reference_python=reference_python(),
+                        work_dir=tmp_path)
+    (rank,) = report.ranks
+    assert not rank.problems, rank.problems
+    assert len(rank.steps) == 5
+    for step in rank.steps:
+        assert step.loss_rel <= 1e-4, step
+        assert step.grad_norm_rel <= 1e-3, step
+    assert all(g.rel <= 1e-5 for g in rank.gradients), rank.gradients[:3]
+    assert rank.first_divergent_module is None
+    assert report.ok
+
 BROKEN_SCRIPT = """
 import mindspeed_ms.adaptor  # first, as in the example
 import sys
