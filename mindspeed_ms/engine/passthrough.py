@@ -32,13 +32,21 @@ except ImportError:  # not built: no compiler at install time, another Python (s
 #: The C module's interface this file is written for (``PASSTHROUGH_ABI`` in ``_passthrough.c``): a build older
 #: than its source (an in-place build in a development tree, not rebuilt after a pull) is not used.
 ABI = 2
-if _compiled is not None and getattr(_compiled, "ABI", None) != ABI:
+#: the interface of the C module found at import (None: none built), whether or not it is used
+_BUILT_ABI: int | None = getattr(_compiled, "ABI", None) if _compiled is not None else None
+if _compiled is not None and _BUILT_ABI != ABI:
     _compiled = None  # type: ignore[assignment]
 
-__all__ = ["guard", "fork", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated", "accelerator"]
+__all__ = ["built_abi", "guard", "fork", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated",
+           "accelerator"]
 
 #: whether the wrappers built now are the C ones; changed only through accelerator() (tests build both kinds)
 _state = {"compiled": _compiled is not None}
+
+
+def built_abi() -> int | None:
+    """The interface version of the C extension found at import (``None``: not built); :data:`ABI` when usable."""
+    return _BUILT_ABI
 
 
 def has_accelerator() -> bool:
