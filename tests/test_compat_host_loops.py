@@ -45,8 +45,8 @@ def _state(seed: int, n: int, edge: bool, grad_special: bool) -> dict[str, np.nd
 def _step(state: dict[str, np.ndarray], amsgrad: bool, maximize: bool, decay: bool, numpy_only: bool) -> None:
     f32 = np.float32
     scalars = (f32(1 - 0.9), f32(0.999), f32(1 - 0.999), f32(np.sqrt(1 - 0.999 ** 3)), f32(1e-8))
-    moments = host_kernels._numpy_adam_moments if numpy_only else host_kernels.adam_moments
-    apply = host_kernels._numpy_adam_apply if numpy_only else host_kernels.adam_apply
+    moments = host_kernels.numpy_adam_moments if numpy_only else host_kernels.adam_moments
+    apply = host_kernels.numpy_adam_apply if numpy_only else host_kernels.adam_apply
     used = moments(state["grad"], state["first"], state["second"], state["maximum"] if amsgrad else None,
                    state["tmp"], state["negated"] if maximize else None, scalars)
     assert used is (state["negated"] if maximize else state["grad"])
@@ -76,10 +76,10 @@ def test_what_the_loops_do_not_take_runs_numpys_passes() -> None:
                 state[name] = state[name].astype(dtype)
         scalars = tuple(dtype(v) for v in (0.1, 0.999, 0.001, 0.05, 1e-8))
         host_kernels.adam_moments(ours["grad"], ours["first"], ours["second"], None, ours["tmp"], None, scalars)
-        host_kernels._numpy_adam_moments(numpys["grad"], numpys["first"], numpys["second"], None, numpys["tmp"],
+        host_kernels.numpy_adam_moments(numpys["grad"], numpys["first"], numpys["second"], None, numpys["tmp"],
                                          None, scalars)
         host_kernels.adam_apply(ours["first"], ours["tmp"], dtype(-0.01), ours["update"], ours["target"], None)
-        host_kernels._numpy_adam_apply(numpys["first"], numpys["tmp"], dtype(-0.01), numpys["update"],
+        host_kernels.numpy_adam_apply(numpys["first"], numpys["tmp"], dtype(-0.01), numpys["update"],
                                        numpys["target"], None)
         for name in ours:
             assert ours[name].dtype == dtype
@@ -89,7 +89,7 @@ def test_what_the_loops_do_not_take_runs_numpys_passes() -> None:
     scalars = tuple(np.float32(v) for v in (0.1, 0.999, 0.001, 0.05, 1e-8))
     host_kernels.adam_moments(ours["grad"][::2], ours["first"][::2], ours["second"][::2], None, ours["tmp"][::2],
                               None, scalars)
-    host_kernels._numpy_adam_moments(numpys["grad"][::2], numpys["first"][::2], numpys["second"][::2], None,
+    host_kernels.numpy_adam_moments(numpys["grad"][::2], numpys["first"][::2], numpys["second"][::2], None,
                                      numpys["tmp"][::2], None, scalars)
     for name in ours:
         np.testing.assert_array_equal(ours[name], numpys[name], err_msg=name)

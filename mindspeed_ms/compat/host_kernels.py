@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACCELERATED", "add", "adam_apply", "adam_moments", "scale"]
+__all__ = ["ACCELERATED", "add", "adam_apply", "adam_moments", "numpy_adam_apply", "numpy_adam_moments", "scale"]
 
 try:  # one pass per element, the same float32 operations in the same order (setup.py builds it where it can)
-    from mindspeed_ms.compat import _host_loops as _loops  # type: ignore[attr-defined]
+    from . import _host_loops as _loops  # type: ignore[attr-defined]
 except ImportError:  # not built: NumPy's passes, the same bits
     _loops = None
 
@@ -54,10 +54,10 @@ def adam_moments(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, neg
     if _loops is not None and _loops.adam_moments(grad, first, second, maximum, tmp, negated,
                                                   *scalars) is not NotImplemented:
         return grad if negated is None else negated
-    return _numpy_adam_moments(grad, first, second, maximum, tmp, negated, scalars)
+    return numpy_adam_moments(grad, first, second, maximum, tmp, negated, scalars)
 
 
-def _numpy_adam_moments(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, negated: Any,
+def numpy_adam_moments(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, negated: Any,
                         scalars: tuple[Any, Any, Any, Any, Any]) -> Any:
     """:func:`adam_moments` in NumPy passes (float32 buffers or not)."""
     import numpy as np
@@ -84,10 +84,10 @@ def adam_apply(first: Any, denominator: Any, step_size: Any, update: Any, target
     """``target = target * decay + (first * step_size) / denominator`` in place (``decay`` None: no decay)."""
     if _loops is None or _loops.adam_apply(first, denominator, step_size, update, target,
                                            decay) is NotImplemented:
-        _numpy_adam_apply(first, denominator, step_size, update, target, decay)
+        numpy_adam_apply(first, denominator, step_size, update, target, decay)
 
 
-def _numpy_adam_apply(first: Any, denominator: Any, step_size: Any, update: Any, target: Any, decay: Any) -> None:
+def numpy_adam_apply(first: Any, denominator: Any, step_size: Any, update: Any, target: Any, decay: Any) -> None:
     """:func:`adam_apply` in NumPy passes (float32 buffers or not)."""
     import numpy as np
 
