@@ -105,18 +105,22 @@ def _function() -> Any:
     def rows(tensor: Any, n: int) -> Any:
         return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
 
+    def owned_rows(tensor: Any, n: int) -> Any:
+        # a copy: the backward reads it after MindSpore has run other kernels, whatever becomes of the input's memory
+        return np.array(host_array(tensor), order="C").reshape(-1, n)
+
     class HostLayerNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """layer_norm over the last ``n`` elements, forward and backward in NumPy."""
 
         @staticmethod
         def forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
-            x = rows(input, n)
+            x = owned_rows(input, n)
             w = None if weight is None else host_array(weight, sync=False).reshape(n)
             b = None if bias is None else host_array(bias, sync=False).reshape(n)
             y, normalized, mean, rstd = layer_norm_forward(x, w, b, eps)
             ctx.saved = (x, normalized, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
                          None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
-            ctx.kept = (input, weight)  # the memory x and w read
+            ctx.kept = weight  # the memory w reads
             return Tensor.from_numpy(y.reshape(ctx.saved[-2]))
 
         @staticmethod
