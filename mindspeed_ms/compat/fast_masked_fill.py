@@ -54,15 +54,17 @@ def _function() -> Any:
 def _host_function() -> Any:
     """The same Function with NumPy's ``copyto(where=mask)`` over host memory (float32)."""
     import numpy as np
-    from mindspore import Tensor
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
 
     def filled(tensor: Any, mask: Any, value: Any) -> Any:
-        out = np.array(host_array(tensor), order="C")  # a copy
+        source = host_array(tensor)
+        result, out = new_float32(source.shape)  # MindSpore's memory: autograd may free it (see host_outputs)
+        np.copyto(out, source)
         np.copyto(out, value, where=np.broadcast_to(mask, out.shape))
-        return Tensor.from_numpy(out)
+        return result
 
     class HostMaskedFill(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """masked_fill and its gradient (0 where the mask is set) as NumPy copies."""

@@ -97,10 +97,10 @@ def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     import numpy as np
-    from mindspore import Tensor
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import owned_float32
 
     def rows(tensor: Any, n: int) -> Any:
         return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
@@ -121,7 +121,7 @@ def _function() -> Any:
             ctx.saved = (x, normalized, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
                          None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
             ctx.kept = weight  # the memory w reads
-            return Tensor.from_numpy(y.reshape(ctx.saved[-2]))
+            return owned_float32(y.reshape(ctx.saved[-2]))  # MindSpore's memory: autograd may free it
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
@@ -129,9 +129,9 @@ def _function() -> Any:
             dx, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, normalized, mean, rstd, w,
                                                      has_weight, has_bias)
             del ctx.saved, ctx.kept
-            return (Tensor.from_numpy(dx.reshape(shape)),
-                    None if dweight is None else Tensor.from_numpy(dweight.reshape(parameter_shape)),
-                    None if dbias is None else Tensor.from_numpy(dbias.reshape(parameter_shape)), None, None)
+            return (owned_float32(dx.reshape(shape)),
+                    None if dweight is None else owned_float32(dweight.reshape(parameter_shape)),
+                    None if dbias is None else owned_float32(dbias.reshape(parameter_shape)), None, None)
 
     return HostLayerNorm
 

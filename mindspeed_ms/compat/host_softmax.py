@@ -31,11 +31,12 @@ __all__ = ["MIN_ELEMENTS", "softmax_backward", "softmax_forward", "softmax_wrapp
 MIN_ELEMENTS = 65536
 
 
-def softmax_forward(x: Any) -> Any:
-    """PyTorch's softmax of the rows of a 2-D float32 array (a new array)."""
+def softmax_forward(x: Any, out: Any = None) -> Any:
+    """PyTorch's softmax of the rows of a 2-D float32 array (into ``out``, a float32 array of x's shape, or a new
+    array)."""
     import numpy as np
 
-    out = np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True))
+    out = np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
     np.exp(out, out=out)
     total = np.add.reduce(out, axis=1, keepdims=True)
     out *= np.float32(1.0) / total
@@ -56,10 +57,10 @@ def softmax_backward(grad: Any, y: Any) -> Any:
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     import numpy as np
-    from mindspore import Tensor
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32, owned_float32
 
     class HostSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """softmax over the last dimension, forward and backward in NumPy."""
@@ -67,16 +68,18 @@ def _function() -> Any:
         @staticmethod
         def forward(ctx: Any, input: Any) -> Any:
             shape = tuple(input._shape)
-            y = softmax_forward(np.ascontiguousarray(host_array(input)).reshape(-1, shape[-1]))
+            result, memory = new_float32(shape)  # MindSpore's memory: autograd may free it (see host_outputs)
+            y = softmax_forward(np.ascontiguousarray(host_array(input)).reshape(-1, shape[-1]),
+                                memory.reshape(-1, shape[-1])).copy()  # the backward's own copy of the output
             ctx.saved = (y, shape)
-            return Tensor.from_numpy(y.reshape(shape))
+            return result
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             y, shape = ctx.saved
             del ctx.saved
             dx = softmax_backward(np.ascontiguousarray(host_array(grad)).reshape(y.shape), y)
-            return Tensor.from_numpy(dx.reshape(shape))
+            return owned_float32(dx.reshape(shape))
 
     return HostSoftmax
 
