@@ -132,7 +132,7 @@ def _profile(iters: int, scratch: Path, size: str = "tiny"
 
 #: mindspeed_ms's NumPy arithmetic over tensor memory, in place of MindSpore kernels: reported on its own
 HOST_KERNELS = PACKAGE / "compat" / "host_kernels.py"
-#: the same kind of NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient)
+#: the same kind of NumPy arithmetic of the mid-size host paths (gradient norm, bias add, layer norm, softmax)
 HOST_ARITHMETIC = PACKAGE / "compat" / "host_arithmetic.py"
 #: and the functions of its optional C extensions (``<built-in method mindspeed_ms.compat._host_gelu.gelu_forward>``)
 HOST_LOOPS = "<built-in method mindspeed_ms.compat._host"

@@ -1,8 +1,9 @@
-"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient), apart from their
-Python.
+"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient, layer norm, softmax),
+apart from their Python.
 
 Like :mod:`.host_kernels`: only the NumPy operations, over arrays the callers (:mod:`.host_norm`,
-:mod:`.bias_add`) made over tensor host memory, so that ``benchmarks/bench_train.py`` books their time as
+:mod:`.bias_add`, :mod:`.host_layer_norm`, :mod:`.host_softmax`; their docstrings say whose arithmetic it is) made
+over tensor host memory, so that ``benchmarks/bench_train.py`` books their time as
 arithmetic MindSpore's kernels did before, not as mindspeed_ms's Python overhead.
 """
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ROW", "bias_add", "column_sum", "sum_of_squares"]
+__all__ = ["ROW", "bias_add", "column_sum", "layer_norm_backward", "layer_norm_forward", "softmax_backward",
+           "softmax_forward", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -43,3 +45,81 @@ def bias_add(values: Any, bias: Any, out: Any) -> None:
     import numpy as np
 
     np.add(values, bias, out=out)
+
+
+def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    """PyTorch's layer norm of the rows of a 2-D float32 array.
+
+    Args:
+        x: ``[rows, n]`` float32 array.
+        weight, bias: ``[n]`` float32 arrays, or None.
+        eps: the variance's epsilon.
+
+    Returns:
+        ``(y, normalized, mean, rstd)``: ``y`` and ``normalized = x * rstd + (-rstd * mean)`` ``[rows, n]``,
+        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias).
+    """
+    import numpy as np
+
+    n = np.float32(x.shape[1])
+    mean = np.add.reduce(x, axis=1, keepdims=True)
+    mean /= n
+    centered = x - mean
+    variance = np.einsum("ij,ij->i", centered, centered)[:, None]
+    variance /= n
+    rstd = np.float32(1.0) / np.sqrt(variance + np.float32(eps))
+    normalized = np.multiply(x, rstd)
+    normalized += -rstd * mean
+    if weight is None and bias is None:
+        return normalized, normalized, mean, rstd
+    y = normalized * weight if weight is not None else normalized.copy()
+    if bias is not None:
+        y += bias
+    return y, normalized, mean, rstd
+
+
+def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any, weight: Any,
+                        need_weight: bool, need_bias: bool) -> tuple[Any, Any, Any]:
+    """PyTorch's layer-norm gradients from the forward's values (2-D float32 arrays, see :func:`layer_norm_forward`).
+
+    Returns:
+        ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
+    """
+    import numpy as np
+
+    scale = np.float32(1.0 / x.shape[1])
+    scaled = grad * weight if weight is not None else grad
+    db = np.add.reduce(scaled, axis=1, keepdims=True)
+    ds = np.einsum("ij,ij->i", scaled, x)[:, None]
+    b = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -b * mean - db * rstd * scale
+    dx = np.multiply(grad, rstd)
+    if weight is not None:
+        dx *= weight
+    dx += x * b
+    dx += c
+    dweight = np.einsum("ij,ij->j", grad, normalized, dtype=np.float64).astype(np.float32) if need_weight else None
+    dbias = grad.sum(axis=0, dtype=np.float64).astype(np.float32) if need_bias else None
+    return dx, dweight, dbias
+
+
+def softmax_forward(x: Any, out: Any = None) -> Any:
+    """PyTorch's softmax of the rows of a 2-D float32 array (into ``out``, a float32 array of x's shape, or a new
+    array)."""
+    import numpy as np
+
+    out = np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
+    np.exp(out, out=out)
+    total = np.add.reduce(out, axis=1, keepdims=True)
+    out *= np.float32(1.0) / total
+    return out
+
+
+def softmax_backward(grad: Any, y: Any) -> Any:
+    """PyTorch's softmax gradient ``(grad - sum(grad * y)) * y`` of 2-D float32 arrays (a new array)."""
+    import numpy as np
+
+    dot = np.einsum("ij,ij->i", grad, y)[:, None]
+    out = np.subtract(grad, dot)
+    out *= y
+    return out

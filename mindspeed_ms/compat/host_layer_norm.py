@@ -31,66 +31,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
+
 __all__ = ["MIN_ELEMENTS", "layer_norm_backward", "layer_norm_forward", "layer_norm_wrapper"]
 
 #: below this many elements MindSpore's kernels are as fast as the round trip through NumPy
 MIN_ELEMENTS = 65536
-
-
-def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
-    """PyTorch's layer norm of the rows of a 2-D float32 array.
-
-    Args:
-        x: ``[rows, n]`` float32 array.
-        weight, bias: ``[n]`` float32 arrays, or None.
-        eps: the variance's epsilon.
-
-    Returns:
-        ``(y, normalized, mean, rstd)``: ``y`` and ``normalized = x * rstd + (-rstd * mean)`` ``[rows, n]``,
-        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias).
-    """
-    import numpy as np
-
-    n = np.float32(x.shape[1])
-    mean = np.add.reduce(x, axis=1, keepdims=True)
-    mean /= n
-    centered = x - mean
-    variance = np.einsum("ij,ij->i", centered, centered)[:, None]
-    variance /= n
-    rstd = np.float32(1.0) / np.sqrt(variance + np.float32(eps))
-    normalized = np.multiply(x, rstd)
-    normalized += -rstd * mean
-    if weight is None and bias is None:
-        return normalized, normalized, mean, rstd
-    y = normalized * weight if weight is not None else normalized.copy()
-    if bias is not None:
-        y += bias
-    return y, normalized, mean, rstd
-
-
-def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any, weight: Any,
-                        need_weight: bool, need_bias: bool) -> tuple[Any, Any, Any]:
-    """PyTorch's layer-norm gradients from the forward's values (2-D float32 arrays, see :func:`layer_norm_forward`).
-
-    Returns:
-        ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
-    """
-    import numpy as np
-
-    scale = np.float32(1.0 / x.shape[1])
-    scaled = grad * weight if weight is not None else grad
-    db = np.add.reduce(scaled, axis=1, keepdims=True)
-    ds = np.einsum("ij,ij->i", scaled, x)[:, None]
-    b = (db * mean - ds) * rstd * rstd * rstd * scale
-    c = -b * mean - db * rstd * scale
-    dx = np.multiply(grad, rstd)
-    if weight is not None:
-        dx *= weight
-    dx += x * b
-    dx += c
-    dweight = np.einsum("ij,ij->j", grad, normalized, dtype=np.float64).astype(np.float32) if need_weight else None
-    dbias = grad.sum(axis=0, dtype=np.float64).astype(np.float32) if need_bias else None
-    return dx, dweight, dbias
 
 
 @functools.lru_cache(maxsize=1)

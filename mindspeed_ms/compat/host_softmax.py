@@ -25,32 +25,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.host_arithmetic import softmax_backward, softmax_forward
+
 __all__ = ["MIN_ELEMENTS", "softmax_backward", "softmax_forward", "softmax_wrapper"]
 
 #: below this many elements MindSpore's kernels are as fast as the round trip through NumPy
 MIN_ELEMENTS = 65536
-
-
-def softmax_forward(x: Any, out: Any = None) -> Any:
-    """PyTorch's softmax of the rows of a 2-D float32 array (into ``out``, a float32 array of x's shape, or a new
-    array)."""
-    import numpy as np
-
-    out = np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
-    np.exp(out, out=out)
-    total = np.add.reduce(out, axis=1, keepdims=True)
-    out *= np.float32(1.0) / total
-    return out
-
-
-def softmax_backward(grad: Any, y: Any) -> Any:
-    """PyTorch's softmax gradient ``(grad - sum(grad * y)) * y`` of 2-D float32 arrays (a new array)."""
-    import numpy as np
-
-    dot = np.einsum("ij,ij->i", grad, y)[:, None]
-    out = np.subtract(grad, dot)
-    out *= y
-    return out
 
 
 @functools.lru_cache(maxsize=1)
