@@ -29,18 +29,26 @@ MIN_ELEMENTS = 16384
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    import mindspore
     import numpy as np
     from mindspore import Tensor
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
+
+    float32 = mindspore.float32
 
     class HostContiguous(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """A contiguous copy made by NumPy; the gradient passes through."""
 
         @staticmethod
         def forward(ctx: Any, tensor: Any) -> Any:
-            return Tensor(np.ascontiguousarray(host_array(tensor)), dtype=tensor.dtype)
+            if tensor._dtype is float32:  # one copy, straight into MindSpore's memory
+                result, out = new_float32(tuple(tensor._shape))
+                np.copyto(out, host_array(tensor))
+                return result
+            return Tensor(np.ascontiguousarray(host_array(tensor)), dtype=tensor.dtype)  # a copy, then Tensor's
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
