@@ -14,9 +14,9 @@ from typing import Any
 __all__ = ["ACCELERATED", "add", "adam_apply", "adam_moments", "numpy_adam_apply", "numpy_adam_moments", "scale"]
 
 try:  # one pass per element, the same float32 operations in the same order (setup.py builds it where it can)
-    from . import _host_loops as _loops  # type: ignore[attr-defined]
+    from . import _host_loops as _loops
 except ImportError:  # not built: NumPy's passes, the same bits
-    _loops = None
+    _loops = None  # type: ignore[assignment]
 
 #: Whether Adam's loops run in the optional C extension (else NumPy's passes; the same bits either way).
 ACCELERATED = _loops is not None
