@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority",
-           "restore_launcher_priority"]
+           "parent_in_proc", "restore_launcher_priority"]
 
 _log = logging.getLogger(__name__)
 
@@ -85,6 +85,20 @@ def _command_line(pid: int, proc: Path) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
+def parent_in_proc(proc: Path = Path("/proc")) -> int | None:
+    """Return this process's parent as ``proc`` numbers it (``/proc/self/stat``'s fourth field), or None.
+
+    In a sandbox that runs its processes in their own PID namespace but shows the host's proc file system,
+    ``os.getppid()`` (the namespace's number) names another process there, or none; ``proc/self`` is this
+    process as that proc file system numbers it, and so is the parent it names.
+    """
+    try:
+        stat = (proc / "self" / "stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[1])  # after "(comm) ": state, ppid, ...
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def restore_launcher_priority(change: LauncherPriority) -> bool:
     """Give the launcher the niceness it had before :func:`lower_launcher_priority` changed it.
 
@@ -110,7 +124,8 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
 
     Args:
         pid: the process to check instead of the parent (``os.getppid()``).
-        proc: the proc file system (a folder shaped like it in tests).
+        proc: the proc file system (a folder shaped like it in tests). The parent's command line is read
+            under the number ``proc`` gives it (:func:`parent_in_proc`), the priority set on ``os.getppid()``.
         restore_at_exit: give the former priority back when this process exits
             (:func:`restore_launcher_priority`, registered with :mod:`atexit`).
 
@@ -119,7 +134,8 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
         (the reason is logged at DEBUG level).
     """
     target = os.getppid() if pid is None else pid
-    argv = _command_line(target, proc)
+    seen_as = (parent_in_proc(proc) or target) if pid is None else pid
+    argv = _command_line(seen_as, proc)
     if not is_msrun_launcher(argv):
         _log.debug("parent process %d is not msrun's launcher (%s): its priority is left alone", target,
                    " ".join(argv[:3]) or "no command line")
