@@ -112,7 +112,10 @@ def test_the_parent_is_read_as_the_proc_file_system_numbers_it(tmp_path: Path) -
     (tmp_path / "self" / "stat").write_text("4242 (python (worker) 1) S 4100 4242 4100 0 -1 4194560 0 0\n")
     assert parent_in_proc(tmp_path) == 4100
     assert parent_in_proc(tmp_path / "missing") is None
-    assert parent_in_proc() == os.getppid()  # this machine: one namespace
+    # for real: a child's parent is this process, as /proc numbers it (also inside a PID namespace of its own)
+    child = subprocess.run([sys.executable, "-c", "from mindspeed_ms.adaptation.launcher import parent_in_proc; "
+                            "print(parent_in_proc())"], capture_output=True, text=True, check=True)
+    assert int(child.stdout) == int(os.readlink("/proc/self"))
 
 
 def test_the_former_priority_comes_back_where_the_system_allows(tmp_path: Path,
