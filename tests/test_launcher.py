@@ -6,6 +6,7 @@ import os
 import resource
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from mindspeed_ms.adaptation.launcher import (
     LauncherPriority,
     is_msrun_launcher,
     lower_launcher_priority,
+    other_workers,
     parent_in_proc,
     restore_launcher_priority,
 )
@@ -91,6 +93,8 @@ def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not
                       "from mindspeed_ms.adaptation.launcher import parent_in_proc\n"
                       "seen = parent_in_proc()\n"  # what the worker saw, for the message of a failure
                       "print('parent', os.getppid(), 'seen as', seen, open(f'/proc/{seen}/cmdline', 'rb').read())\n"
+                      # msrun's scheduler runs this script too and ends at once: read after it is gone
+                      "if os.environ.get('MS_ROLE') == 'MS_WORKER': __import__('time').sleep(2)\n"
                       "print('launcher nice', os.getpriority(os.PRIO_PROCESS, os.getppid()), flush=True)\n")
     niceness: list[int] = []
     for env in ({}, {"MINDSPEED_MS_QUIET_LAUNCHER": "0"}):
@@ -131,3 +135,53 @@ def test_the_former_priority_comes_back_where_the_system_allows(tmp_path: Path,
     child.kill()
     child.wait()
     assert restore_launcher_priority(change) is False  # gone: nothing to give back
+
+
+def _fake_process(proc: Path, pid: int, parent: int, state: str = "S", environ: bytes = b"") -> None:
+    (proc / str(pid)).mkdir(parents=True)
+    (proc / str(pid) / "stat").write_text(f"{pid} (python3 (x)) {state} {parent} {pid} 1 0 -1\n")
+    (proc / str(pid) / "environ").write_bytes(environ)
+
+
+def test_only_running_workers_of_the_launcher_count_as_other_workers(tmp_path: Path) -> None:
+    worker = b"PATH=/bin\0MS_ROLE=MS_WORKER\0"
+    _fake_process(tmp_path, 101, 100, environ=worker)
+    _fake_process(tmp_path, 102, 100, environ=b"MS_ROLE=MS_SCHED\0")  # msrun's scheduler
+    _fake_process(tmp_path, 103, 100)  # msrun's `tail -f` of the worker log
+    _fake_process(tmp_path, 104, 100, state="Z", environ=worker)  # ended, not reaped yet
+    _fake_process(tmp_path, 105, 999, environ=worker)  # another launcher's
+    _fake_process(tmp_path, os.getpid(), 100, environ=worker)  # this process itself (no proc/self here)
+    assert other_workers(100, tmp_path) == [101]
+    assert other_workers(100, tmp_path / "missing") == []
+
+
+def test_a_worker_gives_nothing_back_while_other_workers_still_run(tmp_path: Path,
+                                                                    child: subprocess.Popen[bytes]) -> None:
+    change = lower_launcher_priority(child.pid, _fake_proc(tmp_path, child.pid, "msrun", "train.py"))
+    assert change is not None
+    assert change.after == LAUNCHER_NICE
+    _fake_process(tmp_path, 7001, child.pid, environ=b"MS_ROLE=MS_WORKER\0")
+    assert restore_launcher_priority(change, tmp_path) is False
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == LAUNCHER_NICE
+
+
+@pytest.mark.parametrize(("role", "lowered"), [("MS_SCHED", False), ("MS_WORKER", True)])
+def test_msruns_scheduler_process_leaves_the_launcher_to_the_workers(tmp_path: Path, role: str, lowered: bool) -> None:
+    # a real parent ("the launcher") whose child runs as msrun's scheduler or worker; the proc file system the child
+    # reads is a folder that names its real parent msrun
+    child_code = textwrap.dedent(f"""
+        import os
+        from pathlib import Path
+        from mindspeed_ms.adaptation.launcher import lower_launcher_priority
+        proc = Path({str(tmp_path)!r})
+        (proc / "self").mkdir()
+        (proc / "self" / "stat").write_text(f"{{os.getpid()}} (python) R {{os.getppid()}} 1 1 0\\n")
+        (proc / str(os.getppid())).mkdir()
+        (proc / str(os.getppid()) / "cmdline").write_bytes(b"msrun\\0--worker_num=1\\0train.py\\0")
+        lower_launcher_priority(proc=proc)
+    """)
+    launcher_code = (f"import os, subprocess, sys; subprocess.run([sys.executable, '-c', {child_code!r}], check=True, "
+                     f"env={{**os.environ, 'MS_ROLE': {role!r}}}); print(os.getpriority(os.PRIO_PROCESS, 0))")
+    done = subprocess.run([sys.executable, "-c", launcher_code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) == (LAUNCHER_NICE if lowered else os.getpriority(os.PRIO_PROCESS, 0))

@@ -17,6 +17,13 @@ At the worker's exit its former priority is given back where the system allows i
 needs ``CAP_SYS_NICE`` or a ``RLIMIT_NICE`` allowance): msrun's own teardown (reaping the workers,
 stopping its scheduler and log tails) then does not wait behind every other process of a busy machine.
 Where it is not allowed, the launcher ends at nice 19: on a saturated machine its exit then takes longer.
+Only the worker that lowered the priority gives it back, and only once no other worker of the launcher
+runs (their environment says ``MS_ROLE=MS_WORKER``): a worker that ends early does not hand the busy
+launcher its priority back while the others still train.
+
+msrun also starts its scheduler process (``MS_ROLE=MS_SCHED``) on the training script. It leaves the
+launcher alone: a script that ends before its ``init()`` (or a scheduler that ends early) would otherwise
+give the priority back under the running workers.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority",
-           "parent_in_proc", "restore_launcher_priority"]
+           "other_workers", "parent_in_proc", "restore_launcher_priority"]
 
 _log = logging.getLogger(__name__)
 
@@ -46,11 +53,14 @@ class LauncherPriority:
         pid: the launcher's process id.
         before: its niceness before.
         after: its niceness now (``before`` when it was already at least :data:`LAUNCHER_NICE`).
+        seen_as: its number in the proc file system (``pid`` unless this process runs in a PID namespace
+            of its own under another namespace's ``/proc``); None: the same as ``pid``.
     """
 
     pid: int
     before: int
     after: int
+    seen_as: int | None = None
 
 
 def is_msrun_launcher(argv: list[str]) -> bool:
@@ -99,16 +109,54 @@ def parent_in_proc(proc: Path = Path("/proc")) -> int | None:
         return None
 
 
-def restore_launcher_priority(change: LauncherPriority) -> bool:
+def other_workers(launcher: int, proc: Path = Path("/proc")) -> list[int]:
+    """Return the running msrun workers (``MS_ROLE=MS_WORKER``) of ``launcher`` other than this process.
+
+    Args:
+        launcher: the launcher's number in ``proc``.
+        proc: the proc file system (a folder shaped like it in tests).
+
+    Returns:
+        Their numbers in ``proc``; ended processes not yet reaped (zombies) are not counted.
+    """
+    try:
+        own = os.readlink(proc / "self")
+    except OSError:
+        own = str(os.getpid())
+    found = []
+    for entry in proc.iterdir() if proc.is_dir() else ():
+        if not entry.name.isdigit() or entry.name == own:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            state, parent = stat[stat.rindex(")") + 2:].split()[:2]
+            if int(parent) != launcher or state in ("Z", "X"):
+                continue
+            if b"MS_ROLE=MS_WORKER" in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError):  # ended meanwhile, or not ours to read
+            continue
+    return sorted(found)
+
+
+def restore_launcher_priority(change: LauncherPriority, proc: Path = Path("/proc")) -> bool:
     """Give the launcher the niceness it had before :func:`lower_launcher_priority` changed it.
+
+    Nothing is given back while another worker of the launcher runs (:func:`other_workers`).
 
     Args:
         change: what :func:`lower_launcher_priority` returned.
+        proc: the proc file system (a folder shaped like it in tests).
 
     Returns:
-        True when the launcher has its former niceness again; False when the system does not allow raising
-        a priority or the launcher is gone (nothing else to do: it keeps running, at nice 19).
+        True when the launcher has its former niceness again; False when other workers still run, the
+        system does not allow raising a priority or the launcher is gone (it keeps running at nice 19).
     """
+    running = other_workers(change.pid if change.seen_as is None else change.seen_as, proc)
+    if running:
+        _log.debug("msrun launcher %d stays at nice %d: its workers %s still run", change.pid, change.after,
+                   running)
+        return False
     try:
         if os.getpriority(os.PRIO_PROCESS, change.pid) == change.after:  # nobody else changed it since
             os.setpriority(os.PRIO_PROCESS, change.pid, change.before)
@@ -123,7 +171,8 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
     """Give the msrun launcher that is this process's parent the niceness :data:`LAUNCHER_NICE`.
 
     Args:
-        pid: the process to check instead of the parent (``os.getppid()``).
+        pid: the process to check instead of the parent (``os.getppid()``; in msrun's scheduler process,
+            ``MS_ROLE=MS_SCHED``, the parent is left alone).
         proc: the proc file system (a folder shaped like it in tests). The parent's command line is read
             under the number ``proc`` gives it (:func:`parent_in_proc`), the priority set on ``os.getppid()``.
         restore_at_exit: give the former priority back when this process exits
@@ -133,6 +182,9 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
         What changed, or ``None`` when the process is not msrun's launcher or may not be reniced
         (the reason is logged at DEBUG level).
     """
+    if pid is None and os.environ.get("MS_ROLE") == "MS_SCHED":
+        _log.debug("msrun's scheduler process leaves its launcher's priority to the workers")
+        return None
     target = os.getppid() if pid is None else pid
     seen_as = (parent_in_proc(proc) or target) if pid is None else pid
     argv = _command_line(seen_as, proc)
@@ -148,7 +200,7 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
     except OSError as exc:  # another user's launcher, or it exited meanwhile
         _log.debug("msrun launcher %d keeps its priority: %s", target, exc)
         return None
-    change = LauncherPriority(target, before, after)
+    change = LauncherPriority(target, before, after, None if seen_as == target else seen_as)
     if restore_at_exit and after != before:
-        atexit.register(restore_launcher_priority, change)
+        atexit.register(restore_launcher_priority, change, proc)
     return change
