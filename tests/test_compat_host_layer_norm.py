@@ -119,3 +119,29 @@ def test_layer_norm_matches_pytorch(tmp_path: Path) -> None:
     # the weight and bias gradients: at least as close to the exact sums as PyTorch's float32 accumulation
     for key, exact in _exact(inputs["x"], inputs["w"], inputs["b"], inputs["g"]).items():
         assert np.abs(got[key] - exact).max() <= np.abs(expected[key] - exact).max() * 1.5 + 2e-6, key
+
+
+def test_writing_into_the_result_memory_gives_the_same_bits() -> None:
+    """``out=`` (the tensor's own memory, no copy afterwards) runs the same operations as a new array."""
+    from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
+
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((512, 512)) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal((512, 512)).astype(np.float32)
+    w, b = rng.standard_normal(512).astype(np.float32), rng.standard_normal(512).astype(np.float32)
+    for weight, bias in ((w, b), (w, None), (None, b), (None, None)):
+        y, normalized, mean, rstd = layer_norm_forward(x, weight, bias, 1e-5)
+        y, normalized = y.copy(), normalized.copy()  # without weight and bias they are one array
+        out = np.full_like(x, np.nan)
+        y_out, normalized_out, mean_out, rstd_out = layer_norm_forward(x, weight, bias, 1e-5, out)
+        assert y_out is out
+        for new, written in ((y, out), (normalized, normalized_out), (mean, mean_out), (rstd, rstd_out)):
+            assert np.array_equal(new, written)
+        dx, dw, db = layer_norm_backward(g, x, normalized, mean, rstd, weight, weight is not None, bias is not None)
+        into = np.full_like(x, np.nan)
+        dx_out, dw_out, db_out = layer_norm_backward(g, x, normalized, mean, rstd, weight, weight is not None,
+                                                     bias is not None, into)
+        assert dx_out is into
+        assert np.array_equal(dx, into)
+        for new, written in ((dw, dw_out), (db, db_out)):
+            assert (new is None and written is None) or np.array_equal(new, written)

@@ -101,3 +101,15 @@ def test_softmax_matches_pytorch(tmp_path: Path) -> None:
     # at least as close to the exact softmax as PyTorch's (its exp is a vectorised approximation)
     exact = _exact(inputs["x"])
     assert np.abs(got["megatron"] - exact).max() <= np.abs(expected["megatron"] - exact).max() + 6e-8
+
+
+def test_the_gradient_written_into_the_result_memory_has_the_same_bits() -> None:
+    """``softmax_backward(..., out)`` (the tensor's own memory, no copy afterwards) runs the same operations."""
+    from mindspeed_ms.compat.host_arithmetic import softmax_backward, softmax_forward
+
+    rng = np.random.default_rng(1)
+    y = softmax_forward((rng.standard_normal((4096, 128)) * 4).astype(np.float32))
+    g = rng.standard_normal((4096, 128)).astype(np.float32)
+    out = np.full_like(g, np.nan)
+    assert softmax_backward(g, y, out) is out
+    assert np.array_equal(out, softmax_backward(g, y))

@@ -34,6 +34,7 @@ def _function() -> Any:
     from mindspore import Tensor
     from msadapter.autograd import Function
 
+    from mindspeed_ms.compat.host_arithmetic import contiguous_copy
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
@@ -46,7 +47,7 @@ def _function() -> Any:
         def forward(ctx: Any, tensor: Any) -> Any:
             if tensor._dtype is float32:  # one copy, straight into MindSpore's memory
                 result, out = new_float32(tuple(tensor._shape))
-                np.copyto(out, host_array(tensor))
+                contiguous_copy(host_array(tensor), out)
                 return result
             return Tensor(np.ascontiguousarray(host_array(tensor)), dtype=tensor.dtype)  # a copy, then Tensor's
 

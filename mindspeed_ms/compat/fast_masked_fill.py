@@ -56,14 +56,14 @@ def _host_function() -> Any:
     import numpy as np
     from msadapter.autograd import Function
 
+    from mindspeed_ms.compat.host_arithmetic import masked_fill
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
     def filled(tensor: Any, mask: Any, value: Any) -> Any:
         source = host_array(tensor)
         result, out = new_float32(source.shape)  # MindSpore's memory: autograd may free it (see host_outputs)
-        np.copyto(out, source)
-        np.copyto(out, value, where=np.broadcast_to(mask, out.shape))
+        masked_fill(source, np.broadcast_to(mask, out.shape), value, out)
         return result
 
     class HostMaskedFill(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped

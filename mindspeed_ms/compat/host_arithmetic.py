@@ -1,5 +1,5 @@
-"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient, layer norm, softmax),
-apart from their Python.
+"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient, layer norm, softmax,
+and the copies that stand in for the Contiguous and MaskedFill kernels), apart from their Python.
 
 Like :mod:`.host_kernels`: only the NumPy operations, over arrays the callers (:mod:`.host_norm`,
 :mod:`.bias_add`, :mod:`.host_layer_norm`, :mod:`.host_softmax`; their docstrings say whose arithmetic it is) made
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ROW", "bias_add", "column_sum", "layer_norm_backward", "layer_norm_forward", "softmax_backward",
-           "softmax_forward", "sum_of_squares"]
+__all__ = ["ROW", "bias_add", "column_sum", "contiguous_copy", "layer_norm_backward", "layer_norm_forward",
+           "masked_fill", "softmax_backward", "softmax_forward", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -47,17 +47,19 @@ def bias_add(values: Any, bias: Any, out: Any) -> None:
     np.add(values, bias, out=out)
 
 
-def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float, out: Any = None) -> tuple[Any, Any, Any, Any]:
     """PyTorch's layer norm of the rows of a 2-D float32 array.
 
     Args:
         x: ``[rows, n]`` float32 array.
         weight, bias: ``[n]`` float32 arrays, or None.
         eps: the variance's epsilon.
+        out: a ``[rows, n]`` float32 array to write ``y`` into (the same operations), or None for a new array.
 
     Returns:
         ``(y, normalized, mean, rstd)``: ``y`` and ``normalized = x * rstd + (-rstd * mean)`` ``[rows, n]``,
-        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias).
+        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias
+        and without ``out``; with ``out``, ``y`` is ``out`` and ``normalized`` a separate array).
     """
     import numpy as np
 
@@ -71,16 +73,26 @@ def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any,
     normalized = np.multiply(x, rstd)
     normalized += -rstd * mean
     if weight is None and bias is None:
-        return normalized, normalized, mean, rstd
-    y = normalized * weight if weight is not None else normalized.copy()
+        if out is None:
+            return normalized, normalized, mean, rstd
+        np.copyto(out, normalized)
+        return out, normalized, mean, rstd
+    if weight is not None:
+        y = np.multiply(normalized, weight, out=out)
+    else:
+        y = normalized.copy() if out is None else out
+        if out is not None:
+            np.copyto(out, normalized)
     if bias is not None:
         y += bias
     return y, normalized, mean, rstd
 
 
 def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any, weight: Any,
-                        need_weight: bool, need_bias: bool) -> tuple[Any, Any, Any]:
+                        need_weight: bool, need_bias: bool, out: Any = None) -> tuple[Any, Any, Any]:
     """PyTorch's layer-norm gradients from the forward's values (2-D float32 arrays, see :func:`layer_norm_forward`).
+
+    ``out``: a float32 array of ``x``'s shape to write ``dx`` into (the same operations), or None for a new array.
 
     Returns:
         ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
@@ -93,7 +105,7 @@ def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any
     ds = np.einsum("ij,ij->i", scaled, x)[:, None]
     b = (db * mean - ds) * rstd * rstd * rstd * scale
     c = -b * mean - db * rstd * scale
-    dx = np.multiply(grad, rstd)
+    dx = np.multiply(grad, rstd, out=out)
     if weight is not None:
         dx *= weight
     dx += x * b
@@ -115,11 +127,30 @@ def softmax_forward(x: Any, out: Any = None) -> Any:
     return out
 
 
-def softmax_backward(grad: Any, y: Any) -> Any:
-    """PyTorch's softmax gradient ``(grad - sum(grad * y)) * y`` of 2-D float32 arrays (a new array)."""
+def softmax_backward(grad: Any, y: Any, out: Any = None) -> Any:
+    """PyTorch's softmax gradient ``(grad - sum(grad * y)) * y`` of 2-D float32 arrays (into ``out``, a float32
+    array of their shape, or a new array)."""
     import numpy as np
 
     dot = np.einsum("ij,ij->i", grad, y)[:, None]
-    out = np.subtract(grad, dot)
+    out = np.subtract(grad, dot, out=out)
     out *= y
     return out
+
+
+# -- the copies that stand in for MindSpore's Contiguous and MaskedFill kernels (compat/fast_contiguous.py,
+# compat/fast_masked_fill.py): the kernels' own work, written straight into the result's memory --------------------
+
+def contiguous_copy(values: Any, out: Any) -> None:
+    """Copy ``values`` (any strides) into the contiguous array ``out`` of its shape: what ``Contiguous`` does."""
+    import numpy as np
+
+    np.copyto(out, values)
+
+
+def masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:
+    """``out = values`` with ``value`` where ``mask`` (a bool array of ``out``'s shape, broadcast views allowed)."""
+    import numpy as np
+
+    np.copyto(out, values)
+    np.copyto(out, value, where=mask)

@@ -46,7 +46,7 @@ def _function() -> Any:
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
-    from mindspeed_ms.compat.host_outputs import owned_float32
+    from mindspeed_ms.compat.host_outputs import new_float32, owned_float32
 
     def rows(tensor: Any, n: int) -> Any:
         return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
@@ -63,19 +63,21 @@ def _function() -> Any:
             x = owned_rows(input, n)
             w = None if weight is None else host_array(weight, sync=False).reshape(n)
             b = None if bias is None else host_array(bias, sync=False).reshape(n)
-            y, normalized, mean, rstd = layer_norm_forward(x, w, b, eps)
+            result, out = new_float32(tuple(input._shape))  # MindSpore's memory: autograd may free it
+            _, normalized, mean, rstd = layer_norm_forward(x, w, b, eps, out.reshape(x.shape))
             ctx.saved = (x, normalized, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
                          None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
             ctx.kept = weight  # the memory w reads
-            return owned_float32(y.reshape(ctx.saved[-2]))  # MindSpore's memory: autograd may free it
+            return result
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             x, normalized, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
-            dx, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, normalized, mean, rstd, w,
-                                                     has_weight, has_bias)
+            result, out = new_float32(shape)
+            _, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, normalized, mean, rstd, w,
+                                                    has_weight, has_bias, out.reshape(x.shape))
             del ctx.saved, ctx.kept
-            return (owned_float32(dx.reshape(shape)),
+            return (result,
                     None if dweight is None else owned_float32(dweight.reshape(parameter_shape)),
                     None if dbias is None else owned_float32(dbias.reshape(parameter_shape)), None, None)
 

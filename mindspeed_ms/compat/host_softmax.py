@@ -40,7 +40,7 @@ def _function() -> Any:
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
-    from mindspeed_ms.compat.host_outputs import new_float32, owned_float32
+    from mindspeed_ms.compat.host_outputs import new_float32
 
     class HostSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """softmax over the last dimension, forward and backward in NumPy."""
@@ -58,8 +58,9 @@ def _function() -> Any:
         def backward(ctx: Any, grad: Any) -> Any:
             y, shape = ctx.saved
             del ctx.saved
-            dx = softmax_backward(np.ascontiguousarray(host_array(grad)).reshape(y.shape), y)
-            return owned_float32(dx.reshape(shape))
+            result, out = new_float32(shape)  # MindSpore's memory, written by the arithmetic itself
+            softmax_backward(np.ascontiguousarray(host_array(grad)).reshape(y.shape), y, out.reshape(y.shape))
+            return result
 
     return HostSoftmax
 
