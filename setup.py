@@ -18,6 +18,10 @@ kernels compute gelu as before (``mindspeed_ms.compat.gelu``).
 flag check) as C objects without a Python frame (see ``mindspeed_ms/engine/_passthrough.c``). It is optional the
 same way: without it ``mindspeed_ms.engine.passthrough`` builds the same wrappers as Python closures
 (``mindspeed_ms.engine.passthrough.is_accelerated()`` tells which).
+
+``mindspeed_ms.compat._view_add`` is DDP's ``main_grad.add_(grad)`` (``mindspeed_ms.compat.inplace.add_through_view``)
+in one C call: the same tests and the same IEEE sums, no Python frame. Optional: without it the Python function
+runs (``mindspeed_ms.compat.inplace.has_view_adder()`` tells which).
 """
 
 from setuptools import Extension, setup
@@ -29,4 +33,6 @@ setup(ext_modules=[
     Extension("mindspeed_ms.compat._host_gelu", ["mindspeed_ms/compat/_host_gelu.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"], libraries=["mvec", "m"]),
     Extension("mindspeed_ms.engine._passthrough", ["mindspeed_ms/engine/_passthrough.c"], optional=True),
+    Extension("mindspeed_ms.compat._view_add", ["mindspeed_ms/compat/_view_add.c"], optional=True,
+              extra_compile_args=["-O3", "-ffp-contract=off"]),
 ])

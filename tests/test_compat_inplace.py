@@ -81,3 +81,45 @@ def test_adds_the_host_add_leaves_alone_take_the_general_path(results: dict) -> 
     assert case["integers"] == [0, 1, 9, 11, 13, 5]
     assert case["leaf_view"] == "InPlaceOnViewError"  # PyTorch: RuntimeError, a view of a leaf requiring grad
     assert case["leaf"] == [0.0] * 6
+
+
+def test_the_view_adder_is_built_by_the_install(results: dict) -> None:
+    case = results["view_adder"]
+    assert case["accelerated"], "mindspeed_ms.compat._view_add is missing: pip install -e . needs a C compiler"
+    assert (case["c_object"], case["py_object"]) == ("ViewAdd", "add_through_view")
+
+
+def test_the_view_adder_in_c_answers_and_sums_as_the_python_function_bit_for_bit(results: dict) -> None:
+    """DDP's add (a contiguous view of a bucket plus a gradient) and every way around it (owners, overlaps, other
+    dtypes and shapes, transposes, non-tensors), float32/float64 with subnormals, -0, inf and NaN, float16 and
+    int32: the C object returns what add_through_view returns and leaves the same bits."""
+    case = results["view_adder"]
+    summed = []
+    for name, both in case.items():
+        if "/" not in name:
+            continue
+        assert both["c"] == both["python"], name
+        if both["c"][0] is True:
+            summed.append(name)
+    assert {"float32/ddp_view", "float32/offset_slice", "float32/offset_zero_view", "float32/same_memory",
+            "float32/long_tail", "float64/ddp_view", "float64/long_tail", "float32/ones_dims"} <= set(summed)
+    refused = ("owner", "partial_overlap", "transposed", "transposed_other", "broadcast",
+               "other_dims", "other_dtype", "integers", "not_a_tensor", "python_number")
+    assert all(case[f"float32/{name}"]["c"][0] in (False, "unbuilt") for name in refused)
+    assert not any(name.startswith(("float16/", "int32/")) for name in summed)
+
+
+def test_the_view_adder_leaves_a_view_autograd_records_to_the_general_path(results: dict) -> None:
+    assert results["view_adder"]["leaf_view_grad_True"] == {"answers": [False, False], "leaf": [0.0] * 6}
+    no_grad = results["view_adder"]["leaf_view_grad_False"]  # both paths decide alike without grad mode too
+    assert no_grad["answers"][0] == no_grad["answers"][1]
+
+
+def test_a_profile_books_mindspores_readers_the_view_adder_calls_to_them_on_both_paths(results: dict) -> None:
+    """bench_train counts MindSpore's builtins as theirs: the C object raises their profiler events as Python does."""
+    profiled = results["view_adder"]["profiled_reads"]
+    assert profiled["True"] == {"reads": {"_data_ptr": 10, "stride": 10}, "values": [0.0] * 6 + [5.0] * 6}
+    # the Python function may read them twice more: host_array's first look at the two tensors (unless an array of
+    # memory freed before is kept at those addresses)
+    assert profiled["False"]["values"] == profiled["True"]["values"]
+    assert all(calls in (10, 12) for calls in profiled["False"]["reads"].values())

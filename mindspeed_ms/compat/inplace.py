@@ -39,6 +39,8 @@ from mindspeed_ms.engine.sites import caller_frame
 __all__ = [
     "InPlaceOnViewError",
     "add_through_view",
+    "has_view_adder",
+    "view_adder",
     "write_back",
     "write_through_copy",
 ]
@@ -119,12 +121,47 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
 #: and MindSpore's readers of an address and strides.
 _HOT: list[tuple[Any, ...]] = []
 
+try:  # add_through_view in one C call (setup.py builds it where it can); without it, the Python function below
+    from . import _view_add as _compiled_add
+except ImportError:
+    _compiled_add = None  # type: ignore[assignment]
+
+#: The C module's interface this file is written for (``VIEW_ADD_ABI`` in ``_view_add.c``): an older build in a
+#: development tree (built in place, not rebuilt after a pull) is not used.
+VIEW_ADD_ABI = 1
+if _compiled_add is not None and getattr(_compiled_add, "ABI", None) != VIEW_ADD_ABI:
+    _compiled_add = None  # type: ignore[assignment]
+
 
 def _hot() -> tuple[Any, ...]:
     import mindspore
 
     _HOT.append(((mindspore.float32, mindspore.float64), host_memory_reason(), executor().sync, *tensor_reads()))
     return _HOT[0]
+
+
+def has_view_adder() -> bool:
+    """Tell whether the C extension of :func:`view_adder` (``mindspeed_ms.compat._view_add``) is built and imports."""
+    return _compiled_add is not None
+
+
+@functools.lru_cache(maxsize=2)
+def view_adder(compiled: bool = True) -> Callable[[Any, Any], bool]:
+    """Return :func:`add_through_view`, as one C call where the extension is built and ``compiled`` (the default).
+
+    The C object (``_view_add.ViewAdd``) makes the same reads and tests in the same order and the same IEEE sums;
+    it is built once, with the dtypes, the executor's ``sync``, MindSpore's readers and :func:`records_grad`.
+    Where tensor memory is not host memory it does not apply (the Python function says False every call).
+    """
+    if not compiled or _compiled_add is None:
+        return add_through_view
+    import mindspore
+
+    if host_memory_reason() is not None:
+        return add_through_view
+    address, stride = tensor_reads()
+    return _compiled_add.ViewAdd(mindspore.float32, mindspore.float64, executor().sync,  # type: ignore[no-any-return]
+                                 address, stride, records_grad)
 
 
 def add_through_view(tensor: Any, other: Any) -> bool:

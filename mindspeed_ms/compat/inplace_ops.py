@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.compat.inplace import add_through_view, write_back
+from mindspeed_ms.compat.inplace import view_adder, write_back
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
     FLOATING,
@@ -113,7 +113,7 @@ def masked_fill_(self: Any, mask: Any, value: Any) -> Any:
 
 def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
-    if alpha == 1 and add_through_view(self, other):  # nothing PyTorch refuses: checked there
+    if alpha == 1 and view_adder()(self, other):  # nothing PyTorch refuses: checked there (in C where built)
         return self
     from mindspore import ops  # after the host add (DDP's, every step): ``from`` a package runs importlib's Python
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import msadapter  # noqa: F401  (first: `import torch` is MSAdapter's)
 import numpy as np
@@ -69,6 +70,7 @@ def main() -> None:
             }), flush=True)
     _grad_cases()
     _host_add_cases()
+    _view_adder_cases()
     sys.stdout.flush()
 
 
@@ -101,6 +103,106 @@ def _host_add_cases() -> None:
     print(json.dumps({"case": "host_add_fallbacks", "mixed": mixed.numpy().tolist(),
                       "integers": integers.numpy().tolist(), "leaf_view": refused,
                       "leaf": leaf.detach().numpy().tolist()}), flush=True)
+
+
+def _edge_values(n: int, dtype: type, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-1000, 1000, n).astype(dtype)
+    values = (rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 3, n)).astype(dtype)
+    edges = [0.0, -0.0, 1e-45, -1e-45, 3e-39, 1e30, -1e30, np.inf, -np.inf, np.nan, 3.4e38]
+    with np.errstate(over="ignore"):  # float16: the huge values are inf
+        values[:min(n, len(edges))] = np.array(edges[:n]).astype(dtype)
+    return values
+
+
+def _view_adder_pairs(dtype: type, seed: int) -> dict:
+    """name -> a function building (base, tensor, other) afresh: DDP's add and every way around it."""
+    def fresh(n: int = 24, kind: type = dtype) -> tuple:
+        base = torch.tensor(_edge_values(n, kind, seed))
+        return base, base
+
+    def pair(view: Any, other_of: Any) -> Any:  # view(base) -> tensor, other_of(base) -> other
+        def build() -> tuple:
+            base, _ = fresh()
+            return base, view(base), other_of(base)
+        return build
+
+    def grads(shape: tuple) -> Any:
+        return lambda base: torch.tensor(_edge_values(int(np.prod(shape)), dtype, seed + 1).reshape(shape))
+
+    return {
+        "ddp_view": pair(lambda b: b[6:12].view(2, 3), grads((2, 3))),
+        "offset_slice": pair(lambda b: b[6:12], grads((6,))),
+        "offset_zero_view": pair(lambda b: b.view(4, 6), grads((4, 6))),
+        "owner": pair(lambda b: b, grads((24,))),
+        "same_memory": pair(lambda b: b[0:6].view(2, 3), lambda b: b[0:6].view(2, 3)),
+        "partial_overlap": pair(lambda b: b[0:6].view(2, 3), lambda b: b[3:9].view(2, 3)),
+        "apart_views": pair(lambda b: b[0:6], lambda b: b[12:18]),
+        "transposed": pair(lambda b: b.view(4, 6).t(), grads((6, 4))),
+        "transposed_other": pair(lambda b: b[0:24].view(6, 4), lambda b: torch.tensor(
+            _edge_values(24, dtype, seed + 2).reshape(4, 6)).t()),
+        "broadcast": pair(lambda b: b[0:6].view(2, 3), grads((3,))),
+        "other_dims": pair(lambda b: b[0:6].view(2, 3), grads((6,))),
+        "ones_dims": pair(lambda b: b[6:12].view(1, 6, 1), grads((1, 6, 1))),
+        "empty": pair(lambda b: b[6:6], grads((0,))),
+        "other_dtype": pair(lambda b: b[6:12], lambda b: torch.tensor(np.ones(6, np.float16))),
+        "integers": pair(lambda b: b[6:12], lambda b: torch.tensor(np.arange(6, dtype=np.int32))),
+        "not_a_tensor": pair(lambda b: b[6:12], lambda b: np.ones(6, dtype)),
+        "python_number": pair(lambda b: b[6:12], lambda b: 1.5),
+        "long_tail": lambda: (lambda base: (base, base[5:1008], torch.tensor(_edge_values(1003, dtype, seed + 3))))(
+            torch.tensor(_edge_values(1013, dtype, seed))),
+    }
+
+
+def _view_adder_cases() -> None:
+    """inplace.view_adder in C and in Python over the same cases: the same answer and the same bits."""
+    results = {"accelerated": inplace.has_view_adder(),
+               "c_object": type(inplace.view_adder(True)).__name__, "py_object": inplace.view_adder(False).__name__}
+    for dtype in (np.float32, np.float64, np.float16, np.int32):
+        for name, build in _view_adder_pairs(dtype, 7).items():
+            outcome = {}
+            for compiled in (True, False):
+                try:
+                    base, tensor, other = build()
+                except Exception as exc:  # a case MSAdapter cannot build for this dtype: both sides skip it
+                    outcome[compiled] = ("unbuilt", type(exc).__name__)
+                    continue
+                try:
+                    done = inplace.view_adder(compiled)(tensor, other)
+                except Exception as exc:
+                    done = type(exc).__name__
+                outcome[compiled] = (done, base.numpy().view(f"u{base.numpy().itemsize}").tolist())
+            results[f"{np.dtype(dtype).name}/{name}"] = {"c": outcome[True], "python": outcome[False]}
+    leaf = torch.zeros(6, requires_grad=True)
+    for grad_mode in (True, False):
+        with torch.set_grad_enabled(grad_mode):
+            answers = [inplace.view_adder(compiled)(leaf[0:3], torch.ones(3)) for compiled in (True, False)]
+        results[f"leaf_view_grad_{grad_mode}"] = {"answers": answers, "leaf": leaf.detach().numpy().tolist()}
+    results["profiled_reads"] = {str(compiled): _profiled_reads(inplace.view_adder(compiled))
+                                 for compiled in (True, False)}
+    print(json.dumps({"case": "view_adder", **results}), flush=True)
+
+
+def _profiled_reads(adder: Any) -> dict:
+    """Calls of MindSpore's address and stride readers a profile sees in 5 adds (booked to them, not the caller)."""
+    import cProfile
+    import pstats
+
+    buffer = torch.tensor(np.zeros(12, np.float32))
+    view, grad = buffer[6:12], torch.tensor(np.ones(6, np.float32))
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(5):
+        adder(view, grad)
+    profile.disable()
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    reads = {"_data_ptr": 0, "stride": 0}
+    for (_, _, name), (_, calls, *_rest) in stats.items():
+        for read in reads:
+            if f".{read}" in name:
+                reads[read] += calls
+    return {"reads": reads, "values": buffer.numpy().tolist()}
 
 
 def _grad_cases() -> None:

@@ -1,0 +1,12 @@
+"""Types of the optional C extension of :func:`mindspeed_ms.compat.inplace.view_adder` (``_view_add.c``)."""
+
+from typing import Any, Callable
+
+ABI: int
+
+class ViewAdd:
+    """``(tensor, other) -> bool``: :func:`mindspeed_ms.compat.inplace.add_through_view` in one C call."""
+
+    def __init__(self, float32: Any, float64: Any, sync: Callable[[], Any], address: Callable[[Any], int],
+                 stride: Callable[[Any], Any], records_grad: Callable[[Any], bool]) -> None: ...
+    def __call__(self, tensor: Any, other: Any, /) -> bool: ...
