@@ -7,9 +7,18 @@ tensors of that shape), and autograd reduces the bias gradient with a ReduceSum 
 dimensions (~10 ms). MindSpore's ``BiasAdd`` over the activation viewed as 2-D (``[rows, hidden]``, the
 bias along dimension 1) adds the same values (~1.7 ms) and its gradient is ``BiasAddGrad``.
 
-Only that shape is taken: a contiguous float32/float16 tensor of at least :data:`MIN_ELEMENTS` elements and
-two or more dimensions plus a 1-D tensor of the same dtype as long as its last dimension, with no ``alpha``.
-The sum is the same float addition (bit-identical values). Everything else goes to the wrapped ``add`` unchanged.
+Only that shape is taken: a contiguous float32/float16 tensor of two or more dimensions plus a 1-D tensor of the
+same dtype as long as its last dimension, with no ``alpha``. The sum is the same float addition (bit-identical
+values). Everything else goes to the wrapped ``add`` unchanged.
+
+Below :data:`MIN_ELEMENTS` elements (the tiny model's activations, ``[32, 4, 64]``) the activation is handed to
+``BiasAdd`` with ``data_format="NHWC"`` (the bias along the last dimension, 2 to 5 dimensions) as it is: one kernel
+where the broadcasting add took AddExt plus the two views ``grad_clone`` puts in front of an add whose operands
+both require grad (BiasAdd hands the bias a gradient of its own, ``BiasAddGrad``, so no ``Clone`` is needed), and
+one BiasAddGrad kernel in the backward where the broadcast add's gradient reduced the bias with ReduceSum. The bias
+gradient is the column sums in float32, PyTorch's within its summation order (not bit-identical to the
+ReduceSum's either); a tiny training run's losses move in their last bits, within the parity tolerances
+(tests/test_parity.py).
 
 float32 runs on the host: NumPy adds over the tensors' memory into a new tensor's (``host_outputs.new_float32``),
 as an autograd Function whose input gradient is the output gradient itself and whose bias gradient is the
@@ -31,8 +40,11 @@ from typing import Any
 
 __all__ = ["MIN_ELEMENTS", "bias_add_wrapper", "column_sum_wrapper"]
 
-#: below this many elements the broadcast add is cheap and the extra Python is not worth it
+#: from this many elements float32 adds on the host (below: MindSpore's BiasAdd kernel as the tensor is)
 MIN_ELEMENTS = 65536
+
+#: the most dimensions MindSpore's BiasAdd takes
+_BIAS_ADD_RANK = 5
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,6 +94,14 @@ def _bias_add() -> Any:
     return ops.BiasAdd()
 
 
+@functools.lru_cache(maxsize=1)
+def _bias_add_last() -> Any:
+    """BiasAdd along the last dimension of a 2- to 5-dimensional tensor (no reshape around it)."""
+    from mindspore import ops
+
+    return ops.BiasAdd(data_format="NHWC")
+
+
 def bias_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``Tensor.__add__`` / ``Tensor.add`` / ``torch.add``: a bias vector along the last dimension uses BiasAdd.
 
@@ -99,8 +119,11 @@ def bias_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, other, *args, **kwargs)
         shape = getattr(input, "_shape", None)
         if (shape is None or len(shape) < 2 or shape[-1] != bias_shape[0] or input.dtype not in _dtypes()
-                or other.dtype is not input.dtype or math.prod(shape) < MIN_ELEMENTS or not input.is_contiguous()):
+                or other.dtype is not input.dtype or not input.is_contiguous()):
             return op(input, other)
+        elements = math.prod(shape)
+        if elements < MIN_ELEMENTS:
+            return _bias_add_last()(input, other) if elements and len(shape) <= _BIAS_ADD_RANK else op(input, other)
         if input.dtype is _dtypes()[0] and other.is_contiguous():
             return _function().apply(input, other)
         return _bias_add()(input.reshape(-1, shape[-1]), other).reshape(tuple(shape))
