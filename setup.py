@@ -35,4 +35,6 @@ setup(ext_modules=[
     Extension("mindspeed_ms.engine._passthrough", ["mindspeed_ms/engine/_passthrough.c"], optional=True),
     Extension("mindspeed_ms.compat._view_add", ["mindspeed_ms/compat/_view_add.c"], optional=True,
               extra_compile_args=["-O3", "-ffp-contract=off"]),
+    Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
+              extra_compile_args=["-O3"]),
 ])

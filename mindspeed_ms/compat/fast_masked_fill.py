@@ -63,7 +63,7 @@ def _host_function() -> Any:
     def filled(tensor: Any, mask: Any, value: Any) -> Any:
         source = host_array(tensor)
         result, out = new_float32(source.shape)  # MindSpore's memory: autograd may free it (see host_outputs)
-        masked_fill(source, np.broadcast_to(mask, out.shape), value, out)
+        masked_fill(source, mask, value, out)
         return result
 
     class HostMaskedFill(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped

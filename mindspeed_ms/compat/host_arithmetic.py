@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ROW", "bias_add", "column_sum", "contiguous_copy", "layer_norm_backward", "layer_norm_forward",
-           "masked_fill", "softmax_backward", "softmax_forward", "sum_of_squares"]
+try:  # one pass per element for the MaskedFill copies (setup.py builds it where it can)
+    from mindspeed_ms.compat import _host_copies as _COPIES
+except ImportError:  # not built: NumPy's two passes, the same bits
+    _COPIES = None  # type: ignore[assignment]
+
+#: Whether :func:`masked_fill` runs in the optional C extension where it can (else NumPy's passes; the same bits).
+COPIES_ACCELERATED = _COPIES is not None
+
+__all__ = ["COPIES_ACCELERATED", "ROW", "bias_add", "column_sum", "contiguous_copy", "layer_norm_backward",
+           "layer_norm_forward", "masked_fill", "numpy_masked_fill", "softmax_backward", "softmax_forward",
+           "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -149,8 +158,23 @@ def contiguous_copy(values: Any, out: Any) -> None:
 
 
 def masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:
-    """``out = values`` with ``value`` where ``mask`` (a bool array of ``out``'s shape, broadcast views allowed)."""
+    """``out = values`` with ``value`` (a float32 scalar) where ``mask`` (a bool array that broadcasts to ``out``'s
+    shape): one pass in the optional C extension when the mask's shape is ``out``'s trailing shape (megatron's
+    causal ``[1, 1, s, s]`` over ``[b, np, s, s]``) and the arrays are contiguous, else NumPy's two; the same bits."""
+    if _COPIES is None or not _repeats(mask.shape, out.shape) or \
+            _COPIES.masked_fill(out, values, mask, float(value)) is NotImplemented:
+        numpy_masked_fill(values, mask, value, out)
+
+
+def numpy_masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:
+    """:func:`masked_fill` in NumPy's two passes (what runs where the C extension does not)."""
     import numpy as np
 
     np.copyto(out, values)
-    np.copyto(out, value, where=mask)
+    np.copyto(out, value, where=np.broadcast_to(mask, out.shape))
+
+
+def _repeats(mask: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether a mask of shape ``mask`` broadcast to ``shape`` is the mask's elements repeated end to end."""
+    trailing = mask[next((i for i, n in enumerate(mask) if n != 1), len(mask)):]
+    return len(trailing) <= len(shape) and tuple(shape[len(shape) - len(trailing):]) == trailing

@@ -1,0 +1,76 @@
+"""mindspeed_ms.compat._host_copies (optional C) through host_arithmetic.masked_fill: the one-pass masked copy gives
+the bits NumPy's two passes give (NaN payloads, signed zeros, infinities, subnormals), for masks that repeat along
+the leading dimensions; everything else (a mask that does not repeat end to end, strided or other-dtype arrays,
+overlapping buffers, empty arrays) goes to NumPy's passes. tests/test_compat_fast_masked_fill.py compares the whole
+path with real PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mindspeed_ms.compat import host_arithmetic
+
+
+def test_the_copies_are_built_by_the_install() -> None:
+    assert host_arithmetic.COPIES_ACCELERATED, \
+        "mindspeed_ms.compat._host_copies is missing: pip install -e . needs a C compiler"
+
+
+def _values(shape: tuple[int, ...]) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal(shape).astype(np.float32)
+    flat = values.reshape(-1)
+    flat[:6] = [np.nan, -0.0, np.inf, -np.inf, 1e-45, -1e-40]
+    flat.view(np.uint32)[6] = 0x7FC00123  # a NaN with a payload
+    return values
+
+
+def _numpy(values: np.ndarray, mask: np.ndarray, value: np.float32) -> np.ndarray:
+    out = np.full(values.shape, 7.0, np.float32)
+    host_arithmetic.numpy_masked_fill(values, mask, value, out)
+    return out
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+_CAUSAL = np.triu(np.ones((128, 128), bool), 1)
+_MASKS = {"causal [1, 1, s, s]": _CAUSAL[None, None], "causal [s, s]": _CAUSAL,
+          "full": np.random.default_rng(1).random((4, 8, 128, 128)) < 0.3,
+          "per batch [b, 1, s, s]": np.random.default_rng(2).random((4, 1, 128, 128)) < 0.5,
+          "column [s, 1]": (np.arange(128) % 3 == 0)[:, None], "scalar": np.array(True)}
+
+
+def test_numpys_passes_fill_what_the_mask_says() -> None:
+    values = _values((4, 8, 128, 128))
+    out = _numpy(values, _CAUSAL, np.float32(-10000.0))
+    expected = np.where(np.broadcast_to(_CAUSAL, values.shape), np.float32(-10000.0), values)
+    assert _same_bits(out, expected)
+
+
+@pytest.mark.parametrize("name", sorted(_MASKS))
+@pytest.mark.parametrize("value", [-10000.0, 0.0, -np.inf, np.nan])
+def test_the_masked_copy_has_numpys_bits(name: str, value: float) -> None:
+    values, mask, fill = _values((4, 8, 128, 128)), _MASKS[name], np.float32(value)
+    out = np.full(values.shape, 7.0, np.float32)
+    host_arithmetic.masked_fill(values, mask, fill, out)
+    assert _same_bits(out, _numpy(values, mask, fill))
+
+
+def test_what_the_c_copy_does_not_take_gets_numpys_passes() -> None:
+    values, mask = _values((4, 128, 128)), _CAUSAL
+    cases = {"float64 values": (values.astype(np.float64), mask),
+             "strided values": (values.transpose(0, 2, 1), mask), "strided mask": (values, mask.T),
+             "odd mask": (values, mask[:, :1]), "empty": (values[:0], mask)}
+    for name, (source, which) in cases.items():
+        out = np.full(source.shape, 7.0, np.float32)
+        host_arithmetic.masked_fill(source, which, np.float32(-1.0), out)
+        assert _same_bits(out, _numpy(source, which, np.float32(-1.0))), name
+    strided = np.full((4, 128, 256), 7.0, np.float32)[:, :, ::2]  # a strided output
+    host_arithmetic.masked_fill(values, mask, np.float32(-1.0), strided)
+    assert _same_bits(np.ascontiguousarray(strided), _numpy(values, mask, np.float32(-1.0)))
+    same = values.copy()  # values and output one buffer
+    host_arithmetic.masked_fill(same, mask, np.float32(-1.0), same)
+    assert _same_bits(same, _numpy(values, mask, np.float32(-1.0)))
