@@ -22,6 +22,10 @@ same way: without it ``mindspeed_ms.engine.passthrough`` builds the same wrapper
 ``mindspeed_ms.compat._view_add`` is DDP's ``main_grad.add_(grad)`` (``mindspeed_ms.compat.inplace.add_through_view``)
 in one C call: the same tests and the same IEEE sums, no Python frame. Optional: without it the Python function
 runs (``mindspeed_ms.compat.inplace.has_view_adder()`` tells which).
+
+``mindspeed_ms.compat._host_copies`` is the masked copy of ``mindspeed_ms.compat.host_arithmetic.masked_fill``
+(MaskedFill's work at the mid size) in one pass: copies only, the same bits. Optional: NumPy's two passes run
+without it (``host_arithmetic.COPIES_ACCELERATED`` tells which).
 """
 
 from setuptools import Extension, setup
