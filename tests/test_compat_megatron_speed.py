@@ -73,3 +73,12 @@ def test_chained_step_clips_every_optimizer_but_stubs(results: dict) -> None:
     case = results["chained_clip"]
     assert case["stub"] == case["values"]
     np.testing.assert_array_equal(case["clipped"], case["expected"])
+
+
+def test_a_parameter_without_a_gradient_is_left_out_of_norm_and_clipping(results: dict) -> None:
+    """The loop's path (one parameter has no gradient) next to the map path (all have one): the same lists."""
+    assert results["grad_norm_without_a_grad"]["sizes"] == [10]  # the bucket, whole; the gradless one left out
+    case = results["clip_without_a_grad"]
+    assert case["extra_grad"]
+    np.testing.assert_array_equal(np.asarray(case["bucket"], np.float32),
+                                  np.asarray(results["clip"]["expected"], np.float32))

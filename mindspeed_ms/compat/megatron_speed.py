@@ -143,13 +143,35 @@ def _whole(dtype: Any, params: list[Any], grads: list[Any]) -> bool:
     return _lie_in(dtype, list(zip(params, grads)))  # a missing main_grad, or a dtype to compare with ==
 
 
+#: a leaf's gradient, read without the ``grad`` property's frame (every parameter an optimizer holds is a leaf)
+_IS_LEAF, _GRAD = operator.attrgetter("_is_leaf"), operator.attrgetter("_grad")
+
+
+def _leaf_grads(params: list[Any]) -> list[Any] | None:
+    """Every parameter's ``_grad`` when all are leaves with a gradient (C-level reads), else None."""
+    try:
+        if not all(map(_IS_LEAF, params)):
+            return None
+        grads = list(map(_GRAD, params))
+    except AttributeError:  # not MindSpore's tensors: the loop reads them one by one
+        return None
+    return None if any(map(operator.is_, grads, itertools.repeat(None))) else grads
+
+
 def _grads_for_norm(optimizer: Any) -> tuple[list[Any], list[Any]]:
     from megatron.core.tensor_parallel import param_is_not_tensor_parallel_duplicate
     from megatron.core.transformer.module import param_is_not_shared
 
     decoupled = optimizer.config.use_precision_aware_optimizer
+    all_params = optimizer.get_parameters()
+    grads_all = None if decoupled else _leaf_grads(all_params)
+    # the common case, with no Python loop of ours: every parameter a leaf with a gradient, none shared, none a
+    # tensor-parallel duplicate (megatron's two tests called for each parameter, as the loop below calls them)
+    if grads_all is not None and all(list(map(param_is_not_shared, all_params))) and all(
+            list(map(param_is_not_tensor_parallel_duplicate, all_params))):
+        return list(all_params), grads_all
     params, grads = [], []
-    for param in optimizer.get_parameters():
+    for param in all_params:
         # ``param.grad`` of a leaf (every parameter an optimizer holds) is MindSpore's ``_grad`` attribute: read
         # without the property's Python frame; anything else through the property (it warns as PyTorch does)
         grad = getattr(param, "decoupled_grad", None) if decoupled else (
@@ -189,6 +211,27 @@ def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: f
     if hasattr(parameters, "dtype"):
         parameters = [parameters]
     float32 = mindspore.float32
+    parameters = list(parameters)
+    grads_all = None if use_decoupled_grad else _leaf_grads(parameters)
+    if grads_all is not None and all(map(operator.is_, map(_DTYPE, grads_all), itertools.repeat(float32))):
+        params, grads = parameters, grads_all  # the common case, no Python loop: float32 gradients of leaves
+    else:
+        params, grads = _clipped(parameters, use_decoupled_grad, float32)
+    clip_coeff = max_norm / (total_norm + 1.0e-6)
+    if clip_coeff >= 1.0:
+        return
+    whole, rest = _coalesce(params, grads)  # a detached gradient lies where the gradient lies
+    for tensor in whole:
+        scale_in_place(tensor, clip_coeff)
+    for grad in rest:
+        grad = grad.detach()
+        grad.copy_(grad * clip_coeff)
+
+
+def _clipped(parameters: list[Any], use_decoupled_grad: bool, float32: Any) -> tuple[list[Any], list[Any]]:
+    """The parameters with a gradient and their gradients, one by one (any gradient not float32 refused)."""
+    import mindspore
+
     params, grads = [], []
     for param in parameters:
         grad = getattr(param, "decoupled_grad", None) if use_decoupled_grad else (
@@ -200,15 +243,7 @@ def clip_grad_by_total_norm_fp32(parameters: Any, max_norm: float, total_norm: f
             raise ClipGradTypeError(grad.dtype)
         params.append(param)
         grads.append(grad)
-    clip_coeff = max_norm / (total_norm + 1.0e-6)
-    if clip_coeff >= 1.0:
-        return
-    whole, rest = _coalesce(params, grads)  # a detached gradient lies where the gradient lies
-    for tensor in whole:
-        scale_in_place(tensor, clip_coeff)
-    for grad in rest:
-        grad = grad.detach()
-        grad.copy_(grad * clip_coeff)
+    return params, grads
 
 
 def chained_optimizer_step(self: Any) -> tuple[bool, Any, Any]:

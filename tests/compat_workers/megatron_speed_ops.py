@@ -67,6 +67,11 @@ def grad_norm_cases() -> None:
     _, missing, _ = bucketed()
     missing[1].main_grad = None  # no main_grad to lie in: the bucket is not whole
     without = speed.get_main_grads_for_grad_norm(optimizer(missing))
+    _, gradless, _ = bucketed()
+    extra = torch.nn.Parameter(torch.ones(5))  # no gradient: left out of the norm (the loop's path)
+    extra.tensor_model_parallel = True
+    without_grad = speed.get_main_grads_for_grad_norm(optimizer([*gradless, extra]))
+    emit("grad_norm_without_a_grad", sizes=[int(t.numel()) for t in without_grad])
     emit("grad_norm", whole=[int(t.numel()) for t in whole], whole_is_buffer=whole[0].data_ptr() == buffer.data_ptr(),
          without_main_grad=[int(t.numel()) for t in without],
          partial=[int(t.numel()) for t in partial], loose=[int(t.numel()) for t in loose],
@@ -80,6 +85,10 @@ def clip_cases() -> None:
     own.grad = torch.tensor([3.0, -4.0, 0.5])
     speed.clip_grad_by_total_norm_fp32([*params, own], max_norm=1.0, total_norm=4.0)
     coeff = 1.0 / (4.0 + 1.0e-6)
+    gradless_buffer, gradless, _ = bucketed()
+    extra = torch.nn.Parameter(torch.ones(5))  # no gradient: skipped (the loop's path), the bucket still scaled
+    speed.clip_grad_by_total_norm_fp32([*gradless, extra], max_norm=1.0, total_norm=4.0)
+    emit("clip_without_a_grad", bucket=gradless_buffer.numpy().tolist(), extra_grad=extra.grad is None)
     untouched, untouched_params, _ = bucketed()
     speed.clip_grad_by_total_norm_fp32(untouched_params, max_norm=1.0, total_norm=0.5)
     emit("clip", bucket=buffer.numpy().tolist(), expected=(VALUES * np.float32(coeff)).tolist(),
