@@ -21,7 +21,8 @@ from Python or from an autograd node), attributed the same way by phase.
 count and time per step by phase, undisturbed by the profiler's own cost).
 
 Writes ``OUT.json``: ``{"backend", "steps", "phases": {phase: {op: count per step}},
-"origins": {phase: {origin: {op: count per step}}}}``. ``python scripts/count_kernels.py --report OUT.json
+"kernel_ms": {phase: {op: kernel milliseconds per step}}, "origins": {phase: {origin: {op: count per step}}}}``
+(PyTorch's milliseconds: each op's CPU time, children included). ``python scripts/count_kernels.py --report OUT.json
 [OTHER.json]`` prints the tables (side by side when two files are given).
 """
 
@@ -124,21 +125,21 @@ def _start(mindspore: bool) -> None:
     _state["recording"] = True
 
 
-def _kernels_mindspore() -> list[tuple[int, str]]:
+def _kernels_mindspore() -> list[tuple[int, str, float]]:
     sys.setprofile(None)
     if _state["profiler"] is None:  # COUNT_CALLS_ONLY: the Python -> C calls and their times only
         return []
     _state["profiler"].stop()
     found = list(Path(_state["out"]).glob("*/FRAMEWORK/cpu_op_execute_timestamp_*.txt"))
-    kernels: list[tuple[int, str]] = []
+    kernels: list[tuple[int, str, float]] = []
     for path in found:
         for line in path.read_text().splitlines():
-            name, _, rest = line.split(";", 2)
-            kernels.extend((int(item.split(",")[0]), name) for item in rest.split())
+            name, _, rest = line.split(";", 2)  # each item: start ns, duration ms, ...
+            kernels.extend((int(item.split(",")[0]), name, float(item.split(",")[1])) for item in rest.split())
     return kernels
 
 
-def _kernels_torch() -> list[tuple[int, str, str]]:
+def _kernels_torch() -> list[tuple[int, str, str, float]]:
     profiler = _state["profiler"]
     profiler.__exit__(None, None, None)
     events = profiler.events()
@@ -151,12 +152,14 @@ def _kernels_torch() -> list[tuple[int, str, str]]:
         parent = event.cpu_parent
         while parent is not None and parent.cpu_parent is not None:
             parent = parent.cpu_parent
-        kernels.append((event.time_range.start, event.name[6:], parent.name if parent is not None else "?"))
+        kernels.append((event.time_range.start, event.name[6:], parent.name if parent is not None else "?",
+                        event.cpu_time_total / 1000))
     return kernels
 
 
 def _write(out: str, mindspore: bool, steps: int) -> None:
     phases: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    kernel_ms: dict[str, dict[str, float]] = collections.defaultdict(lambda: collections.defaultdict(float))
     origins: dict[str, dict[str, collections.Counter[str]]] = collections.defaultdict(
         lambda: collections.defaultdict(collections.Counter))
     windows = sorted(_PHASES, key=lambda p: (p[1], -p[2]))
@@ -177,19 +180,20 @@ def _write(out: str, mindspore: bool, steps: int) -> None:
         calls_by_phase[phase][label] += 1
         call_ms[phase][label.split(" <- ")[0]] += (_end - start) / 1e6 / steps
     if mindspore:
-        kernels = [(t, name, "") for t, name in _kernels_mindspore()]
+        kernels = [(t, name, "", ms) for t, name, ms in _kernels_mindspore()]
         calls = sorted(_calls)
         starts = [c[0] for c in calls]
     else:
         raw = _kernels_torch()
-        offset = _state["wall0"] - min(t for t, _, _ in raw) * 1000 if raw else 0
-        kernels = [(t * 1000 + offset, name, top) for t, name, top in raw]
-    for t, name, top in kernels:
+        offset = _state["wall0"] - min(t for t, _, _, _ in raw) * 1000 if raw else 0
+        kernels = [(t * 1000 + offset, name, top, ms) for t, name, top, ms in raw]
+    for t, name, top, ms in kernels:
         phase = "other"
         for window, start, end in windows:  # the innermost window holding it (later, shorter ones are inside)
             if start <= t <= end:
                 phase = window
         phases[phase][name] += 1
+        kernel_ms[phase][name] += ms / steps
         if mindspore:
             origin = "autograd engine (bprop)" if phase == "backward" else "no Python call"
             index = bisect_right(starts, t) - 1
@@ -205,6 +209,7 @@ def _write(out: str, mindspore: bool, steps: int) -> None:
         origins[phase][origin][name] += 1
     result = {"backend": "mindspore" if mindspore else "pytorch", "steps": steps,
               "phases": {p: {k: v / steps for k, v in c.most_common()} for p, c in phases.items()},
+              "kernel_ms": {p: dict(sorted(c.items(), key=lambda kv: -kv[1])) for p, c in kernel_ms.items()},
               "gc_ms": dict(gc_ms),
               "c_call_ms": {p: dict(sorted(c.items(), key=lambda kv: -kv[1])) for p, c in call_ms.items()},
               "c_calls": {p: {k: v / steps for k, v in c.most_common()} for p, c in calls_by_phase.items()},
@@ -260,11 +265,15 @@ def _report(paths: list[str]) -> None:
     phases = sorted({p for r in results for p in r["phases"]})
     for phase in phases:
         counts = [r["phases"].get(phase, {}) for r in results]
-        totals = " vs ".join(f"{r['backend']} {sum(c.values()):.0f}" for r, c in zip(results, counts))
-        sys.stdout.write(f"\n== {phase}: {totals} kernels per step\n")
-        ops = sorted({op for c in counts for op in c}, key=lambda op: -max(c.get(op, 0) for c in counts))
+        times = [r.get("kernel_ms", {}).get(phase, {}) for r in results]
+        totals = " vs ".join(f"{r['backend']} {sum(c.values()):.0f} ({sum(t.values()):.1f} ms)"
+                             for r, c, t in zip(results, counts, times))
+        sys.stdout.write(f"\n== {phase}: {totals} kernels per step (calls, kernel ms)\n")
+        ops = sorted({op for c in counts for op in c},
+                     key=lambda op: (-max(t.get(op, 0.0) for t in times), -max(c.get(op, 0) for c in counts)))
         for op in ops:
-            sys.stdout.write(f"  {op:40s}" + "".join(f"{c.get(op, 0):8.1f}" for c in counts) + "\n")
+            sys.stdout.write(f"  {op:40s}" + "".join(f"{c.get(op, 0):8.1f}{t.get(op, 0.0):9.2f}"
+                                                     for c, t in zip(counts, times)) + "\n")
         for result in results:
             by = result["origins"].get(phase, {})
             sys.stdout.write(f"  -- {result['backend']} by origin\n")

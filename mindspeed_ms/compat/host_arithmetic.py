@@ -20,8 +20,8 @@ except ImportError:  # not built: NumPy's two passes, the same bits
 COPIES_ACCELERATED = _COPIES is not None
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "bias_add", "column_sum", "contiguous_copy", "layer_norm_backward",
-           "layer_norm_forward", "masked_fill", "numpy_masked_fill", "softmax_backward", "softmax_forward",
-           "sum_of_squares"]
+           "layer_norm_forward", "masked_fill", "numpy_masked_fill", "scatter_pieces", "softmax_backward",
+           "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -178,3 +178,30 @@ def _repeats(mask: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     """Whether a mask of shape ``mask`` broadcast to ``shape`` is the mask's elements repeated end to end."""
     trailing = mask[next((i for i, n in enumerate(mask) if n != 1), len(mask)):]
     return len(trailing) <= len(shape) and tuple(shape[len(shape) - len(trailing):]) == trailing
+
+
+# -- the mid size's backward (compat/host_split.py) --------------------------------------------------------------
+
+def split_pieces(values: Any, dim: int, pieces: list[Any]) -> None:
+    """Copy consecutive pieces of ``values`` along ``dim`` into the arrays ``pieces`` (their sizes along ``dim``)."""
+    import numpy as np
+
+    start = 0
+    for piece in pieces:
+        size = piece.shape[dim]
+        np.copyto(piece, values[(slice(None),) * dim + (slice(start, start + size),)])
+        start += size
+
+
+def scatter_pieces(grads: list[Any], sizes: tuple[int, ...], dim: int, out: Any) -> None:
+    """Write ``grads`` (arrays, or None for zeros) side by side along ``dim`` into ``out``: the split's gradient."""
+    import numpy as np
+
+    start = 0
+    for grad, size in zip(grads, sizes):
+        place = out[(slice(None),) * dim + (slice(start, start + size),)]
+        if grad is None:
+            place.fill(0)
+        else:
+            np.copyto(place, grad)
+        start += size
