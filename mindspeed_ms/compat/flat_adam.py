@@ -48,6 +48,9 @@ _LAYOUTS = "_mindspeed_ms_flat_adam_layouts"
 #: MindSpore's own attributes behind ``param.grad`` (of a leaf), ``dtype`` and the shape: read for every
 #: parameter of a bucket every step, so without the Python properties in front of them
 _GRAD, _DTYPE, _SHAPE = operator.attrgetter("_grad"), operator.attrgetter("_dtype"), operator.attrgetter("_shape")
+#: a state's moments and step counter, read with ``get`` (C calls over a bucket's states, no Python frame each)
+_EXP_AVG, _EXP_AVG_SQ, _MAX_EXP_AVG_SQ, _STEP = (operator.methodcaller("get", key) for key in (
+    "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"))
 
 
 @dataclass
@@ -159,8 +162,8 @@ def _ordered(optimizer: Any, bucket: Any, members: dict[int, tuple[Any, dict[str
             layouts.pop(id(bucket), None)
             return None
         layouts[id(bucket)] = layout
-    pairs = [members.get(id(param)) for param in layout.order]
-    if None in pairs:
+    pairs = list(map(members.get, map(id, layout.order)))
+    if any(map(operator.is_, pairs, itertools.repeat(None))):
         return None
     return layout, pairs  # type: ignore[return-value]  # no None left
 
@@ -170,6 +173,14 @@ def _same(groups: list[dict[str, Any]], key: str) -> bool:
     return all(group.get(key) == first for group in groups)
 
 
+def _still_ours(views: list[tuple[Any, Any, Any]], states: list[dict[str, Any]], amsgrad: bool) -> bool:
+    """Whether every state still holds our views of the flat moments (``is`` over C-level reads)."""
+    firsts, seconds, maxima = zip(*views) if views else ((), (), ())
+    return (all(map(operator.is_, map(_EXP_AVG, states), firsts))
+            and all(map(operator.is_, map(_EXP_AVG_SQ, states), seconds))
+            and (not amsgrad or all(map(operator.is_, map(_MAX_EXP_AVG_SQ, states), maxima))))
+
+
 def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]], states: list[dict[str, Any]],
                 amsgrad: bool) -> _FlatState:
     """Return the bucket's flat moments, rebuilt from the per-parameter state unless that still is our views."""
@@ -177,9 +188,7 @@ def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, An
 
     cache = optimizer.__dict__.setdefault(_CACHE, {})
     flat = cache.get(id(bucket))
-    if flat is not None and len(flat.views) == len(pairs) and all([  # a list: one frame, not one per parameter
-            state.get("exp_avg") is views[0] and state.get("exp_avg_sq") is views[1]
-            and (not amsgrad or state.get("max_exp_avg_sq") is views[2]) for state, views in zip(states, flat.views)]):
+    if flat is not None and len(flat.views) == len(pairs) and _still_ours(flat.views, states, amsgrad):
         return flat  # type: ignore[no-any-return]
 
     def gathered(key: str) -> Any:
@@ -223,7 +232,7 @@ def _count(layout: _Layout, states: list[dict[str, Any]]) -> int | None:
     The counters are read from host memory (call :func:`synchronize` first), through ctypes floats kept in
     ``layout`` while each parameter's ``state["step"]`` stays the same tensor (its memory does not move).
     """
-    steps = [state.get("step") for state in states]
+    steps = list(map(_STEP, states))
     cells = layout.cells
     if cells is None or layout.steps is None or not all(map(operator.is_, steps, layout.steps)):
         cells = [_step_cell(step) for step in steps]
@@ -353,12 +362,12 @@ def step_buckets(optimizer: Any, is_decoupled: bool) -> set[int]:
         return set()  # the update runs in host memory (MindSpore's CPU backend)
     members: dict[int, tuple[Any, dict[str, Any]]] = {}
     buckets: dict[int, Any] = {}
-    for group in optimizer.param_groups:
-        for param in group["params"]:
-            members[id(param)] = (param, group)
-            bucket = getattr(param, BUCKET_ATTRIBUTE, None)
-            if bucket is not None:
-                buckets[id(bucket)] = bucket
+    for group in optimizer.param_groups:  # C-level passes over each group's parameters (no frame per parameter)
+        params = group["params"]
+        members.update(zip(map(id, params), zip(params, itertools.repeat(group))))
+        owners = list(map(getattr, params, itertools.repeat(BUCKET_ATTRIBUTE), itertools.repeat(None)))
+        buckets.update(zip(map(id, owners), owners))  # in order of first appearance, as one by one
+    buckets.pop(id(None), None)  # parameters of no bucket
     done: set[int] = set()
     for bucket in buckets.values():
         placed = _ordered(optimizer, bucket, members)

@@ -185,6 +185,8 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
             maximize = group["maximize"]
             # AdamW always decouples, also in groups built by MSAdapter's own __init__ before patching.
             decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
+            if flat and all(map(flat.__contains__, map(id, group["params"]))):
+                continue  # every parameter of the group updated with its bucket (one C-level pass)
             for param in group["params"]:
                 if id(param) in flat:  # updated with its bucket (before reading grad: one property call less)
                     continue
