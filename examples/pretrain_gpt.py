@@ -120,7 +120,8 @@ def initialize_distributed(args):
     if use_cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     backend = args.distributed_backend or ("nccl" if use_cuda else "gloo")
-    torch.distributed.init_process_group(backend=backend, rank=rank, world_size=world_size)
+    if not torch.distributed.is_initialized():  # joined already by an earlier main() of this process
+        torch.distributed.init_process_group(backend=backend, rank=rank, world_size=world_size)
     parallel_state.initialize_model_parallel(
         args.tensor_model_parallel_size, args.pipeline_model_parallel_size,
         expert_model_parallel_size=args.expert_model_parallel_size)

@@ -4,13 +4,18 @@ trains the one-worker model exactly.
 examples/pretrain_gpt.py initialises every weight from its global name and feeds the same global batch
 in every layout, so the per-iteration loss and grad norm of any layout must equal the one-worker run's:
 within 1e-4 relative (loss) and 1e-3 (grad norm) at each of 12 iterations, with 4 micro-batches of 2
-sequences per iteration (gradient accumulation through get_forward_backward_func). Each launch is
-shared by the assertions that need it (a module-level cache); the whole file takes ~6-8 minutes on
-two cores. The same configurations with timings: ``python examples/parallel_configs.py``.
+sequences per iteration (gradient accumulation through get_forward_backward_func). The layouts with the
+same number of workers run one after the other in one msrun launch (tests/example_workers/layouts.py: each
+layout's main() builds its own model-parallel groups, which are torn down after it, and megatron's parallel
+state is reset to a fresh process's), so the file pays three launches (1, 2 and 4 workers), not twelve;
+each test asserts on its layouts' parts, including the parallel sizes megatron reported for them. The whole
+file takes ~4-5 minutes on two cores. The same configurations, one launch each, with timings:
+``python examples/parallel_configs.py``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -19,12 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _helpers import EXAMPLE, msrun_command, subprocess_env, worker_logs
+from _helpers import ROOT, msrun_command, subprocess_env, worker_logs
 
 ITERATIONS = 12
 BATCH = ("--micro-batch-size", "2", "--global-batch-size", "8")
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)
 SPEED = re.compile(r"training done: \d+ iterations, ([0-9.]+) iterations/s")
+SIZES = re.compile(r"^=== sizes (\{.*\})$", re.MULTILINE)
+LAYOUT_DRIVER = ROOT / "tests" / "example_workers" / "layouts.py"
 LOSS_RTOL = 1e-4
 GRAD_NORM_RTOL = 1e-3
 RECOMPUTE = ("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
@@ -33,10 +40,11 @@ MOE = ("--num-experts", "4", "--moe-token-dispatcher-type", "alltoall")
 
 @dataclass(frozen=True)
 class Run:
-    """Rank 0's report of one launch: iteration -> (loss, grad norm), and iterations per second."""
+    """Rank 0's report of one layout: iteration -> (loss, grad norm), iterations per second, parallel sizes."""
 
     steps: dict[int, tuple[float, float]]
     speed: float
+    sizes: dict[str, int]
 
     def losses(self) -> list[float]:
         return [self.steps[i][0] for i in sorted(self.steps)]
@@ -49,38 +57,94 @@ def _logs(log_dir: Path) -> str:
 def parse_run(text: str) -> Run:
     steps = {int(it): (float(loss), float(norm)) for it, loss, norm in LINE.findall(text)}
     speed = SPEED.search(text)
-    return Run(steps, float(speed.group(1)) if speed else float("nan"))
+    sizes = SIZES.search(text)
+    return Run(steps, float(speed.group(1)) if speed else float("nan"), json.loads(sizes.group(1)) if sizes else {})
 
 
-def run_example(log_dir: Path, workers: int, *args: str) -> Run:
-    """Run the example under msrun on ``workers`` CPU workers; return rank 0's report."""
-    command = msrun_command(EXAMPLE, *args, "--ai-framework", "mindspore", workers=workers, log_dir=log_dir)
+def expected_sizes(workers: int, args: tuple[str, ...]) -> dict[str, int]:
+    """The tensor, pipeline, data and expert parallel sizes the layout's flags ask for on ``workers`` workers."""
+
+    def flag(name: str) -> int:
+        return int(args[args.index(name) + 1]) if name in args else 1
+
+    tp, pp = flag("--tensor-model-parallel-size"), flag("--pipeline-model-parallel-size")
+    return {"tp": tp, "pp": pp, "dp": workers // (tp * pp), "ep": flag("--expert-model-parallel-size")}
+
+
+#: name -> (workers, flags, iterations); "{checkpoint}" is the module's checkpoint folder
+LAYOUTS: dict[str, tuple[int, tuple[str, ...], int]] = {
+    "baseline": (1, (), ITERATIONS),
+    "recompute": (1, RECOMPUTE, ITERATIONS),
+    "moe_ep1": (1, MOE, ITERATIONS),
+    "dp2_ddp": (2, (), ITERATIONS),
+    "dp2_distributed_optimizer": (2, ("--use-distributed-optimizer",), ITERATIONS),
+    "dp2_distributed_optimizer_overlap": (2, ("--use-distributed-optimizer", "--overlap-grad-reduce",
+                                              "--overlap-param-gather"), ITERATIONS),
+    "pp2_1f1b": (2, ("--pipeline-model-parallel-size", "2"), ITERATIONS),
+    "tp2_sequence_parallel": (2, ("--tensor-model-parallel-size", "2", "--sequence-parallel"), ITERATIONS),
+    # dp=2 with the distributed optimizer, megatron's torch_dist checkpoint saved at 5, then resumed from it
+    "dp2_distopt_first_5": (2, ("--use-distributed-optimizer", "--save", "{checkpoint}", "--save-interval", "5"), 5),
+    "dp2_distopt_resumed": (2, ("--use-distributed-optimizer", "--load", "{checkpoint}"), ITERATIONS),
+    "moe_ep2": (2, (*MOE, "--expert-model-parallel-size", "2"), ITERATIONS),
+    "tp2_pp2": (4, ("--tensor-model-parallel-size", "2", "--pipeline-model-parallel-size", "2"), ITERATIONS),
+}
+
+
+@dataclass
+class Launch:
+    """One msrun launch running several layouts one after the other: its exit status and its logs."""
+
+    returncode: int
+    log_dir: Path
+    output: str
+
+    def layout(self, name: str) -> str:
+        """Rank 0's output for layout ``name`` (between the driver's ``=== layout`` lines); '' if it did not run."""
+        text = (self.log_dir / "worker_0.log").read_text(errors="replace") if self.log_dir.exists() else ""
+        begin, end = f"=== layout {name}\n", f"=== layout {name} finished\n"
+        if begin not in text or end not in text:
+            return ""
+        return text.split(begin, 1)[1].split(end, 1)[0]
+
+
+def launch_layouts(log_dir: Path, workers: int, layouts: list[tuple[str, list[str]]]) -> Launch:
+    """Run ``layouts`` (name, flags) of the example, in order, in one msrun launch of ``workers`` CPU workers."""
+    runs = log_dir.parent / f"{log_dir.name}.json"
+    runs.write_text(json.dumps(layouts))
+    command = msrun_command(LAYOUT_DRIVER, str(runs), "--ai-framework", "mindspore", workers=workers, log_dir=log_dir)
     try:
-        done = subprocess.run(command, env=subprocess_env(bin_first=True), capture_output=True, text=True, timeout=900)
+        done = subprocess.run(command, env=subprocess_env(bin_first=True), capture_output=True, text=True,
+                              timeout=1800)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"msrun timed out after {exc.timeout} s\n{_logs(log_dir)}")
-    assert done.returncode == 0, f"msrun exited {done.returncode}\n{done.stdout[-3000:]}\n{_logs(log_dir)}"
-    return parse_run((log_dir / "worker_0.log").read_text(errors="replace"))
-
-
-_RUNS: dict[str, Run] = {}
+    return Launch(done.returncode, log_dir, done.stdout[-3000:] + done.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
-    """Launch a named configuration once per module; later requests get the same report."""
+    """``runs(name)``: rank 0's report of a layout; the first request for a number of workers launches every
+    layout of that many workers (in LAYOUTS' order), later requests read that launch's logs."""
+    root = tmp_path_factory.mktemp("layouts")
+    launches: dict[int, Launch] = {}
 
-    def get(name: str, workers: int, *args: str, iterations: int = ITERATIONS) -> Run:
-        if name not in _RUNS:
-            log_dir = tmp_path_factory.mktemp(name)
-            run = run_example(log_dir, workers, "--train-iters", str(iterations), *BATCH, *args)
-            assert run.steps, f"{name}: {sorted(run.steps)}\n{_logs(log_dir)}"
-            assert max(run.steps) == iterations, f"{name}: {sorted(run.steps)}\n{_logs(log_dir)}"
-            _RUNS[name] = run
-        return _RUNS[name]
+    def get(name: str) -> Run:
+        workers, args, iterations = LAYOUTS[name]
+        if workers not in launches:
+            layouts = [(other, ["--train-iters", str(its), *BATCH,
+                                *(arg.format(checkpoint=root / "checkpoint") for arg in flags)])
+                       for other, (count, flags, its) in LAYOUTS.items() if count == workers]
+            launches[workers] = launch_layouts(root / f"workers_{workers}", workers, layouts)
+        launch = launches[workers]
+        run = parse_run(launch.layout(name))
+        where = f"{name} (msrun exited {launch.returncode}): {sorted(run.steps)}\n{launch.output}\n" \
+                f"{_logs(launch.log_dir)}"
+        assert run.steps, where
+        assert max(run.steps) == iterations, where
+        assert run.sizes == expected_sizes(workers, args), where  # the layout megatron built is the one asked for
+        return run
 
-    yield get
-    _RUNS.clear()
+    get.root = root  # type: ignore[attr-defined]
+    return get
 
 
 def assert_same_trajectory(name: str, got: Run, want: Run, first: int = 1) -> None:
@@ -102,7 +166,7 @@ def assert_loss_falls(name: str, run: Run) -> None:
 
 
 def baseline(runs) -> Run:
-    return runs("baseline", 1)
+    return runs("baseline")
 
 
 def test_one_worker_baseline_accumulates_4_micro_batches_and_learns(runs) -> None:
@@ -122,35 +186,35 @@ def test_one_worker_baseline_accumulates_4_micro_batches_and_learns(runs) -> Non
 ])
 def test_parallel_layout_matches_the_one_worker_run_at_every_iteration(runs, name: str, workers: int,
                                                                        args: tuple[str, ...]) -> None:
-    run = runs(name, workers, *args)
+    assert LAYOUTS[name][:2] == (workers, args)
+    run = runs(name)
     assert_same_trajectory(name, run, baseline(runs))
     assert_loss_falls(name, run)
 
 
 def test_recompute_gives_identical_losses(runs) -> None:
-    run = runs("recompute", 1, *RECOMPUTE)
+    run = runs("recompute")
     reference = baseline(runs)
     assert run.steps == reference.steps, f"recompute {run.steps}\nno recompute {reference.steps}"
 
 
-def test_resume_at_iteration_5_continues_the_uninterrupted_run(runs, tmp_path: Path) -> None:
+def test_resume_at_iteration_5_continues_the_uninterrupted_run(runs) -> None:
     # dp=2 with the distributed optimizer, megatron's torch_dist checkpoint: each rank saves and restores its
     # own optimizer shard, and the random generators come back (examples/gpt_checkpointing.py)
-    checkpoint = tmp_path / "checkpoint"
-    layout = ("--use-distributed-optimizer", "--save", str(checkpoint), "--save-interval", "5")
-    runs("dp2_distopt_first_5", 2, *layout, iterations=5)
+    checkpoint = runs.root / "checkpoint"
+    runs("dp2_distopt_first_5")
     assert (checkpoint / "latest_checkpointed_iteration.txt").read_text() == "5"
     assert {"__0_0.distcp", "__1_0.distcp", ".metadata", "common.pt"} <= {
         path.name for path in (checkpoint / "iter_0000005").iterdir()}
-    resumed = runs("dp2_distopt_resumed", 2, "--use-distributed-optimizer", "--load", str(checkpoint))
+    resumed = runs("dp2_distopt_resumed")
     assert sorted(resumed.steps) == list(range(6, ITERATIONS + 1))
-    uninterrupted = runs("dp2_distributed_optimizer", 2, "--use-distributed-optimizer")
+    uninterrupted = runs("dp2_distributed_optimizer")
     assert resumed.steps == {step: value for step, value in uninterrupted.steps.items() if step > 5}
     shutil.rmtree(checkpoint)
 
 
 def test_moe_alltoall_with_expert_parallel_2_matches_one_expert_rank(runs) -> None:
-    reference = runs("moe_ep1", 1, *MOE)
-    run = runs("moe_ep2", 2, *MOE, "--expert-model-parallel-size", "2")
+    reference = runs("moe_ep1")
+    run = runs("moe_ep2")
     assert_same_trajectory("moe ep=2", run, reference)
     assert_loss_falls("moe ep=2", run)
