@@ -11,7 +11,7 @@ moments and update) in one pass per element, the same operations in the same ord
 without it, with the same bits (``host_kernels.ACCELERATED`` tells which one runs).
 
 ``mindspeed_ms.compat._host_gelu`` computes gelu (erf form) and its gradient over float32 host memory with
-glibc's vector ``erff``/``exp`` (libmvec); where it cannot be built or the CPU lacks AVX2, MindSpore's
+glibc's vector ``erff``/``expf`` (libmvec); where it cannot be built or the CPU lacks AVX2, MindSpore's
 kernels compute gelu as before (``mindspeed_ms.compat.gelu``).
 
 ``mindspeed_ms.engine._passthrough`` holds the thin wrappers of hot ops (a refusal's exception class, the grad

@@ -22,7 +22,8 @@ and so does ours for float16), ``gelu(-0.0)`` is ``-0.0``, and large negative in
 
 Tensors of at least :data:`HOST_ELEMENTS` elements (megatron's MLP activations at the mid size) run the same float32
 operations over their host memory in the optional C extension ``_host_gelu`` (glibc's vector erff, within 7.5e-8 of
-the true erf, and double exp; 1-2 ms per million floats where the Erf kernel takes 5-50 ms), straight into new
+the true erf, and expf, within a unit in the last place as PyTorch's; 1-2 ms per million floats where the Erf
+kernel takes 5-50 ms), straight into new
 tensors in MindSpore's memory (``host_outputs.new_float32``, no copy). Without the extension or AVX2, and for
 smaller tensors (the per-call cost matters there), MindSpore's kernels run.
 
