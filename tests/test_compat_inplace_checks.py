@@ -8,8 +8,12 @@ from dataclasses import dataclass
 import pytest
 
 from mindspeed_ms.compat.inplace_checks import (
+    BOOL,
+    COMPLEX,
     FLOATING,
+    INTEGRAL,
     InPlaceWriteError,
+    category,
     check_inplace,
     check_no_internal_overlap,
     check_no_partial_overlap,
@@ -108,3 +112,21 @@ def test_same_range_with_other_strides_is_partial_and_non_dense_is_too_hard() ->
 def test_broadcast_past_self_shape_raises() -> None:
     with pytest.raises(InPlaceWriteError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
         check_inplace("add_", LayoutTensor((3,), (1,)), LayoutTensor((2, 3), (3, 1), 1 << 20))
+
+
+def test_category_of_scalars_their_subclasses_and_dtypes_asked_twice() -> None:
+    """Exact Python scalars by one lookup, subclasses (NumPy's float64, an IntEnum) by isinstance, dtypes by name;
+    the second answer (from the per-dtype cache where it applies) is the first."""
+    import enum
+
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        LOW = 1
+
+    cases = [(True, BOOL), (3, INTEGRAL), (2.5, FLOATING), (1j, COMPLEX), (np.float64(2.0), FLOATING),
+             (Level.LOW, INTEGRAL), (np.complex128(1j), COMPLEX), (LayoutTensor((3,), (1,), dtype="Int64"), INTEGRAL),
+             (LayoutTensor((3,), (1,), dtype="UInt8"), INTEGRAL), (LayoutTensor((3,), (1,), dtype="Bool"), BOOL),
+             (LayoutTensor((3,), (1,), dtype="Complex64"), COMPLEX), (LayoutTensor((3,), (1,)), FLOATING)]
+    for value, expected in cases:
+        assert (category(value), category(value)) == (expected, expected), value

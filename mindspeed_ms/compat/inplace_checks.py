@@ -49,24 +49,41 @@ def _dtype_key(dtype: Any) -> str:
 _MINDSPORE_TYPES = "mindspore._c_expression.typing"
 
 
+#: the category of a Python scalar of exactly these types (one dict lookup; subclasses take isinstance's chain)
+_SCALARS = {bool: BOOL, int: INTEGRAL, float: FLOATING, complex: COMPLEX}
+#: id of a MindSpore dtype -> (the dtype, its category), kept as :data:`_KEYS` keeps names (identity checked)
+_CATEGORIES: dict[int, tuple[Any, int]] = {}
+
+
 def category(value: Any) -> int:
     """Return PyTorch's promotion category of a tensor's dtype or of a Python scalar."""
-    if isinstance(value, bool):
-        return BOOL
-    if isinstance(value, int):
-        return INTEGRAL
-    if isinstance(value, float):
-        return FLOATING
-    if isinstance(value, complex):
+    kind = _SCALARS.get(type(value))
+    if kind is not None:
+        return kind
+    if isinstance(value, (bool, int, float, complex)):  # a subclass (NumPy's float64 is a float)
+        if isinstance(value, bool):
+            return BOOL
+        if isinstance(value, int):
+            return INTEGRAL
+        if isinstance(value, float):
+            return FLOATING
         return COMPLEX
-    key = _dtype_key(getattr(value, "dtype", value))
+    dtype = getattr(value, "dtype", value)
+    entry = _CATEGORIES.get(id(dtype))
+    if entry is not None and entry[0] is dtype:
+        return entry[1]
+    key = _dtype_key(dtype)
     if key == "Bool":
-        return BOOL
-    if key.startswith(("Int", "UInt")):
-        return INTEGRAL
-    if key.startswith("Complex"):
-        return COMPLEX
-    return FLOATING
+        kind = BOOL
+    elif key.startswith(("Int", "UInt")):
+        kind = INTEGRAL
+    elif key.startswith("Complex"):
+        kind = COMPLEX
+    else:
+        kind = FLOATING
+    if type(dtype).__module__ == _MINDSPORE_TYPES and len(_CATEGORIES) < 64:
+        _CATEGORIES[id(dtype)] = (dtype, kind)
+    return kind
 
 
 def pytorch_dtype_name(dtype: Any) -> str:
@@ -132,7 +149,8 @@ def check_no_partial_overlap(op: str, tensor: Any, other: Any) -> None:
     overlap partly unless they start and end at the same address with the same strides. Tensors that are
     not dense are "too hard" and pass, as in PyTorch.
     """
-    if other is tensor or not all(hasattr(t, "data_ptr") and hasattr(t, "stride") for t in (tensor, other)):
+    if other is tensor or not (hasattr(tensor, "data_ptr") and hasattr(tensor, "stride") and hasattr(other, "data_ptr")
+                               and hasattr(other, "stride")):
         return
     if tensor.is_contiguous() and other.is_contiguous():
         # The common case, ~100 calls a step: both dense, so disjoint byte ranges settle it at once.
@@ -163,10 +181,17 @@ def check_no_partial_overlap(op: str, tensor: Any, other: Any) -> None:
                             "tensor before performing the operation.")
 
 
+def _dims(value: Any) -> tuple[int, ...]:
+    """``value.shape`` as a tuple of ints: MindSpore's own ``_shape`` where there is one (MSAdapter's ``shape``
+    builds a torch.Size of it on every read)."""
+    raw = getattr(value, "_shape", None)
+    return tuple(raw) if raw is not None else tuple(int(n) for n in value.shape)
+
+
 def check_broadcast(op: str, tensor: Any, operands: tuple[Any, ...]) -> None:
     """Raise as PyTorch does when the operands broadcast to a shape other than ``tensor``'s."""
-    shape = tuple(int(n) for n in tensor.shape)
-    shapes = [tuple(int(n) for n in o.shape) for o in operands if hasattr(o, "shape") and hasattr(o, "dtype")]
+    shape = _dims(tensor)
+    shapes = [_dims(o) for o in operands if hasattr(o, "shape") and hasattr(o, "dtype")]
     if all(other == shape for other in shapes):
         return
     import numpy as np
