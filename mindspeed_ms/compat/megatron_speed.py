@@ -135,7 +135,7 @@ _SHAPE, _DTYPE = operator.attrgetter("_shape"), operator.attrgetter("_dtype")
 
 def _whole(dtype: Any, params: list[Any], grads: list[Any]) -> bool:
     """:func:`_lie_in` for one bucket, answered with MindSpore's own attribute reads where it holds."""
-    main_grads = [getattr(param, "main_grad", None) for param in params]
+    main_grads = list(map(getattr, params, itertools.repeat("main_grad"), itertools.repeat(None)))
     if all(map(operator.is_not, main_grads, itertools.repeat(None))) and all(
             map(operator.is_, map(_DTYPE, grads), itertools.repeat(dtype))):
         address = host_memory.tensor_reads()[0]
