@@ -43,6 +43,10 @@ x = torch.tensor(grid[:4096].reshape(64, 64)).requires_grad_()
 y = torch.nn.GELU()(x)
 (y * torch.tensor(weight[:4096].reshape(64, 64))).sum().backward()
 out["module"], out["module_grad"] = y.detach().numpy(), x.grad.numpy()
+x = torch.tensor(grid[:32768].reshape(32, 4, 256)).requires_grad_()  # the tiny model's MLP activation
+y = torch.nn.functional.gelu(x[:, :2] * 1.0)  # a contiguous tensor computed from a slice
+(y * torch.tensor(weight[:16384].reshape(32, 2, 256))).sum().backward()
+out["small"], out["small_grad"] = y.detach().numpy(), x.grad.numpy()
 x = torch.tensor(grid[:24577:7]).requires_grad_()  # finite: the tanh form is MSAdapter's, unchanged
 y = torch.nn.functional.gelu(x, approximate="tanh")
 (y * torch.tensor(weight[:24577:7])).sum().backward()
@@ -71,7 +75,7 @@ def _grid() -> np.ndarray:
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, -1e-45, 3.4e38, -3.4e38, 30.0, -30.0]
     magnitudes = np.logspace(-20, 38, 600)
     once = np.concatenate([np.arange(-12 * 1024, 12 * 1024 + 1) / 1024.0, magnitudes, -magnitudes, special])
-    # three times: above gelu.HOST_ELEMENTS, so the host path (the C extension) computes it
+    # three times: above gelu.COPY_ELEMENTS (the host path reads the input's memory in the backward)
     return np.tile(once, 3).astype(np.float32)
 
 
@@ -87,7 +91,7 @@ def test_gelu_matches_pytorch_over_a_dense_grid(tmp_path: Path) -> None:
     weight = np.random.default_rng(0).standard_normal(grid.size).astype(np.float32)
     np.savez(tmp_path / "inputs.npz", grid=grid, weight=weight)
     expected = _run(reference_python(), "", tmp_path, [])
-    assert grid.size >= gelu.HOST_ELEMENTS
+    assert grid.size >= gelu.COPY_ELEMENTS > 16384 >= gelu.HOST_ELEMENTS  # the small case: the host path, copied
     ours = ("import mindspeed_ms.adaptor\nimport torch\n"
             "assert torch.nn.functional.gelu.__code__.co_filename.endswith('compat/gelu.py')\n"
             "from mindspeed_ms.compat import _host_gelu, gelu")
@@ -123,6 +127,19 @@ def _check(got: dict[str, np.ndarray], expected: dict[str, np.ndarray], grid: np
             finite = np.isfinite(expected[key])
             difference = np.abs(got[key][finite].astype(np.float64) - expected[key][finite])
             assert np.all(difference <= 2 * _ulp(expected[key][finite], dtype) + allowed[finite]), key
+    small = grid[:32768].reshape(32, 4, 256)[:, :2].astype(np.float64)
+    small_scale = np.maximum(1.0, np.abs(small))
+    small_weight = np.maximum(1.0, np.abs(weight[:16384].reshape(32, 2, 256).astype(np.float64)))
+    for key, allowed in (("small", 3.5e-7 * small_scale), ("small_grad", None)):
+        finite = np.isfinite(expected[key])
+        if allowed is None:  # the gradient reaches the slice's rows only (zeros elsewhere)
+            got_part, expected_part = got[key][:, :2], expected[key][:, :2]
+            assert np.array_equal(got[key][:, 2:], expected[key][:, 2:]), key
+            finite, allowed = np.isfinite(expected_part), 3.5e-7 * small_scale * small_weight
+        else:
+            got_part, expected_part = got[key], expected[key]
+        difference = np.abs(got_part[finite].astype(np.float64) - expected_part[finite])
+        assert np.all(difference <= allowed[finite]), (key, difference.max())
     for key in ("module", "module_grad", "float64", "scalar", "no_grad", "view", "view_grad"):
         assert np.allclose(got[key], expected[key], rtol=1e-5, atol=1e-6, equal_nan=True), key
     # the tanh form stays MSAdapter's (MindSpore's GeLU kernel): its gradient is up to 2.7e-6 from PyTorch's

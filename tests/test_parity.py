@@ -132,7 +132,7 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
 #: the smallest model whose activations reach every host path of the ``msadapter_cpu_kernels`` provider:
 #: [seq 128, batch 4, hidden 128] = 65,536 floats (layer norm, bias add), attention scores 4x4x128x128,
 #: the MLP's 4x hidden (gelu), the QKV output's split (3x hidden), the gradient bucket (norm); the example's
-#: default size reaches none of them
+#: default size reaches only gelu's (every size)
 HOST_PATH_SIZE = ["--hidden-size", "128", "--num-attention-heads", "4", "--seq-length", "128"]
 
 

@@ -20,12 +20,14 @@ is added to ``1 + erf``: zero for every finite ``x``; PyTorch's float16 kernel g
 and so does ours for float16), ``gelu(-0.0)`` is ``-0.0``, and large negative inputs give ``-0.0`` once
 ``erf`` rounds to -1 in float32.
 
-Tensors of at least :data:`HOST_ELEMENTS` elements (megatron's MLP activations at the mid size) run the same float32
-operations over their host memory in the optional C extension ``_host_gelu`` (glibc's vector erff, within 7.5e-8 of
-the true erf, and expf, within a unit in the last place as PyTorch's; 1-2 ms per million floats where the Erf
-kernel takes 5-50 ms), straight into new
-tensors in MindSpore's memory (``host_outputs.new_float32``, no copy). Without the extension or AVX2, and for
-smaller tensors (the per-call cost matters there), MindSpore's kernels run.
+Contiguous tensors of at least :data:`HOST_ELEMENTS` elements (every non-empty one: megatron's MLP activations at
+the mid size, and the tiny model's ``[32, 4, 256]``, where the seven forward and eight backward kernels cost far
+more than one host call) run the same float32 operations over their host memory in the optional C extension
+``_host_gelu`` (glibc's vector erff, within 7.5e-8 of the true erf, and expf, within a unit in the last place as
+PyTorch's; 1-2 ms per million floats where the Erf kernel takes 5-50 ms), straight into new tensors in MindSpore's
+memory (``host_outputs.new_float32``, no copy). The backward reads the input's memory; below :data:`COPY_ELEMENTS`
+elements the forward keeps a copy of it (a few microseconds), as the input may be a view whose memory no longer
+holds it by then. Without the extension or AVX2, MindSpore's kernels run.
 
 float16 and bfloat16 inputs are computed in float32 and rounded once, as PyTorch's CPU kernel does.
 Other dtypes (float64: PyTorch's erf is exact there), ``approximate='tanh'`` and 0-d or non-tensor
@@ -38,10 +40,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
+__all__ = ["COPY_ELEMENTS", "HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
 
 #: From this many elements gelu and its gradient run over host memory (when the C extension is built).
-HOST_ELEMENTS = 65536
+HOST_ELEMENTS = 1
+
+#: Below this many elements the host path keeps a copy of its input for the backward (above: the input's memory).
+COPY_ELEMENTS = 65536
 
 _SQRT1_2 = 0.7071067811865476
 _BETA = 0.3989422804014327  # M_2_SQRTPI * M_SQRT1_2 * 0.5 = 1 / sqrt(2 pi)
@@ -111,8 +116,9 @@ def _function() -> Any:
             nan_at_infinity = dtype is not float16
             ctx.dtype = dtype
             ctx.arrays = None
-            if host and math.prod(wide._shape) >= HOST_ELEMENTS and wide.is_contiguous():
-                values = host_array(wide)
+            elements = math.prod(wide._shape)
+            if host and elements >= HOST_ELEMENTS and wide.is_contiguous():
+                values = host_array(wide) if elements >= COPY_ELEMENTS else host_array(wide).copy()
                 result, y = new_float32(values.shape)
                 one_plus_erf = empty(values.shape, values.dtype)  # NumPy's: read by the backward only
                 if host_forward(values, y, one_plus_erf, nan_at_infinity) is not NotImplemented:
