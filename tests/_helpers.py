@@ -29,6 +29,9 @@ FAKES = ROOT / "tests" / "fakes"
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
 """The example training script the end-to-end tests launch."""
 
+LAYOUTS = ROOT / "tests" / "example_workers" / "layouts.py"
+"""Runs the example's main() for several argument lists, one after the other, in one launch (one start)."""
+
 
 def unique(prefix: str) -> str:
     """Return ``prefix`` with a random suffix: a module name no other test uses."""
@@ -122,6 +125,17 @@ def msrun_command(script: Path | str, *args: str, workers: int, log_dir: Path, p
     return ["msrun", f"--worker_num={workers}", f"--local_worker_num={workers}",
             f"--master_port={free_port() if port is None else port}", f"--log_dir={log_dir}", "--join=True",
             "--cluster_time_out=120", str(script), *args]
+
+
+def layout_output(text: str, name: str) -> str:
+    """Return rank 0's output for the run ``name`` of a ``LAYOUTS`` launch (``text``: its output or rank 0's log).
+
+    '' when that run did not finish (it did not start, or it failed: the launch's logs say why).
+    """
+    begin, end = f"=== layout {name}\n", f"=== layout {name} finished\n"
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        return ""
+    return text.split(begin, 1)[1].split(end, 1)[0]
 
 
 def worker_logs(log_dir: Path, pattern: str = "worker_*.log", tail: int = 4000) -> str:

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _helpers import ROOT, msrun_command, subprocess_env, worker_logs
+from _helpers import LAYOUTS as LAYOUT_DRIVER
+from _helpers import layout_output, msrun_command, subprocess_env, worker_logs
 
 ITERATIONS = 12
 BATCH = ("--micro-batch-size", "2", "--global-batch-size", "8")
 LINE = re.compile(r"^iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \| grad norm (\S+) \|", re.MULTILINE)
 SPEED = re.compile(r"training done: \d+ iterations, ([0-9.]+) iterations/s")
 SIZES = re.compile(r"^=== sizes (\{.*\})$", re.MULTILINE)
-LAYOUT_DRIVER = ROOT / "tests" / "example_workers" / "layouts.py"
 LOSS_RTOL = 1e-4
 GRAD_NORM_RTOL = 1e-3
 RECOMPUTE = ("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
@@ -99,12 +99,9 @@ class Launch:
     output: str
 
     def layout(self, name: str) -> str:
-        """Rank 0's output for layout ``name`` (between the driver's ``=== layout`` lines); '' if it did not run."""
-        text = (self.log_dir / "worker_0.log").read_text(errors="replace") if self.log_dir.exists() else ""
-        begin, end = f"=== layout {name}\n", f"=== layout {name} finished\n"
-        if begin not in text or end not in text:
-            return ""
-        return text.split(begin, 1)[1].split(end, 1)[0]
+        """Rank 0's output for layout ``name``; '' if it did not finish."""
+        log = self.log_dir / "worker_0.log"
+        return layout_output(log.read_text(errors="replace") if log.exists() else "", name)
 
 
 def launch_layouts(log_dir: Path, workers: int, layouts: list[tuple[str, list[str]]]) -> Launch:

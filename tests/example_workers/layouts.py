@@ -1,12 +1,13 @@
 """Run examples/pretrain_gpt.py's ``main()`` once per layout, one after the other, in the same launcher workers.
 
 ``python layouts.py RUNS.json --ai-framework mindspore`` under msrun (or torchrun): RUNS.json holds a list of
-``[name, [argument, ...]]``; every worker runs each layout's ``main(arguments)`` in order, between the lines
-``=== layout NAME`` and ``=== layout NAME finished`` of its output. The process group is joined once (by the
-first ``main()``); megatron's model-parallel groups are built by each ``main()`` and torn down after it, so
-each layout starts from what a fresh launch would have: its own groups, seeds, model, optimizer and batches.
-Tests use it to pay a launch's start (the launcher, MindSpore's scheduler and every worker importing
-MindSpore, MSAdapter and megatron-core: ~20-30 s on two cores) once for several layouts.
+``[name, [argument, ...]]``; every worker runs each layout's ``main(arguments)`` in order; rank 0 prints
+``=== layout NAME`` before it and ``=== layout NAME finished`` after it (only rank 0: torchrun interleaves its
+workers' outputs). The process group is joined once (by the first ``main()``); megatron's model-parallel
+groups are built by each ``main()`` and torn down after it, and megatron's parallel state is reset to what a
+fresh process has, so each layout starts from what a fresh launch would have: its own groups, seeds, model,
+optimizer and batches. Tests use it to pay a launch's start (the launcher, MindSpore's scheduler and every
+worker importing MindSpore, MSAdapter and megatron-core: ~20-30 s on two cores) once for several layouts.
 """
 
 import mindspeed_ms.adaptor  # noqa: F401  (first import: --ai-framework on this command line selects the backend)
@@ -14,6 +15,7 @@ import mindspeed_ms.adaptor  # noqa: F401  (first import: --ai-framework on this
 # isort: split
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -37,21 +39,25 @@ def sizes() -> dict[str, int]:
 
 
 def main() -> None:
+    rank0 = os.environ.get("RANK", os.environ.get("RANK_ID", "0")) == "0"  # torchrun's RANK, msrun's RANK_ID
     framework = sys.argv[sys.argv.index("--ai-framework") + 1] if "--ai-framework" in sys.argv else "pytorch"
     build_groups = parallel_state.initialize_model_parallel
 
     def initialize_model_parallel(*args, **kwargs):
         build_groups(*args, **kwargs)
-        print(f"=== sizes {json.dumps(sizes())}", flush=True)
+        if rank0:
+            print(f"=== sizes {json.dumps(sizes())}", flush=True)
 
     parallel_state.initialize_model_parallel = initialize_model_parallel  # what pretrain_gpt calls (module attr)
     for name, arguments in json.loads(Path(sys.argv[1]).read_text()):
-        print(f"=== layout {name}", flush=True)
+        if rank0:
+            print(f"=== layout {name}", flush=True)
         pretrain_gpt.main([*arguments, "--ai-framework", framework])
         parallel_state.destroy_model_parallel()
         for variable, value in FRESH.items():
             setattr(parallel_state, variable, copy.copy(value))
-        print(f"=== layout {name} finished", flush=True)
+        if rank0:
+            print(f"=== layout {name} finished", flush=True)
 
 
 if __name__ == "__main__":
