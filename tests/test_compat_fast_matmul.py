@@ -45,6 +45,21 @@ b = w.clone().requires_grad_()
 (torch.matmul(a, b.t()) ** 2).sum().backward()
 out["grad_input"] = a.grad.numpy()
 out["grad_weight"] = b.grad.numpy()
+# without autograd (megatron's linear Function): the view made by t() is read through the tensor it transposes
+p = torch.nn.Parameter(w.clone())
+with torch.no_grad():
+    out["no_grad_forward"] = torch.matmul(x3, p.t()).numpy()
+    out["no_grad_weight_grad"] = g2.t().matmul(x2).numpy()
+    view = p.t()
+    p.data = w.flip(0).clone()  # the parameter's memory replaced: the view keeps the former values
+    out["no_grad_replaced"] = torch.matmul(x3, view).numpy()
+# autograd through the view: the gradient reaches the view's own hook
+a, b = x3.clone().requires_grad_(), w.clone().requires_grad_()
+view = b.t()
+seen = []
+view.register_hook(lambda grad: seen.append(grad.clone()))
+(torch.matmul(a, view) ** 2).sum().backward()
+out["view_hook"], out["view_hook_weight"] = seen[0].numpy(), b.grad.numpy()
 {checks}
 np.savez(sys.argv[2], **out)
 '''
@@ -61,6 +76,15 @@ assert np.array_equal(out["both_transposed"], ops.MatMul(transpose_a=True, trans
 for key, value in (("plain", original(x2, w[:512])), ("batched", original(x3, x3.transpose(1, 2))),
                    ("slice", original(x2[:, :256], w[:256, :256].t()))):
     assert np.array_equal(out[key], value.numpy()), key
+from mindspeed_ms.compat import fast_matmul
+assert np.array_equal(out["no_grad_forward"], out["forward_3d"])
+q = torch.nn.Parameter(w.clone())
+with torch.no_grad():
+    assert fast_matmul._untransposed(q.t(), (512, 1024)) is q  # no view op
+    stale = q.t()
+    q.data = w.flip(0).clone()
+    assert fast_matmul._untransposed(stale, (512, 1024)) is not q
+assert fast_matmul._untransposed(q.t(), (512, 1024)) is not q  # autograd on, q requires grad: the view op
 '''
 
 

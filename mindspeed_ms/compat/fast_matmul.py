@@ -13,6 +13,13 @@ autograd flowing through MatMul's own gradient (which uses the transpose flags t
 (batched operands, vectors, non-float dtypes, ``out=``, layouts that are not a plain transpose) goes to
 MSAdapter's matmul unchanged. Results agree with the copy-then-multiply path to float32 GEMM rounding
 (tests/test_compat_fast_matmul.py compares both with real PyTorch).
+
+``operand.t()`` is a view op of its own (a pyboost call, ~40 us at the tiny size, twice per linear layer and step:
+the forward's ``weight.t()`` and the weight gradient's ``grad_output.t()``). :func:`transposed_view_wrapper` wraps
+``Tensor.t`` so that the view of a 2-D tensor names the tensor it transposes; the matmul then hands that tensor to
+MatMul itself, when it still is the view's memory (same address, contiguous, the transposed shape) and no gradient
+is recorded through it (autograd off, as in megatron's linear Function, or a tensor that does not require grad).
+Otherwise ``operand.t()`` is taken as before. The same MatMul runs on the same memory: bit-identical values.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["transposed_operand_wrapper"]
+__all__ = ["transposed_operand_wrapper", "transposed_view_wrapper"]
+
+#: the attribute naming, on a view made by ``Tensor.t()``, the 2-D tensor it transposes
+_TRANSPOSED_OF = "_mindspeed_transposed_of"
 
 
 @functools.lru_cache(maxsize=4)
@@ -42,6 +52,43 @@ def _is_transposed(tensor: Any, shape: tuple[int, ...]) -> bool:
     """Whether a 2-D ``tensor`` of ``shape`` is ``t()`` of a contiguous matrix (strides (1, rows))."""
     rows, columns = shape
     return rows > 1 and columns > 1 and tuple(tensor.stride()) == (1, rows)
+
+
+@functools.lru_cache(maxsize=1)
+def _grad_enabled() -> Callable[[], bool]:
+    from mindspore.common.api import _pynative_executor
+
+    return _pynative_executor.enable_grad  # type: ignore[no-any-return]
+
+
+def _untransposed(view: Any, shape: tuple[int, ...]) -> Any:
+    """``view.t()`` for a transposed 2-D ``view`` of ``shape``: the tensor ``Tensor.t()`` made it from, where that is
+    still the view's memory and no gradient is recorded through the view; else the view op."""
+    base = getattr(view, _TRANSPOSED_OF, None)
+    if (base is not None and tuple(base._shape) == (shape[1], shape[0]) and base._data_ptr() == view._data_ptr()
+            and base.is_contiguous() and not (base.requires_grad and _grad_enabled()())):
+        return base
+    return view.t()
+
+
+def transposed_view_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.t``: the transposed view of a 2-D tensor names that tensor (for :func:`_untransposed`).
+
+    Args:
+        op: ``Tensor.t(self)``.
+
+    Returns:
+        ``op``'s signature and result.
+    """
+
+    @functools.wraps(op)
+    def t(input: Any) -> Any:
+        result = op(input)
+        if len(input._shape) == 2 and result is not input:
+            setattr(result, _TRANSPOSED_OF, input)
+        return result
+
+    return t
 
 
 def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,8 +118,8 @@ def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         transpose_a = len(shape_a) == 2 and _is_transposed(input, shape_a)
         if not (transpose_a or transpose_b) or shape_a[-1] != shape_b[0]:
             return op(input, other)
-        left = input.t() if transpose_a else input
-        right = other.t() if transpose_b else other
+        left = _untransposed(input, shape_a) if transpose_a else input
+        right = _untransposed(other, shape_b) if transpose_b else other
         if len(shape_a) == 2:
             return _matmul(transpose_a, transpose_b)(left, right)
         if not input.is_contiguous():

@@ -40,6 +40,11 @@ def register(registry: Any, args: Any) -> None:
             purpose="matmul of a transposed matrix (megatron's input @ weight.t(), grad_output.t() @ input) copies "
                     "it into contiguous memory first, a copy slower than the matmul on CPU (7-23 ms for a 2048x512 "
                     "weight); MatMul with its transpose flag reads the memory in place (same values)")
+    registry.register(
+        f"{_TENSOR}.t", fast_matmul.transposed_view_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="the matmul above takes MatMul's transpose flag over operand.t(), a second view op (~40 us a "
+                "call, two per linear layer and step at the tiny size); the view made by weight.t() names its "
+                "tensor, which MatMul reads as it is")
     from mindspeed_ms.compat import bias_add
 
     for target in (f"{_TENSOR}.__add__", f"{_TENSOR}.add", "msadapter.ops.pointwise.add"):
