@@ -1,8 +1,8 @@
 """The example examples/pretrain_gpt.py trains megatron-core's GPTModel on MindSpore under msrun (CPU).
 
-One tensor-parallel-size-1 run of 20 iterations on one worker (shared by two tests through a module
-fixture) and one tensor-parallel-size-2 run on two workers (its first iterations, to keep the suite
-short), which must give the same loss at every step.
+One tensor-parallel-size-1 run of 20 iterations on one worker, with the call trace on (shared by three tests
+through a module fixture), and one tensor-parallel-size-2 run on two workers (its first iterations, to keep
+the suite short), which must give the same loss at every step.
 """
 
 from __future__ import annotations
@@ -45,8 +45,19 @@ def _run_example(log_dir: Path, workers: int, iterations: int, *extra: str,
 
 
 @pytest.fixture(scope="module")
-def tp1_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[float], float]:
-    return _run_example(tmp_path_factory.mktemp("tp1"), 1, ITERATIONS)
+def tp1_traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[float], float, Path]:
+    """The tp=1 run, its call trace written to the returned file (the losses are the untraced run's: the trace
+    only counts calls)."""
+    folder = tmp_path_factory.mktemp("tp1")
+    report = folder / "trace.json"
+    losses, speed = _run_example(folder / "logs", 1, ITERATIONS, env_extra={"MINDSPEED_MS_TRACE": "1",
+                                                                            "MINDSPEED_MS_TRACE_FILE": str(report)})
+    return losses, speed, report
+
+
+@pytest.fixture(scope="module")
+def tp1_run(tp1_traced: tuple[list[float], float, Path]) -> tuple[list[float], float]:
+    return tp1_traced[0], tp1_traced[1]
 
 
 def test_tp1_loss_falls_by_30_percent_without_nan(tp1_run: tuple[list[float], float]) -> None:
@@ -81,16 +92,15 @@ def test_example_is_a_pytorch_script_but_for_the_adaptor_import_and_the_flag() -
     assert "--ai-framework" in body_specific[1]
 
 
-def test_trace_report_names_the_patched_functions_the_steps_went_through(tmp_path: Path) -> None:
-    report = tmp_path / "trace.json"
-    _run_example(tmp_path / "logs", 1, 2, env_extra={"MINDSPEED_MS_TRACE": "1",
-                                                     "MINDSPEED_MS_TRACE_FILE": str(report)})
-    data = json.loads(report.read_text())
+def test_trace_report_names_the_patched_functions_the_steps_went_through(
+        tp1_traced: tuple[list[float], float, Path]) -> None:
+    data = json.loads(tp1_traced[2].read_text())
     called = {entry["target"]: entry["calls"] for entry in data["called"]}
     # the cross-entropy fix runs once per step; the CPU in-place fixes run inside every forward/backward
-    assert called.get("megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients") == 2
-    # the causal mask, out of place: once per layer (2) and forward (2 steps)
-    assert called.get("megatron.core.transformer.utils.attention_mask_func") == 4
+    assert called.get("megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients") \
+        == ITERATIONS
+    # the causal mask, out of place: once per layer (2) and forward (one per step)
+    assert called.get("megatron.core.transformer.utils.attention_mask_func") == 2 * ITERATIONS
     assert called.get("msadapter.ops.reduction.norm", 0) > 0
     # "called" and "not_called" split the installed patches: nothing is in both, and a count is never 0
     assert set(called).isdisjoint(data["not_called"])
