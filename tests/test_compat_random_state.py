@@ -125,6 +125,18 @@ result["cuda_seed_leaves_numpy"] = bool((np.random.get_state()[1] == numpy_state
 with torch.random.fork_rng():
     torch.rand(5)
 result["fork_rng_all_devices"] = True
+from mindspeed_ms.compat import random_state
+# the RNG tracker's fork keeps its outside state as bytes where torch's state functions are these
+result["fork_takes_the_bytes_path"] = (torch.get_rng_state is random_state.get_rng_state
+                                       and torch.set_rng_state is random_state.set_rng_state)
+torch.manual_seed(11)
+torch.nn.functional.dropout(torch.ones(16), 0.5, True)  # a kernel counter moved: carried in the state
+captured = random_state.capture()
+result["capture_is_the_state"] = captured == bytes(torch.get_rng_state().numpy().tobytes())
+drawn = [torch.rand(4), torch.nn.functional.dropout(torch.ones(16), 0.5, True)]
+random_state.restore(captured)
+result["restore_replays"] = bool(torch.equal(torch.rand(4), drawn[0])) and bool(
+    torch.equal(torch.nn.functional.dropout(torch.ones(16), 0.5, True), drawn[1]))
 errors = {}
 for name, state in (("pytorch_size", torch.zeros(5056, dtype=torch.uint8)), ("float", torch.zeros(STATE_BYTES)),
                     ("bad_header", torch.zeros(STATE_BYTES, dtype=torch.uint8))):

@@ -58,15 +58,23 @@ def cpu_tracker_fork(self: Any, name: str = "model-parallel-rng") -> Iterator[No
     """
     import torch
 
+    from mindspeed_ms.compat import random_state
+
     if name not in self.states_:
         raise Exception(f"cuda rng state {name} is not added")
-    outside = torch.get_rng_state()
+    # The outside state never leaves this function: where torch's state functions are ours, it is kept as bytes
+    # (no tensor built, none decoded: the same state set back)
+    direct = torch.get_rng_state is random_state.get_rng_state and torch.set_rng_state is random_state.set_rng_state
+    outside = random_state.capture() if direct else torch.get_rng_state()
     torch.set_rng_state(self.states_[name])
     try:
         yield
     finally:
         self.states_[name] = torch.get_rng_state()
-        torch.set_rng_state(outside)
+        if direct:
+            random_state.restore(outside)
+        else:
+            torch.set_rng_state(outside)
 
 
 def _is_accelerator(device: Any) -> bool:

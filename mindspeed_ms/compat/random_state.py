@@ -25,7 +25,7 @@ from typing import Any
 
 from mindspeed_ms.compat.errors import RandomStateError, RandomStateTypeError
 
-__all__ = ["STATE_BYTES", "RandomStateError", "get_rng_state", "set_rng_state", "manual_seed",
+__all__ = ["STATE_BYTES", "RandomStateError", "capture", "get_rng_state", "restore", "set_rng_state", "manual_seed",
            "get_device_rng_state", "set_device_rng_state"]
 
 _LOG = logging.getLogger(__name__)
@@ -93,6 +93,12 @@ def get_rng_state() -> Any:
     import mindspore
     import numpy as np
 
+    return mindspore.Tensor(np.frombuffer(capture(), dtype=np.uint8).copy(), mindspore.uint8)
+
+
+def capture() -> bytes:
+    """:func:`get_rng_state`'s state as bytes, without the tensor (raises as it does): for a state that never leaves
+    its caller (the RNG tracker's fork keeps the outside state only to set it back with :func:`restore`)."""
     seeds = _seeds()
     if seeds._GLOBAL_SEED is None:
         seeds._GLOBAL_SEED = int(_generator().initial_seed()) % (1 << 32)
@@ -107,7 +113,12 @@ def get_rng_state() -> Any:
     _HEADER.pack_into(data, 0, _MAGIC, _VERSION, len(moved), int(seeds._GLOBAL_SEED), generator)
     for index, (name, op_seed, value) in enumerate(moved):
         _SLOT.pack_into(data, _HEADER.size + index * _SLOT.size, _crc(name), op_seed, value % _MODULUS)
-    return mindspore.Tensor(np.frombuffer(bytes(data), dtype=np.uint8).copy(), mindspore.uint8)
+    return bytes(data)
+
+
+def restore(data: bytes) -> None:
+    """``set_rng_state`` of a state :func:`capture` returned, without the tensor round trip (the same effect)."""
+    _apply(*_parse(data))
 
 
 def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
@@ -127,7 +138,11 @@ def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
         raise RandomStateError("size", f"torch.set_rng_state(): expected a uint8 tensor of {STATE_BYTES} bytes "
                                        f"(this backend's torch.get_rng_state()), got {dtype} of shape {shape}; a "
                                        f"state from PyTorch's generator (5056 bytes) cannot be restored here")
-    data = bytes(np.asarray(state.asnumpy(), dtype=np.uint8))
+    return _parse(bytes(np.asarray(state.asnumpy(), dtype=np.uint8)))
+
+
+def _parse(data: bytes) -> tuple[int, bytes, list[tuple[str, int, int]]]:
+    """The global seed, generator state and kernel counters a state's bytes hold (raises as :func:`_decode`)."""
     magic, version, used, global_seed, generator = _HEADER.unpack_from(data, 0)
     if magic != _MAGIC or version != _VERSION or used > _SLOTS:
         raise RandomStateError("format", "torch.set_rng_state(): the tensor is not a state this backend's "
@@ -153,10 +168,13 @@ def set_rng_state(state: Any) -> None:
             :class:`RandomStateTypeError` for another dtype, ``"dtype"``), or it counts a kernel this process
             cannot name (``"kernel"``).
     """
+    _apply(*_decode(state))
+
+
+def _apply(global_seed: int, generator: bytes, kernels: list[tuple[str, int, int]]) -> None:
     import mindspore
     import numpy as np
 
-    global_seed, generator, kernels = _decode(state)
     seeds = _seeds()
     seeds._GLOBAL_SEED = global_seed
     counters = seeds._KERNEL_SEED
