@@ -131,8 +131,8 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
 
 #: the smallest model whose activations reach every host path of the ``msadapter_cpu_kernels`` provider:
 #: [seq 128, batch 4, hidden 128] = 65,536 floats (layer norm, bias add), attention scores 4x4x128x128,
-#: the MLP's 4x hidden (gelu), the QKV output's split (3x hidden), the gradient bucket (norm); the example's
-#: default size reaches only gelu's (every size)
+#: the MLP's 4x hidden (gelu), the QKV output's split (3x hidden), the logits 128x4x128 (cross entropy's
+#: gradient), the gradient bucket (norm); the example's default size reaches only gelu's (every size)
 HOST_PATH_SIZE = ["--hidden-size", "128", "--num-attention-heads", "4", "--seq-length", "128"]
 
 
@@ -141,6 +141,7 @@ def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_pat
         bias_add,
         fast_masked_fill,
         gelu,
+        host_cross_entropy,
         host_layer_norm,
         host_norm,
         host_softmax,
@@ -150,7 +151,7 @@ def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_pat
     activations = 128 * 4 * 128
     thresholds = (bias_add.MIN_ELEMENTS, fast_masked_fill.MIN_ELEMENTS, gelu.HOST_ELEMENTS,
                   host_layer_norm.MIN_ELEMENTS, host_norm.MIN_ELEMENTS, host_softmax.MIN_ELEMENTS,
-                  host_split.MIN_ELEMENTS)
+                  host_split.MIN_ELEMENTS, host_cross_entropy.MIN_ELEMENTS)
     assert all(activations >= threshold for threshold in thresholds), thresholds
     report = run_parity(EXAMPLE, ["--train-iters", "5", *HOST_PATH_SIZE], reference_python=reference_python(),
                         work_dir=tmp_path)

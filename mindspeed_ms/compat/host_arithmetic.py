@@ -19,9 +19,9 @@ except ImportError:  # not built: NumPy's two passes, the same bits
 #: Whether :func:`masked_fill` runs in the optional C extension where it can (else NumPy's passes; the same bits).
 COPIES_ACCELERATED = _COPIES is not None
 
-__all__ = ["COPIES_ACCELERATED", "ROW", "bias_add", "column_sum", "contiguous_copy", "layer_norm_backward",
-           "layer_norm_forward", "masked_fill", "numpy_masked_fill", "scatter_pieces", "softmax_backward",
-           "softmax_forward", "split_pieces", "sum_of_squares"]
+__all__ = ["COPIES_ACCELERATED", "ROW", "bias_add", "column_sum", "contiguous_copy", "cross_entropy_gradient",
+           "layer_norm_backward", "layer_norm_forward", "masked_fill", "numpy_masked_fill", "scatter_pieces",
+           "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -205,3 +205,15 @@ def scatter_pieces(grads: list[Any], sizes: tuple[int, ...], dim: int, out: Any)
         else:
             np.copyto(place, grad)
         start += size
+
+
+def cross_entropy_gradient(softmax: Any, target: Any, update: Any, grad_output: Any, out: Any) -> None:
+    """Megatron's vocab-parallel cross-entropy gradient, PyTorch's two float32 steps: ``out = softmax`` with
+    ``update`` subtracted at each row's ``target`` column, then each row times its ``grad_output`` (``out``,
+    ``softmax``: ``[rows, vocab]``; the others ``[rows]``)."""
+    import numpy as np
+
+    np.copyto(out, softmax)
+    rows = np.arange(out.shape[0])
+    out[rows, target] -= update
+    out *= grad_output[:, None]
