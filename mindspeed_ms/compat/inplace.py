@@ -237,8 +237,12 @@ def write_back(op: str, tensor: Any, result: Any) -> Any:
     Raises:
         InPlaceOnViewError: ``tensor`` is a view that autograd records, or off-CPU view; nothing written.
     """
-    if result.dtype != tensor.dtype:
-        result = result.astype(tensor.dtype)
+    # MindSpore's own dtype attributes first: the same dtype object (the common case) needs neither property read
+    # nor pybind11's comparison
+    same = getattr(result, "_dtype", None)
+    if same is None or same is not getattr(tensor, "_dtype", None):
+        if result.dtype != tensor.dtype:
+            result = result.astype(tensor.dtype)
     return _copy_into(tensor, result, _plain_copy, op)
 
 
