@@ -134,8 +134,9 @@ def _profile(iters: int, scratch: Path, size: str = "tiny"
 HOST_KERNELS = PACKAGE / "compat" / "host_kernels.py"
 #: the same kind of NumPy arithmetic of the mid-size host paths (gradient norm, bias add, layer norm, softmax)
 HOST_ARITHMETIC = PACKAGE / "compat" / "host_arithmetic.py"
-#: and the functions of its optional C extensions (``<built-in method mindspeed_ms.compat._host_gelu.gelu_forward>``)
-HOST_LOOPS = "<built-in method mindspeed_ms.compat._host"
+#: and the functions of its optional C extensions (``<built-in method mindspeed_ms.compat._host_gelu.gelu_forward>``),
+#: with the sum of DDP's gradient add in C (``_view_add.ViewAdd`` raises ``host_add``'s profiler events around it)
+HOST_LOOPS = ("<built-in method mindspeed_ms.compat._host", "<built-in method mindspeed_ms.compat._view_add.host_add>")
 
 
 def _is_framework_builtin(name: str) -> bool:

@@ -118,8 +118,51 @@ def test_the_view_adder_leaves_a_view_autograd_records_to_the_general_path(resul
 def test_a_profile_books_mindspores_readers_the_view_adder_calls_to_them_on_both_paths(results: dict) -> None:
     """bench_train counts MindSpore's builtins as theirs: the C object raises their profiler events as Python does."""
     profiled = results["view_adder"]["profiled_reads"]
-    assert profiled["True"] == {"reads": {"_data_ptr": 10, "stride": 10}, "values": [0.0] * 6 + [5.0] * 6}
+    assert profiled["True"]["reads"] == {"_data_ptr": 10, "stride": 10}
+    assert profiled["True"]["values"] == [0.0] * 6 + [5.0] * 6
     # the Python function may read them twice more: host_array's first look at the two tensors (unless an array of
     # memory freed before is kept at those addresses)
     assert profiled["False"]["values"] == profiled["True"]["values"]
+    # the sum has an entry of its own (bench_train books both as host kernels, not as our code)
+    assert profiled["True"]["sums"] == {"<built-in method mindspeed_ms.compat._view_add.host_add>": 5}
+    assert profiled["False"]["sums"] == {"add": 5}
     assert all(calls in (10, 12) for calls in profiled["False"]["reads"].values())
+
+
+def test_the_c_sum_adds_buffers_as_numpy_does_and_refuses_what_it_cannot_add() -> None:
+    from mindspeed_ms.compat import _view_add as view_add  # built by the install (the test above says so)
+
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        info = np.finfo(dtype)
+        edge = np.array([0.0, -0.0, info.tiny, info.tiny / 4, -info.max, info.max, np.inf, -np.inf, np.nan, 1.0],
+                        dtype)
+        target = np.concatenate([edge, rng.standard_normal(1003).astype(dtype)])
+        source = np.concatenate([edge[::-1], rng.standard_normal(1003).astype(dtype)])
+        expected = target + source
+        with np.errstate(invalid="ignore", over="ignore"):
+            view_add.host_add(target, source)
+        assert target.view(f"u{target.itemsize}").tolist() == expected.view(f"u{expected.itemsize}").tolist()
+    same = np.ones(4, np.float32)
+    view_add.host_add(same, same)  # the same memory: x + x
+    assert same.tolist() == [2.0] * 4
+    refused = {
+        "float16": (np.ones(4, np.float16), np.ones(4, np.float16)),
+        "mixed": (np.ones(4, np.float32), np.ones(4, np.float64)),
+        "sizes": (np.ones(4, np.float32), np.ones(5, np.float32)),
+        "overlap": (np.ones(8, np.float32)[:6], np.ones(8, np.float32)[2:]),
+        "read_only": (np.ones(4, np.float32), np.ones(4, np.float32)),
+        "strided": (np.ones(8, np.float32)[::2], np.ones(4, np.float32)),
+    }
+    base = np.ones(8, np.float32)
+    refused["overlap"] = (base[:6], base[2:])
+    refused["read_only"][0].flags.writeable = False
+    errors = {}
+    for name, (target, source) in refused.items():
+        before = target.copy()
+        with pytest.raises((TypeError, ValueError, BufferError)) as caught:
+            view_add.host_add(target, source)
+        errors[name] = caught.type.__name__
+        assert np.array_equal(target, before)  # nothing written
+    assert errors == {"float16": "TypeError", "mixed": "TypeError", "sizes": "ValueError", "overlap": "ValueError",
+                      "read_only": "ValueError", "strided": "ValueError"}

@@ -10,3 +10,6 @@ class ViewAdd:
     def __init__(self, float32: Any, float64: Any, sync: Callable[[], Any], address: Callable[[Any], int],
                  stride: Callable[[Any], Any], records_grad: Callable[[Any], bool]) -> None: ...
     def __call__(self, tensor: Any, other: Any, /) -> bool: ...
+
+def host_add(target: Any, source: Any, /) -> None:
+    """``target += source`` element by element over C-contiguous float32/float64 buffers of one size."""
