@@ -39,6 +39,7 @@ from mindspeed_ms.engine.sites import caller_frame
 __all__ = [
     "InPlaceOnViewError",
     "add_through_view",
+    "compiled_sum",
     "has_view_adder",
     "view_adder",
     "write_back",
@@ -143,6 +144,12 @@ def _hot() -> tuple[Any, ...]:
 def has_view_adder() -> bool:
     """Tell whether the C extension of :func:`view_adder` (``mindspeed_ms.compat._view_add``) is built and imports."""
     return _compiled_add is not None
+
+
+def compiled_sum() -> Callable[[Any, Any], None] | None:
+    """Return the C extension's ``host_add(target, source)`` (the sum :func:`view_adder`'s C object makes, over two
+    C-contiguous float32/float64 buffers of one size), or None where the extension is not built."""
+    return None if _compiled_add is None else _compiled_add.host_add  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=2)
