@@ -62,6 +62,16 @@ def test_inplace_op_on_an_owner_keeps_autograd_exact(results: dict) -> None:
     np.testing.assert_allclose(case["grad"], np.where(masked, 0.0, 8.0))
 
 
+def test_scaling_by_one_in_place_launches_no_kernel(results: dict) -> None:
+    """``loss *= 1`` / ``loss /= 1`` (megatron's loss scaling): the tensor itself, no new autograd node (no kernel);
+    the values and gradients are PyTorch's (tests/conformance/cases/inplace_by_one.py)."""
+    case = results["by_one"]
+    assert case["returned_self"] == [True] * 4
+    assert case["after_one"] == case["before"]
+    assert case["after_add"] != case["before"]  # a kernel autograd records does show
+    assert case["loss"] == 9.5
+
+
 def test_add_of_views_of_one_buffer_sums_in_place_and_keeps_the_partial_overlap_refusal(results: dict) -> None:
     case = results["host_add"]
     expected = np.arange(12, dtype=np.float32)

@@ -45,6 +45,12 @@ def _original(self: Any, other: Any) -> Any:
     return self.clone() if _records(self, other) else self
 
 
+def _is_one(value: Any) -> bool:
+    """Return whether ``value`` is the Python ``int`` or ``float`` 1 itself (a bool, a tensor, a NumPy scalar: no)."""
+    kind = type(value)
+    return (kind is int or kind is float) and value == 1
+
+
 def _scaled(other: Any, alpha: Any) -> Any:
     return other if alpha == 1 else other * alpha
 
@@ -139,6 +145,10 @@ def mul_(self: Any, other: Any) -> Any:
     from mindspore import ops
 
     check_inplace("mul_", self, other)
+    if _is_one(other) and category(self) in (INTEGRAL, FLOATING):
+        # x * 1 is x bit for bit (integers, IEEE floats: NaN and -0.0 too), its gradient g * 1 is g: no kernel
+        # (megatron's loss scaling, ``output_tensor *= cp_size`` every microbatch)
+        return self
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("mul_", self, ops.logical_and(self, other))
     return write_back("mul_", self, ops.mul(_original(self, other), other))
@@ -166,6 +176,8 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
         raise InPlaceWriteError("div_", "argument", f"div expected rounding_mode to be one of None, 'trunc', or "
                                                     f"'floor' but found '{rounding_mode}'")
     check_inplace("div_", self, other, result_category=FLOATING if rounding_mode is None else None)
+    if rounding_mode is None and _is_one(other) and category(self) == FLOATING:
+        return self  # x / 1 is x bit for bit, g / 1 is g: no kernel (``output_tensor /= num_microbatches``)
     if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
         return write_back("div_", self, integer_division(self, other, rounding_mode))
     return write_back("div_", self, ops.div(_original(self, other), other, rounding_mode=rounding_mode))

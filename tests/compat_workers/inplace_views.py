@@ -69,9 +69,23 @@ def main() -> None:
                 "expected_view": make_numpy_view(expected_base).tolist(),
             }), flush=True)
     _grad_cases()
+    _by_one_cases()
     _host_add_cases()
     _view_adder_cases()
     sys.stdout.flush()
+
+
+def _by_one_cases() -> None:
+    """megatron's loss scaling by 1 (``output_tensor *= 1``, ``/= 1``): no kernel, so no new autograd node."""
+    weight = torch.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    loss = (weight * 3.0).sum()
+    before = repr(loss._grad_node)
+    returned = [inplace_ops.mul_(loss, 1) is loss, inplace_ops.div_(loss, 1) is loss,
+                inplace_ops.mul_(loss, 1.0) is loss, inplace_ops.div_(loss, 1.0) is loss]
+    after_one = repr(loss._grad_node)
+    inplace_ops.add_(loss, 0.5)  # the control: a write autograd records adds a node
+    print(json.dumps({"case": "by_one", "returned_self": returned, "before": before, "after_one": after_one,
+                      "after_add": repr(loss._grad_node), "loss": float(loss.detach().numpy())}), flush=True)
 
 
 def _host_add_cases() -> None:
