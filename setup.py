@@ -41,4 +41,7 @@ setup(ext_modules=[
               extra_compile_args=["-O3", "-ffp-contract=off"]),
     Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
               extra_compile_args=["-O3"]),
+    Extension("mindspeed_ms.compat._host_rows", ["mindspeed_ms/compat/_host_rows.c"], optional=True,
+              extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off", "-pthread"],
+              extra_link_args=["-pthread"]),
 ])

@@ -20,7 +20,8 @@ gradient is the column sums in float32, PyTorch's within its summation order (no
 ReduceSum's either); a tiny training run's losses move in their last bits, within the parity tolerances
 (tests/test_parity.py).
 
-float32 runs on the host: NumPy adds over the tensors' memory into a new tensor's (``host_outputs.new_float32``),
+float32 runs on the host: the optional C row loops (``_host_rows``, two threads for large tensors; else NumPy, the
+same bits) add over the tensors' memory into a new tensor's (``host_outputs.new_float32``),
 as an autograd Function whose input gradient is the output gradient itself and whose bias gradient is the
 column sums of the gradient viewed as 2-D, accumulated in float64 and rounded once (MindSpore's BiasAddGrad
 took 5-16 ms for megatron's ``[512, 2048]`` activations; NumPy ~0.6 ms). PyTorch accumulates in float32:

@@ -19,17 +19,42 @@ except ImportError:  # not built: NumPy's two passes, the same bits
 #: Whether :func:`masked_fill` runs in the optional C extension where it can (else NumPy's passes; the same bits).
 COPIES_ACCELERATED = _COPIES is not None
 
-__all__ = ["COPIES_ACCELERATED", "ROW", "bias_add", "column_sum", "contiguous_copy", "cross_entropy_gradient",
-           "layer_norm_backward", "layer_norm_forward", "masked_fill", "numpy_masked_fill", "scatter_pieces",
-           "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
+try:  # one pass per row, two threads where large (setup.py builds it where it can)
+    from mindspeed_ms.compat import _host_rows as _ROWS
+except ImportError:  # not built: NumPy's passes (layer norm: the same arithmetic, NumPy's float64 summation order)
+    _ROWS = None  # type: ignore[assignment]
+
+#: Whether the layer norm, bias add, column sums and sum of squares run in the optional C extension (else NumPy).
+ROWS_ACCELERATED = _ROWS is not None
+
+
+def set_row_threads(count: int) -> int:
+    """Let the C row loops share large calls between ``count`` threads (1 or 2; two by default where the machine
+    has two cores) from now on: the results are the same bits either way. Returns the previous count (1 without the
+    extension, where NumPy runs on one)."""
+    if count not in (1, 2):
+        raise ValueError(f"set_row_threads takes 1 or 2 threads, not {count!r}")
+    return 1 if _ROWS is None else int(_ROWS.set_threads(count))
+
+__all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "bias_add", "column_sum", "contiguous_copy",
+           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill",
+           "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "scatter_pieces",
+           "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
 
 
 def sum_of_squares(values: Any) -> float:
-    """Return the sum of the squares of a 1-D float32 array: float32 rows of :data:`ROW`, added in float64."""
+    """Return the sum of the squares of a 1-D float32 array: in the optional C extension the squares in float64
+    (exact), blocks of 65,536 added in order (two threads: the same bits); in NumPy float32 rows of :data:`ROW`,
+    added in float64 (within ``ROW * 2**-24`` relative)."""
     import numpy as np
+
+    if _ROWS is not None:
+        total = _ROWS.sum_of_squares(values)
+        if total is not NotImplemented:
+            return float(total)
 
     whole = values.size - values.size % ROW
     total = 0.0
@@ -43,75 +68,118 @@ def sum_of_squares(values: Any) -> float:
 
 
 def column_sum(values: Any, out: Any) -> None:
-    """Write the sums of the columns of a 2-D float32 array to ``out``: accumulated in float64, rounded once."""
+    """Write the sums of the columns of a 2-D float32 array to ``out``: accumulated in float64 down each column in
+    row order, rounded once (in the optional C extension, split by columns between two threads: the same bits)."""
     import numpy as np
 
-    np.copyto(out, np.add.reduce(values, axis=0, dtype=np.float64), casting="same_kind")
+    if _ROWS is None or _ROWS.column_sum(values, out) is NotImplemented:
+        np.copyto(out, np.add.reduce(values, axis=0, dtype=np.float64), casting="same_kind")
 
 
 def bias_add(values: Any, bias: Any, out: Any) -> None:
     """``out = values + bias`` (``bias`` along the last dimension): float32 additions, PyTorch's."""
     import numpy as np
 
-    np.add(values, bias, out=out)
+    if _ROWS is None or _ROWS.bias_add(values, bias, out) is NotImplemented:
+        np.add(values, bias, out=out)
 
 
-def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float, out: Any = None) -> tuple[Any, Any, Any, Any]:
-    """PyTorch's layer norm of the rows of a 2-D float32 array.
+def layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float, out: Any = None) -> tuple[Any, Any, Any]:
+    """PyTorch's layer norm of the rows of a 2-D float32 array (one pass per row in the optional C extension, the
+    rows split between two threads; else :func:`numpy_layer_norm_forward`, the same arithmetic).
+
+    The mean and the (population) variance of each row are accumulated in float64 and rounded once to float32 (the
+    float32 nearest the exact moments but for rare double roundings; PyTorch's float32 Welford accumulation is
+    within a few units of them), then in float32 as PyTorch's kernel: ``rstd = 1 / sqrt(var + eps)``,
+    ``y = (x * rstd + (-rstd * mean)) * weight + bias``.
 
     Args:
-        x: ``[rows, n]`` float32 array.
+        x: ``[rows, n]`` C-contiguous float32 array.
         weight, bias: ``[n]`` float32 arrays, or None.
-        eps: the variance's epsilon.
-        out: a ``[rows, n]`` float32 array to write ``y`` into (the same operations), or None for a new array.
+        eps: the variance's epsilon (rounded to float32, as PyTorch does).
+        out: a C-contiguous ``[rows, n]`` float32 array to write ``y`` into, or None for a new array.
 
     Returns:
-        ``(y, normalized, mean, rstd)``: ``y`` and ``normalized = x * rstd + (-rstd * mean)`` ``[rows, n]``,
-        ``mean`` and ``rstd`` ``[rows, 1]``, all float32 (``normalized`` may be ``y`` itself without weight and bias
-        and without ``out``; with ``out``, ``y`` is ``out`` and ``normalized`` a separate array).
+        ``(y, mean, rstd)``: ``y`` ``[rows, n]`` (``out`` when given), ``mean`` and ``rstd`` ``[rows, 1]``, float32.
     """
     import numpy as np
 
-    n = np.float32(x.shape[1])
-    mean = np.add.reduce(x, axis=1, keepdims=True)
-    mean /= n
-    centered = x - mean
-    variance = np.einsum("ij,ij->i", centered, centered)[:, None]
-    variance /= n
-    rstd = np.float32(1.0) / np.sqrt(variance + np.float32(eps))
-    normalized = np.multiply(x, rstd)
-    normalized += -rstd * mean
-    if weight is None and bias is None:
-        if out is None:
-            return normalized, normalized, mean, rstd
-        np.copyto(out, normalized)
-        return out, normalized, mean, rstd
-    if weight is not None:
-        y = np.multiply(normalized, weight, out=out)
-    else:
-        y = normalized.copy() if out is None else out
-        if out is not None:
-            np.copyto(out, normalized)
-    if bias is not None:
-        y += bias
-    return y, normalized, mean, rstd
+    rows = x.shape[0]
+    y = np.empty(x.shape, np.float32) if out is None else out
+    mean, rstd = np.empty((rows, 1), np.float32), np.empty((rows, 1), np.float32)
+    if _ROWS is not None and _ROWS.layer_norm_forward(x, weight, bias, float(eps), y, mean,
+                                                      rstd) is not NotImplemented:
+        return y, mean, rstd
+    return numpy_layer_norm_forward(x, weight, bias, eps, y)
 
 
-def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any, weight: Any,
-                        need_weight: bool, need_bias: bool, out: Any = None) -> tuple[Any, Any, Any]:
-    """PyTorch's layer-norm gradients from the forward's values (2-D float32 arrays, see :func:`layer_norm_forward`).
+def numpy_layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float, out: Any = None) -> tuple[Any, Any, Any]:
+    """:func:`layer_norm_forward` in NumPy (what runs without the C extension; float64 sums in NumPy's order)."""
+    import numpy as np
 
-    ``out``: a float32 array of ``x``'s shape to write ``dx`` into (the same operations), or None for a new array.
+    n = x.shape[1]
+    with np.errstate(all="ignore"):  # non-finite rows give NaN/inf as PyTorch's (and the C loop's) do
+        wide = x.astype(np.float64)
+        mean64 = np.add.reduce(wide, axis=1, keepdims=True) / n
+        wide -= mean64
+        variance = (np.einsum("ij,ij->i", wide, wide)[:, None] / n).astype(np.float32)
+        mean = mean64.astype(np.float32)
+        rstd = np.float32(1.0) / np.sqrt(variance + np.float32(eps))
+        y = np.multiply(x, rstd, out=out)
+        y += -rstd * mean
+        if weight is not None:
+            y *= weight
+        if bias is not None:
+            y += bias
+    return y, mean, rstd
+
+
+def layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, need_weight: bool, need_bias: bool,
+                        out: Any = None) -> tuple[Any, Any, Any]:
+    """PyTorch's layer-norm gradients from the forward's input and moments (2-D float32 arrays, see
+    :func:`layer_norm_forward`; one pass per row in the optional C extension, else
+    :func:`numpy_layer_norm_backward`).
+
+    Per row ``db = sum(dy * weight)`` and ``ds = sum(dy * weight * x)`` accumulated in float64 and rounded once, then
+    PyTorch's float32 formula: ``b = (db * mean - ds) * rstd^3 / n``, ``c = -b * mean - db * rstd / n``,
+    ``dx = rstd * dy * weight + b * x + c``. ``dweight = sum over rows of dy * (x * rstd + (-rstd * mean))`` and
+    ``dbias = sum over rows of dy`` in float64, rounded once (PyTorch: float32 sums).
+
+    ``out``: a C-contiguous float32 array of ``x``'s shape to write ``dx`` into, or None for a new array.
 
     Returns:
         ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
     """
     import numpy as np
 
-    scale = np.float32(1.0 / x.shape[1])
+    n = x.shape[1]
+    dx = np.empty(x.shape, np.float32) if out is None else out
+    dweight = np.empty(n, np.float32) if need_weight else None
+    dbias = np.empty(n, np.float32) if need_bias else None
+    if _ROWS is not None and _ROWS.layer_norm_backward(grad, x, mean, rstd, weight, dx, dweight,
+                                                       dbias) is not NotImplemented:
+        return dx, dweight, dbias
+    return numpy_layer_norm_backward(grad, x, mean, rstd, weight, need_weight, need_bias, dx)
+
+
+def numpy_layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, need_weight: bool,
+                              need_bias: bool, out: Any = None) -> tuple[Any, Any, Any]:
+    """:func:`layer_norm_backward` in NumPy (what runs without the C extension; float64 sums in NumPy's order)."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):  # non-finite values give NaN/inf as PyTorch's (and the C loop's) do
+        return _numpy_layer_norm_backward(grad, x, mean, rstd, weight, need_weight, need_bias, out)
+
+
+def _numpy_layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, need_weight: bool,
+                               need_bias: bool, out: Any) -> tuple[Any, Any, Any]:
+    import numpy as np
+
+    n = x.shape[1]
+    scale = np.float32(1.0) / np.float32(n)
     scaled = grad * weight if weight is not None else grad
-    db = np.add.reduce(scaled, axis=1, keepdims=True)
-    ds = np.einsum("ij,ij->i", scaled, x)[:, None]
+    db = np.add.reduce(scaled, axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
+    ds = np.einsum("ij,ij->i", scaled, x, dtype=np.float64)[:, None].astype(np.float32)
     b = (db * mean - ds) * rstd * rstd * rstd * scale
     c = -b * mean - db * rstd * scale
     dx = np.multiply(grad, rstd, out=out)
@@ -119,8 +187,13 @@ def layer_norm_backward(grad: Any, x: Any, normalized: Any, mean: Any, rstd: Any
         dx *= weight
     dx += x * b
     dx += c
-    dweight = np.einsum("ij,ij->j", grad, normalized, dtype=np.float64).astype(np.float32) if need_weight else None
-    dbias = grad.sum(axis=0, dtype=np.float64).astype(np.float32) if need_bias else None
+    dweight = dbias = None
+    if need_weight:
+        normalized = x * rstd
+        normalized += -rstd * mean
+        dweight = np.einsum("ij,ij->j", grad, normalized, dtype=np.float64).astype(np.float32)
+    if need_bias:
+        dbias = grad.sum(axis=0, dtype=np.float64).astype(np.float32)
     return dx, dweight, dbias
 
 

@@ -18,6 +18,11 @@ try:  # one pass per element, the same float32 operations in the same order (set
 except ImportError:  # not built: NumPy's passes, the same bits
     _loops = None  # type: ignore[assignment]
 
+try:  # float32 scale over two threads (the same bits as NumPy's)
+    from . import _host_rows as _rows
+except ImportError:  # not built: NumPy's multiply
+    _rows = None  # type: ignore[assignment]
+
 #: Whether Adam's loops run in the optional C extension (else NumPy's passes; the same bits either way).
 ACCELERATED = _loops is not None
 
@@ -30,10 +35,12 @@ def add(target: Any, source: Any) -> None:
 
 
 def scale(values: Any, factor: Any) -> None:
-    """``values *= factor`` in place (``factor`` already of the values' dtype)."""
+    """``values *= factor`` in place (``factor`` already of the values' dtype): float32 in the optional C row loops
+    (two threads where large; the same bits), else NumPy's."""
     import numpy as np
 
-    np.multiply(values, factor, out=values)
+    if _rows is None or _rows.scale(values, factor) is NotImplemented:
+        np.multiply(values, factor, out=values)
 
 
 def adam_moments(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, negated: Any,

@@ -1,11 +1,14 @@
-"""``torch.nn.functional.layer_norm`` of large float32 tensors computed by NumPy on the host (MindSpore's CPU backend).
+"""``torch.nn.functional.layer_norm`` of large float32 tensors computed on the host (MindSpore's CPU backend).
 
 MindSpore's CPU ``LayerNormGrad`` kernel takes ~7 ms for megatron's ``[128, 4, 512]`` activations at the mid size
 (hidden 512, sequence 128, micro batch 4), five calls a step, and the forward ~2-10 ms, where PyTorch spends
-~0.3 ms on both. The same arithmetic in NumPy over the tensors' host memory
-(:func:`~mindspeed_ms.compat.host_memory.host_array`) takes ~1 ms forward and ~2-3 ms backward.
+~0.3 ms on both. Here the arithmetic (:func:`.host_arithmetic.layer_norm_forward` / ``layer_norm_backward``) runs
+over the tensors' host memory (:func:`~mindspeed_ms.compat.host_memory.host_array`) straight into the result
+tensors' memory: one pass per row in the optional C extension ``_host_rows`` (the rows split between two threads;
+~0.25 ms forward and ~0.5 ms backward at that shape on one loaded core, where NumPy's passes took ~0.8 and ~1.7 ms),
+else NumPy's passes with the same arithmetic.
 
-The arithmetic is PyTorch's CPU kernel's (``aten/src/ATen/native/cpu/layer_norm_kernel.cpp``), in its order:
+The arithmetic is PyTorch's CPU kernel's (``aten/src/ATen/native/cpu/layer_norm_kernel.cpp``) but for its sums:
 
 - forward: per row the mean and the (population) variance, ``rstd = 1 / sqrt(var + eps)`` in float32, then
   ``y = (x * rstd + (-rstd * mean)) * weight + bias``;
@@ -13,11 +16,15 @@ The arithmetic is PyTorch's CPU kernel's (``aten/src/ATen/native/cpu/layer_norm_
   ``c = -b * mean - db * rstd / n``, ``dx = rstd * dy * weight + b * x + c``; ``dweight = sum over rows of
   dy * (rstd * x - rstd * mean)``, ``dbias = sum over rows of dy``.
 
-Only the sums differ. PyTorch accumulates them in float32 (Welford's algorithm for the moments); here the row
-sums (mean, variance, the backward's two dot products) are NumPy's float32 sums (pairwise, as accurate as PyTorch's),
-and the weight and bias gradients, sums over every row, accumulate in float64 and are rounded once: at least as
-close to the exact sums as PyTorch's. tests/test_compat_host_layer_norm.py measures both against the reference
-interpreter. A variance beyond float32's range is ``inf`` as in PyTorch (``rstd`` 0).
+PyTorch accumulates the sums in float32 (Welford's algorithm in 16 lanes for the moments, with fused multiply-adds);
+here every sum accumulates in float64 and is rounded once to float32: the mean and variance are the float32 nearest
+the exact ones (PyTorch's are within a few units of them), the weight and bias gradients at least as close to the
+exact sums as PyTorch's. tests/test_compat_host_layer_norm.py measures both paths against the reference interpreter.
+A variance beyond float32's range is ``inf`` as in PyTorch (``rstd`` 0).
+
+The backward reads the forward's input from the input's own memory when the input owns it (the forward keeps the
+tensor alive; PyTorch saves the same tensor), and from a copy when it is a view of another tensor's memory (other
+writes may reach that memory before the backward runs), with the per-row mean and rstd.
 
 Taken: float32 input of at least :data:`MIN_ELEMENTS` elements, ``weight``/``bias`` None or float32 tensors of
 ``normalized_shape``, a number ``eps``. Everything else (float16/bfloat16/float64, small tensors: the tiny model
@@ -51,31 +58,37 @@ def _function() -> Any:
     def rows(tensor: Any, n: int) -> Any:
         return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
 
-    def owned_rows(tensor: Any, n: int) -> Any:
-        # a copy: the backward reads it after MindSpore has run other kernels, whatever becomes of the input's memory
-        return np.array(host_array(tensor), order="C").reshape(-1, n)
+    def kept_rows(tensor: Any, n: int) -> Any:
+        """The input's rows as the backward will read them: its own memory when it owns it (kept alive with it),
+        else a copy (a view's memory is its base's: other writes may reach it before the backward runs)."""
+        values = host_array(tensor)
+        offset = getattr(tensor, "storage_offset", None)
+        if values.flags.c_contiguous and getattr(tensor, "_base", None) is None and offset is not None \
+                and offset() == 0:
+            return values.reshape(-1, n)
+        return np.array(values, order="C").reshape(-1, n)
 
     class HostLayerNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """layer_norm over the last ``n`` elements, forward and backward in NumPy."""
+        """layer_norm over the last ``n`` elements, forward and backward on the host."""
 
         @staticmethod
         def forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
-            x = owned_rows(input, n)
+            x = kept_rows(input, n)
             w = None if weight is None else host_array(weight, sync=False).reshape(n)
             b = None if bias is None else host_array(bias, sync=False).reshape(n)
             result, out = new_float32(tuple(input._shape))  # MindSpore's memory: autograd may free it
-            _, normalized, mean, rstd = layer_norm_forward(x, w, b, eps, out.reshape(x.shape))
-            ctx.saved = (x, normalized, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
+            _, mean, rstd = layer_norm_forward(x, w, b, eps, out.reshape(x.shape))
+            ctx.saved = (x, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
                          None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
-            ctx.kept = weight  # the memory w reads
+            ctx.kept = (input, weight)  # the memory x and w read
             return result
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
-            x, normalized, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
+            x, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
             result, out = new_float32(shape)
-            _, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, normalized, mean, rstd, w,
-                                                    has_weight, has_bias, out.reshape(x.shape))
+            _, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, mean, rstd, w, has_weight, has_bias,
+                                                    out.reshape(x.shape))
             del ctx.saved, ctx.kept
             return (result,
                     None if dweight is None else owned_float32(dweight.reshape(parameter_shape)),

@@ -5,15 +5,15 @@ takes ``torch.norm(tensor)`` of each gradient; with DDP's buckets coalesced (:mo
 call over the whole bucket, 6.4 million floats at issue 24's mid size. MindSpore's CPU kernels (Mul, ReduceSum,
 Sqrt over a fresh 6.4M-float temporary) take 15-23 ms there, PyTorch ~4 ms.
 
-Here the sum of squares runs in NumPy over the tensor's host memory (:func:`.host_arithmetic.sum_of_squares`):
-rows of 128 elements each summed in float32 (``einsum``, no temporary of the tensor's size), the row sums
-added in float64, the square root taken in float64 and rounded once to float32. Every row sum has a relative
-error of at most 128 units of float32 rounding (``128 * 2**-24`` = 7.6e-6, the worst case, squares all
-rounding the same way), and so has the total; measured on gradient-like data it is ~1e-9, below float32's
-own rounding of the result, so the result is the float32 nearest the exact norm. PyTorch's ``torch.norm``
-accumulates in float32 lanes: on the same data 4.8e-4 from the exact norm (tests/test_compat_host_norm.py
-measures both against the exact value and asserts ours is at least as close). The rule this module keeps:
-**never further from the exact norm than PyTorch's**.
+Here the sum of squares runs over the tensor's host memory (:func:`.host_arithmetic.sum_of_squares`): in the
+optional C extension ``_host_rows`` the squares in float64 (each exact), summed in float64 over fixed blocks split
+between two threads (relative error ~1e-16 per block's length: the float32 result is the float32 nearest the exact
+norm but for a double rounding one time in millions); without it in NumPy, rows of 128 elements each summed in
+float32 (``einsum``, no temporary of the tensor's size), the row sums added in float64 (every row sum within
+``128 * 2**-24`` = 7.6e-6 relative, the worst case; measured on gradient-like data ~1e-9). The square root is taken
+in float64 and rounded once to float32. PyTorch's ``torch.norm`` accumulates in float32 lanes: on the same data
+4.8e-4 from the exact norm (tests/test_compat_host_norm.py measures both against the exact value and asserts ours
+is at least as close). The rule this module keeps: **never further from the exact norm than PyTorch's**.
 
 Taken only for ``torch.norm(t)`` / ``torch.norm(t, 2)`` / ``torch.norm(t, "fro")`` (nothing else given) of a
 contiguous float32 tensor of at least :data:`MIN_ELEMENTS` elements that does not require a gradient; everything
