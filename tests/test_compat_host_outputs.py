@@ -41,3 +41,42 @@ def test_host_path_results_are_mindspores_memory_and_the_process_exits_cleanly()
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     out = run_python(sys.executable, "-c", _SCRIPT, "--ai-framework", "mindspore", env=env)
     assert result_line(out) == {"same_memory": True, "repeatable": True}
+
+
+_KEPT_SCRIPT = '''
+import gc
+import json
+import numpy as np
+import mindspeed_ms.adaptor
+import torch
+from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_outputs import new_float32
+
+
+def described(array):
+    face = array.__array_interface__
+    return [face["data"][0], list(face["shape"]), face["strides"], face["typestr"], array.dtype.str]
+
+
+cases = []
+for shape in [(3, 4), (3, 4), (3, 4), [2, 5], (2, 5), (7,), (), (3, 4)]:
+    tensor, array = new_float32(shape)
+    array[...] = np.arange(array.size, dtype=np.float32).reshape(array.shape) + 0.5
+    # the array new_float32 hands out (kept by address and shape) is the one host_array reads from the tensor
+    cases.append({"shape": [int(n) for n in shape], "same": described(array) == described(host_array(tensor)),
+                  "tensor_shape": list(tensor.shape), "written": tensor.numpy().tolist() == array.tolist()})
+    del tensor, array
+    gc.collect()
+print("RESULT " + json.dumps(cases), flush=True)
+'''
+
+
+def test_new_float32s_kept_arrays_are_the_arrays_of_the_tensors_it_returns() -> None:
+    """new_float32 keeps its arrays by (address, shape): a new tensor at a block MindSpore hands back (the same
+    shape asked again) gets the array host_array reads from it (address, shape, strides, dtype); a list (the
+    general reads) and a 0-d shape too, and a write through the array is in the tensor."""
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    out = run_python(sys.executable, "-c", _KEPT_SCRIPT, "--ai-framework", "mindspore", env=env)
+    cases = result_line(out)
+    assert [case["tensor_shape"] for case in cases] == [case["shape"] for case in cases]
+    assert all(case["same"] and case["written"] for case in cases), cases

@@ -105,6 +105,16 @@ _MAX_ARRAYS = 1024
 kept_array: Callable[[tuple[Any, ...]], Any] = _ARRAYS.get
 
 
+#: ``(executor().sync, MindSpore's address reader, its stride reader)`` once MindSpore is imported: the hot path
+#: reads them from a list (no call of the cached functions above, no ``sync`` lookup on the executor per call).
+_HOT: list[tuple[Any, Any, Any]] = []
+
+
+def _hot() -> tuple[Any, Any, Any]:
+    _HOT.append((executor().sync, *tensor_reads()))
+    return _HOT[0]
+
+
 def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
     """Return a NumPy array over ``tensor``'s host memory, at its offset and strides (writes land in it).
 
@@ -118,24 +128,36 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
         An array of ``tensor``'s shape (or 1-D) sharing its memory. Callers must not change the array's
         own attributes (shape, flags): arrays over the same memory, shape and strides are shared.
     """
+    # ~150 calls a step at the mid size: MindSpore's own attributes read directly (no getattr call), the kept
+    # array found by subscription (no dict method call); a missing attribute takes the general reads
+    synced, address, stride = _HOT[0] if _HOT else _hot()
     if sync:
-        executor().sync()
-    address, stride = tensor_reads()
-    raw = getattr(tensor, "_shape", None)
-    shape: tuple[int, ...] = tuple(raw) if raw is not None else _shape(tensor)
+        synced()
+    try:
+        raw = tensor._shape
+    except AttributeError:
+        raw = None
+    shape: tuple[int, ...] = (raw if type(raw) is tuple else tuple(raw)) if raw is not None else _shape(tensor)
     tensor_dtype = None
     if dtype is None:
-        tensor_dtype = getattr(tensor, "_dtype", None) or tensor.dtype
+        try:
+            tensor_dtype = tensor._dtype
+        except AttributeError:
+            tensor_dtype = None
+        if not tensor_dtype:
+            tensor_dtype = tensor.dtype
     key = (address(tensor), shape, None if flat else tuple(stride(tensor)),
            None if tensor_dtype is None else id(tensor_dtype), dtype)
-    array = _ARRAYS.get(key)
-    if array is None:
-        array = _build(key[0], shape, key[2], tensor_dtype, dtype)
-        if tensor_dtype is not None:
-            _DTYPES.setdefault(id(tensor_dtype), tensor_dtype)  # before the key is kept (see _ARRAYS)
-        if len(_ARRAYS) >= _MAX_ARRAYS:
-            _ARRAYS.clear()
-        _ARRAYS[key] = array
+    try:
+        return _ARRAYS[key]
+    except KeyError:
+        pass
+    array = _build(key[0], shape, key[2], tensor_dtype, dtype)
+    if tensor_dtype is not None:
+        _DTYPES.setdefault(id(tensor_dtype), tensor_dtype)  # before the key is kept (see _ARRAYS)
+    if len(_ARRAYS) >= _MAX_ARRAYS:
+        _ARRAYS.clear()
+    _ARRAYS[key] = array
     return array
 
 
