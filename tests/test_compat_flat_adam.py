@@ -16,7 +16,8 @@ import pytest
 from _helpers import json_lines, run_python, subprocess_env
 
 WORKER = Path(__file__).parent / "compat_workers" / "flat_adam_ops.py"
-CASES = ["adamw", "adamw_amsgrad_maximize", "adam_decoupled"]
+#: the whole bucket in one C call (host_kernels.adam_bucket), and flat_adam's chunk loop (``*_chunk_loop``)
+CASES = ["adamw", "adamw_amsgrad_maximize", "adam_decoupled", "adamw_chunk_loop", "adamw_amsgrad_maximize_chunk_loop"]
 
 
 @pytest.fixture(scope="module")

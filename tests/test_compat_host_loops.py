@@ -11,6 +11,7 @@ test_compat_flat_adam.py's; the optimizer parity tests run the whole step.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,3 +102,94 @@ def test_mismatched_lengths_are_left_to_numpy_which_raises() -> None:
     with pytest.raises(ValueError):
         host_kernels.adam_moments(state["grad"], state["first"][:32], state["second"], None, state["tmp"], None,
                                   scalars)
+
+
+def _chunk_loop(bucket: dict[str, Any], targets: list[np.ndarray], factors: list[tuple[Any, Any]], amsgrad: bool,
+                maximize: bool, chunk: int, numpy_only: bool) -> None:
+    """flat_adam's loop over a bucket, chunk by chunk, one moments call and one apply call per part."""
+    moments = host_kernels.numpy_adam_moments if numpy_only else host_kernels.adam_moments
+    apply = host_kernels.numpy_adam_apply if numpy_only else host_kernels.adam_apply
+    f32 = np.float32
+    scalars = (f32(1 - 0.9), f32(0.999), f32(1 - 0.999), f32(np.sqrt(1 - 0.999 ** 3)), f32(1e-8))
+    offsets = [0, *itertools.accumulate(target.size for target in targets)][:-1]
+    n, index = bucket["grad"].size, 0
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        tmp, upd = bucket["tmp"][:stop - start], bucket["update"][:stop - start]
+        moments(bucket["grad"][start:stop], bucket["first"][start:stop], bucket["second"][start:stop],
+                bucket["maximum"][start:stop] if amsgrad else None, tmp, upd if maximize else None, scalars)
+        while index < len(targets):
+            begin, values = offsets[index], targets[index]
+            low, high = max(begin, start), min(begin + values.size, stop)
+            apply(bucket["first"][low:high], tmp[low - start:high - start], factors[index][0],
+                  upd[low - start:high - start], values[low - begin:high - begin], factors[index][1])
+            if begin + values.size > stop:
+                break
+            index += 1
+
+
+def _bucket(seed: int, sizes: list[int], chunk: int) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    n = sum(sizes)
+    state = _state(seed, n, True, True)
+    state["tmp"], state["update"] = state["tmp"][:min(chunk, n)].copy(), state["update"][:min(chunk, n)].copy()
+    targets = np.split(state.pop("target"), list(itertools.accumulate(sizes))[:-1])
+    return state, [target.copy() for target in targets]
+
+
+LAYOUTS = ([5], [3, 4, 9, 1, 0, 20], [64, 1, 1, 100], [1000, 17, 33], [7] * 12)
+
+
+@pytest.mark.parametrize("amsgrad,maximize", list(itertools.product((False, True), repeat=2)))
+def test_a_bucket_in_one_call_gives_the_chunk_loops_bits(amsgrad: bool, maximize: bool) -> None:
+    """adam_bucket (one C call over the bucket) against flat_adam's loop of per-chunk calls, with the C loops and
+    with NumPy's passes: parts that cross chunk boundaries, empty and one-element parameters, a chunk larger than
+    the bucket, steps and decays that differ per parameter (None: no decay), edge values."""
+    for sizes, chunk in itertools.product(LAYOUTS, (1, 7, 16, 100, 1 << 15)):
+        factors = [(np.float32(-1e-3 * (i + 1)), None if i % 3 == 0 else np.float32(1 - 1e-4 * i))
+                   for i in range(len(sizes))]
+        runs = [_bucket(len(sizes), sizes, chunk) for _ in range(3)]
+        f32 = np.float32
+        scalars = (f32(1 - 0.9), f32(0.999), f32(1 - 0.999), f32(np.sqrt(1 - 0.999 ** 3)), f32(1e-8))
+        (one, one_targets), (loop, loop_targets), (numpys, numpy_targets) = runs
+        offsets = [0, *itertools.accumulate(sizes)][:-1]
+        with np.errstate(all="ignore"):
+            for _ in range(2):
+                assert host_kernels.adam_bucket(one["grad"], one["first"], one["second"],
+                                                one["maximum"] if amsgrad else None, one["tmp"], one["update"],
+                                                maximize, scalars, one_targets, offsets, factors, chunk)
+                _chunk_loop(loop, loop_targets, factors, amsgrad, maximize, chunk, numpy_only=False)
+                _chunk_loop(numpys, numpy_targets, factors, amsgrad, maximize, chunk, numpy_only=True)
+        for other, other_targets in ((loop, loop_targets), (numpys, numpy_targets)):
+            for name in ("grad", "first", "second", "maximum"):
+                assert one[name].view(np.uint32).tolist() == other[name].view(np.uint32).tolist(), (name, sizes)
+            for ours, theirs in zip(one_targets, other_targets):
+                assert ours.view(np.uint32).tolist() == theirs.view(np.uint32).tolist(), (sizes, chunk)
+
+
+def test_a_bucket_the_loops_do_not_take_is_left_untouched() -> None:
+    """Non-consecutive offsets, a bucket the targets do not cover, a float64 or strided target, work memory
+    smaller than a chunk, a factor that is not a pair: False, and nothing written (the caller's loop runs)."""
+    f32 = np.float32
+    scalars = (f32(0.1), f32(0.999), f32(0.001), f32(0.05), f32(1e-8))
+
+    def attempt(sizes: list[int], offsets: list[int], chunk: int = 8, change: Any = None) -> bool:
+        bucket, targets = _bucket(0, sizes, chunk)
+        factors: list[Any] = [(f32(-0.01), None)] * len(sizes)
+        if change is not None:
+            bucket, targets, factors = change(bucket, targets, factors)
+        before = {name: array.copy() for name, array in bucket.items()}
+        targets_before = [target.copy() for target in targets]
+        done = host_kernels.adam_bucket(bucket["grad"], bucket["first"], bucket["second"], None, bucket["tmp"],
+                                        bucket["update"], False, scalars, targets, offsets, factors, chunk)
+        assert all(np.array_equal(before[name], bucket[name], equal_nan=True) for name in bucket) or done
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(targets_before, targets)) or done
+        return done
+
+    assert attempt([4, 4], [0, 4])
+    assert not attempt([4, 4], [0, 5])
+    assert not attempt([4, 4], [0, 4, 8])
+    assert not attempt([4, 4], [0, 4], change=lambda b, t, f: (b, t[:1], f[:1]))
+    assert not attempt([4, 4], [0, 4], change=lambda b, t, f: (b, [t[0].astype(np.float64), t[1]], f))
+    assert not attempt([8, 4], [0, 8], change=lambda b, t, f: (b, [np.zeros(16, np.float32)[::2], t[1]], f))
+    assert not attempt([8, 8], [0, 8], change=lambda b, t, f: ({**b, "tmp": b["tmp"][:4]}, t, f))
+    assert not attempt([4, 4], [0, 4], change=lambda b, t, f: (b, t, [f[0], f32(-0.01)]))

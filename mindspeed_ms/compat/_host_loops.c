@@ -188,6 +188,115 @@ static PyObject *adam_apply(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* A float32 scalar of a Python number (NumPy's float32 included), as PyArg's "f" reads it; -1 with an error set. */
+static int float_of(PyObject *object, float *out) {
+    double value = PyFloat_AsDouble(object);
+    if (value == -1.0 && PyErr_Occurred()) return -1;
+    *out = (float)value;
+    return 0;
+}
+
+/* adam_bucket(grad, first, second, maximum or None, tmp, update, maximize, weight, keep, scale, root, epsilon,
+ *             targets, offsets, factors, chunk): mindspeed_ms.compat.flat_adam's loop over a DDP bucket in one call.
+ * For each chunk of `chunk` elements: the moments (adam_moments, the gradient negated into `update` first when
+ * `maximize`), then adam_apply over every target's part in the chunk with its (step_size, decay or None) of `factors`.
+ * `targets` are the parameters' flat float32 buffers in buffer order, starting at `offsets` (consecutive, covering
+ * the bucket); `tmp` and `update` hold a chunk. The same operations per element as the per-chunk calls, so the
+ * same bits. NotImplemented (nothing done) for anything else: the caller runs its per-chunk loop. */
+static PyObject *adam_bucket(PyObject *self, PyObject *args) {
+    PyObject *objects[6], *targets, *offsets, *factors;
+    int maximize;
+    float weight, keep, scale, root, epsilon;
+    Py_ssize_t chunk;
+    if (!PyArg_ParseTuple(args, "OOOOOOpfffffO!O!O!n", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &maximize, &weight, &keep, &scale, &root, &epsilon, &PyList_Type,
+                          &targets, &PyList_Type, &offsets, &PyList_Type, &factors, &chunk))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(targets);
+    if (chunk <= 0 || PyList_GET_SIZE(offsets) != count || PyList_GET_SIZE(factors) != count)
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_buffer views[6], *parts = NULL;
+    float *steps = NULL, *decays = NULL;
+    int *decayed = NULL;
+    Py_ssize_t n, n_work, taken = 0;
+    PyObject *result = NULL;
+    static const int optional[3] = {0, 0, 0};
+    /* the bucket's arrays (grad, first, second; maximum) of one length, the work arrays (tmp, update) of another */
+    static const int optional_bucket[4] = {0, 0, 0, 1};
+    if (!take(objects, views, 4, optional_bucket, &n)) Py_RETURN_NOTIMPLEMENTED;
+    if (!take(objects + 4, views + 4, 2, optional, &n_work)) {
+        release(views, 4);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (n_work < (n < chunk ? n : chunk)) goto not_implemented;
+    parts = PyMem_Calloc(count ? count : 1, sizeof(Py_buffer));
+    steps = PyMem_Calloc(count ? count : 1, sizeof(float));
+    decays = PyMem_Calloc(count ? count : 1, sizeof(float));
+    decayed = PyMem_Calloc(count ? count : 1, sizeof(int));
+    if (parts == NULL || steps == NULL || decays == NULL || decayed == NULL) {
+        PyErr_NoMemory();
+        goto end;
+    }
+    Py_ssize_t expected = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t offset = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, i));
+        if (offset == -1 && PyErr_Occurred()) goto end;
+        PyObject *factor = PyList_GET_ITEM(factors, i);
+        if (!PyTuple_Check(factor) || PyTuple_GET_SIZE(factor) != 2 || offset != expected) goto not_implemented;
+        if (float_of(PyTuple_GET_ITEM(factor, 0), &steps[i]) < 0) goto end;
+        decayed[i] = PyTuple_GET_ITEM(factor, 1) != Py_None;
+        if (decayed[i] && float_of(PyTuple_GET_ITEM(factor, 1), &decays[i]) < 0) goto end;
+        if (!float32_buffer(PyList_GET_ITEM(targets, i), &parts[i])) goto not_implemented;
+        taken = i + 1;
+        expected += parts[i].len / 4;
+    }
+    if (expected != n) goto not_implemented;
+    const float *grad = views[0].buf;
+    float *first = views[1].buf, *second = views[2].buf, *maximum = views[3].buf, *tmp = views[4].buf;
+    float *update = views[5].buf;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t index = 0, begin = 0;  /* the first target not done yet and where it starts */
+    for (Py_ssize_t start = 0; start < n; start += chunk) {
+        Py_ssize_t stop = start + chunk < n ? start + chunk : n, length = stop - start;
+        const float *used = grad + start;
+        if (maximize) {
+            negate(length, used, update);
+            used = update;
+        }
+        if (maximum != NULL)
+            moments_maximum(length, used, first + start, second + start, maximum + start, tmp, weight, keep, scale,
+                            root, epsilon);
+        else
+            moments(length, used, first + start, second + start, tmp, weight, keep, scale, root, epsilon);
+        while (index < count) {
+            Py_ssize_t size = parts[index].len / 4;
+            Py_ssize_t low = begin > start ? begin : start, high = begin + size < stop ? begin + size : stop;
+            float *target = (float *)parts[index].buf + (low - begin);
+            if (decayed[index])
+                apply_decay(high - low, first + low, tmp + (low - start), steps[index], update + (low - start),
+                            target, decays[index]);
+            else
+                apply(high - low, first + low, tmp + (low - start), steps[index], update + (low - start), target);
+            if (begin + size > stop) break;  /* the parameter goes on in the next chunk */
+            begin += size;
+            index++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+    goto end;
+not_implemented:
+    result = Py_NewRef(Py_NotImplemented);
+end:
+    for (Py_ssize_t i = 0; i < taken; i++) PyBuffer_Release(&parts[i]);
+    PyMem_Free(parts);
+    PyMem_Free(steps);
+    PyMem_Free(decays);
+    PyMem_Free(decayed);
+    release(views, 6);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"adam_moments", adam_moments, METH_VARARGS,
      "adam_moments(grad, first, second, maximum, tmp, negated, weight, keep, scale, root, epsilon): Adam's "
@@ -195,6 +304,10 @@ static PyMethodDef methods[] = {
     {"adam_apply", adam_apply, METH_VARARGS,
      "adam_apply(first, denominator, step_size, update, target, decay): target = target * decay + "
      "(first * step_size) / denominator in one pass (float32 buffers; NotImplemented for anything else)"},
+    {"adam_bucket", adam_bucket, METH_VARARGS,
+     "adam_bucket(grad, first, second, maximum, tmp, update, maximize, weight, keep, scale, root, epsilon, targets, "
+     "offsets, factors, chunk): adam_moments then adam_apply on each parameter's part, chunk by chunk, over a whole "
+     "bucket in one call (float32 buffers; NotImplemented for anything else)"},
     {NULL, NULL, 0, NULL},
 };
 

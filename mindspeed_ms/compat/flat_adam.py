@@ -323,6 +323,10 @@ def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any,
         decay = dtype(1 - lr * group["weight_decay"]) if group["weight_decay"] != 0 else None
         factors[id(group)] = (dtype(-lr / (1 - beta1 ** count)), decay)
     per_param = [factors[id(group)] for _, group in pairs]
+    if host_kernels.adam_bucket(grads, firsts, seconds, maxima, work, update, maximize, scalars, layout.values,
+                                layout.offsets, per_param, _CHUNK):
+        _set_steps(layout, states, count)  # the loop below in one C call (~400 calls a step at the mid size)
+        return True
     arrays = (grads, firsts, seconds, maxima, work, update)
     if layout.chunks is None or not all(map(operator.is_, layout.chunks[0], arrays)):
         layout.chunks = (arrays, _chunks(layout, *arrays))

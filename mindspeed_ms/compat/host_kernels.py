@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACCELERATED", "add", "adam_apply", "adam_moments", "numpy_adam_apply", "numpy_adam_moments", "scale"]
+__all__ = ["ACCELERATED", "add", "adam_apply", "adam_bucket", "adam_moments", "numpy_adam_apply", "numpy_adam_moments",
+           "scale"]
 
 try:  # one pass per element, the same float32 operations in the same order (setup.py builds it where it can)
     from . import _host_loops as _loops
@@ -103,3 +104,27 @@ def numpy_adam_apply(first: Any, denominator: Any, step_size: Any, update: Any, 
     if decay is not None:
         np.multiply(target, decay, out=target)
     np.add(target, update, out=target)
+
+
+def adam_bucket(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, update: Any, maximize: bool,
+                scalars: tuple[Any, Any, Any, Any, Any], targets: list[Any], offsets: list[int],
+                factors: list[tuple[Any, Any]], chunk: int) -> bool:
+    """Adam over a whole flat bucket in one C call, where the loops are built; return False (nothing done) elsewhere.
+
+    Chunk by chunk (``chunk`` elements): :func:`adam_moments` (the gradient negated into ``update`` when
+    ``maximize``), then :func:`adam_apply` over each target's part of the chunk: the calls the caller's own loop
+    makes, the same bits.
+
+    Args:
+        grad, first, second: the bucket's gradient and moments (flat float32, updated in place).
+        maximum: ``max_exp_avg_sq`` flat (amsgrad), or None.
+        tmp, update: work memory of at least a chunk (or the bucket, when smaller).
+        maximize: descend on ``-grad``.
+        scalars: as for :func:`adam_moments`.
+        targets: each parameter's flat float32 memory, in buffer order.
+        offsets: where each starts in the bucket (consecutive, from 0, covering it).
+        factors: each one's ``(step_size, decay or None)``, as for :func:`adam_apply`.
+        chunk: elements per chunk.
+    """
+    return _loops is not None and _loops.adam_bucket(grad, first, second, maximum, tmp, update, maximize, *scalars,
+                                                     targets, offsets, factors, chunk) is not NotImplemented

@@ -127,3 +127,9 @@ if __name__ == "__main__":
     run_case("adamw_amsgrad_maximize", "AdamW", amsgrad=True, maximize=True)
     run_case("adam_l2", "Adam")  # L2 decay: the per-parameter path
     run_case("adam_decoupled", "Adam", decoupled_weight_decay=True)
+    # flat_adam's own chunk loop, as where the C loops are not built (host_kernels.adam_bucket then says False)
+    from mindspeed_ms.compat import host_kernels
+
+    host_kernels.adam_bucket = lambda *args: False  # type: ignore[assignment]
+    run_case("adamw_chunk_loop", "AdamW")
+    run_case("adamw_amsgrad_maximize_chunk_loop", "AdamW", amsgrad=True, maximize=True)
