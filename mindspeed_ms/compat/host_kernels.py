@@ -26,6 +26,9 @@ except ImportError:  # not built: NumPy's multiply
 
 #: Whether Adam's loops run in the optional C extension (else NumPy's passes; the same bits either way).
 ACCELERATED = _loops is not None
+#: The whole-bucket loop of the extension; None where it is not built, or built before it had one (a development
+#: tree built in place and not rebuilt after a pull): then the caller's chunk loop runs.
+_BUCKET = getattr(_loops, "adam_bucket", None)
 
 
 def add(target: Any, source: Any) -> None:
@@ -126,5 +129,5 @@ def adam_bucket(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, upda
         factors: each one's ``(step_size, decay or None)``, as for :func:`adam_apply`.
         chunk: elements per chunk.
     """
-    return _loops is not None and _loops.adam_bucket(grad, first, second, maximum, tmp, update, maximize, *scalars,
-                                                     targets, offsets, factors, chunk) is not NotImplemented
+    return _BUCKET is not None and _BUCKET(grad, first, second, maximum, tmp, update, maximize, *scalars, targets,
+                                           offsets, factors, chunk) is not NotImplemented
