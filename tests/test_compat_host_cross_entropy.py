@@ -1,8 +1,8 @@
-"""mindspeed_ms.compat.host_cross_entropy: the vocab-parallel cross entropy's input gradient of large float32 logits
+"""mindspeed_ms.compat.host_cross_entropy: the vocab-parallel cross entropy's input gradient of float32 logits
 on the host computes what PyTorch computes: megatron's ``prepare_gradient_calculation_operands`` and
 ``calculate_gradients`` (targets inside and outside the partition, a strided ``grad_output``), bit for bit against
-the reference interpreter running megatron's own code; the calls it does not take (the tiny model's logits, a
-float16 ``grad_output``) keep the out-of-place replacement and its values.
+the reference interpreter running megatron's own code, the tiny model's logits and one token too; the calls it does
+not take (a float16 ``grad_output``) keep the out-of-place replacement and its values.
 
 One script runs in the PyTorch reference interpreter and in a MindSpore interpreter with the adaptor applied on
 the same inputs; the MindSpore side also records which calls went through NumPy.
@@ -49,7 +49,8 @@ target, g = given["target"], given["g"]
 run("whole_vocabulary", softmax, target, (0, 128), torch.tensor(g))
 run("partition", softmax, target, (64, 128), torch.tensor(g))  # tp=2's second rank: half the targets elsewhere
 run("strided_grad_output", softmax, target, (0, 128), torch.tensor(np.ascontiguousarray(g.T)).t())
-run("small", softmax[:32], target[:32], (0, 128), torch.tensor(g[:32]))
+run("small", softmax[:32], target[:32], (0, 128), torch.tensor(g[:32]))  # the tiny model's [128, 128]
+run("one_token", softmax[:1, :1], target[:1, :1], (0, 128), torch.tensor(g[:1, :1]))
 run("half_grad_output", softmax, target, (0, 128), torch.tensor(g).half())
 {checks}
 np.savez(sys.argv[2], **out)
@@ -74,8 +75,8 @@ taken = lambda: _calls[0]
 '''
 
 _CHECKS = '''
-assert paths == {"whole_vocabulary": 1, "partition": 1, "strided_grad_output": 1, "small": 0,
-                 "half_grad_output": 0}, paths
+assert paths == {"whole_vocabulary": 1, "partition": 1, "strided_grad_output": 1, "small": 1,
+                 "one_token": 1, "half_grad_output": 0}, paths
 '''
 
 

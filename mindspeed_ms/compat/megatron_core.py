@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["attention_mask_func", "calculate_gradients"]
+__all__ = ["attention_mask_func", "calculate_gradients", "calculate_predicted_logits"]
 
 
 def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, softmax_update: Any,
@@ -33,6 +33,44 @@ def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, sof
     one_hot = torch.nn.functional.one_hot(masked_target_1d, grad_2d.shape[-1]).to(grad_2d.dtype)
     grad_2d = grad_2d - one_hot * softmax_update.unsqueeze(-1)
     return grad_2d.reshape(grad_input.shape) * grad_output.unsqueeze(dim=-1)
+
+
+def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_max: Any, vocab_start_index: int,
+                               vocab_end_index: int) -> tuple[Any, Any, Any, Any, Any]:
+    """``VocabParallelCrossEntropy.calculate_predicted_logits`` in fewer MindSpore kernels, the same values.
+
+    Megatron's function picks each token's logit with an advanced index ``logits_2d[arange, target]`` (on
+    MSAdapter: an arange, then a Less, a Select, two Casts and an Add wrapping negative indices, then GatherNd:
+    7 kernels at ~250 us each on the CPU backend) and zeroes the tokens outside this partition with index
+    assignments into fresh tensors (a Select and an InplaceCopy). Here ``gather`` along the last dimension picks
+    the same elements (the masked targets are in ``[0, partition)``: no negative index to wrap) and ``masked_fill``
+    zeroes the same places, out of place, in tensors that only this function holds. What the caller sees is
+    megatron's: ``vocab_parallel_logits`` shifted by its maximum and exponentiated in place (the returned
+    ``exp_logits`` is that tensor), and the same five results, bit for bit.
+
+    Args:
+        vocab_parallel_logits: ``[..., partition_vocab]`` float logits (overwritten, as megatron overwrites them).
+        target: the tokens' global vocabulary ids, ``vocab_parallel_logits``'s shape minus the last dim.
+        logits_max: the maximum logit of each token (over the whole vocabulary).
+        vocab_start_index: the first vocabulary id of this partition.
+        vocab_end_index: one past its last.
+
+    Returns:
+        ``(target_mask, masked_target_1d, predicted_logits, sum_exp_logits, exp_logits)`` as megatron's.
+    """
+    import torch
+
+    vocab_parallel_logits -= logits_max.unsqueeze(dim=-1)  # in place, as megatron (the caller's tensor)
+    target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
+    masked_target = (target - vocab_start_index).masked_fill(target_mask, 0)
+    masked_target_1d = masked_target.view(-1)
+    logits_2d = vocab_parallel_logits.view(-1, vocab_parallel_logits.size()[-1])
+    predicted_logits = torch.gather(logits_2d, 1, masked_target_1d.unsqueeze(-1)).view_as(target)
+    predicted_logits = predicted_logits.masked_fill(target_mask, 0.0)
+    exp_logits = vocab_parallel_logits
+    torch.exp(vocab_parallel_logits, out=exp_logits)
+    sum_exp_logits = exp_logits.sum(dim=-1)
+    return target_mask, masked_target_1d, predicted_logits, sum_exp_logits, exp_logits
 
 
 def attention_mask_func(attention_scores: Any, attention_mask: Any) -> Any:

@@ -45,6 +45,11 @@ def register(registry: Any, args: Any) -> None:
             purpose="vocab-parallel cross entropy writes the target term into a view of the softmax; on CPU "
                     "the write does not reach the base, so the gradient silently lost it")
         registry.register(
+            f"{_CROSS_ENTROPY}.calculate_predicted_logits", compat.calculate_predicted_logits, requires=_MEGATRON,
+            purpose="each token's logit is picked with an advanced index (on MSAdapter's CPU path 7 kernels: an arange "
+                    "and the wrapping of negative indices around GatherNd) and zeroed outside the partition with "
+                    "index assignments (a Select and a copy); gather and masked_fill give the same values in 2")
+        registry.register(
             "megatron.core.transformer.utils.attention_mask_func", compat.attention_mask_func, requires=_MEGATRON,
             purpose="the causal mask is applied with masked_fill_ on a view of the attention scores, which autograd "
                     "records: MindSpore's CPU backend cannot write through it (the mask was silently dropped: "
