@@ -99,8 +99,11 @@ def test_trace_report_names_the_patched_functions_the_steps_went_through(
     # the cross-entropy fix runs once per step; the CPU in-place fixes run inside every forward/backward
     assert called.get("megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients") \
         == ITERATIONS
-    # the causal mask, out of place: once per layer (2) and forward (one per step)
-    assert called.get("megatron.core.transformer.utils.attention_mask_func") == 2 * ITERATIONS
+    # megatron's core attention, one host Function: once per layer (2) and forward (one per step); the causal
+    # mask's out-of-place fix is not reached then (the Function masks the scores itself)
+    assert called.get("megatron.core.transformer.dot_product_attention.DotProductAttention.forward") \
+        == 2 * ITERATIONS
+    assert "megatron.core.transformer.utils.attention_mask_func" in data["not_called"]
     assert called.get("msadapter.ops.reduction.norm", 0) > 0
     # "called" and "not_called" split the installed patches: nothing is in both, and a count is never 0
     assert set(called).isdisjoint(data["not_called"])

@@ -66,6 +66,7 @@ def test_cpu_gets_the_cpu_backend_patches(monkeypatch: pytest.MonkeyPatch) -> No
     targets = {status.target for status in _registered(monkeypatch, None).status()}
     assert {"mindspore.common.tensor.Tensor.zero_", "msadapter.ops.creation.empty",
             "megatron.core.tensor_parallel.cross_entropy.VocabParallelCrossEntropy.calculate_gradients",
+            "megatron.core.transformer.dot_product_attention.DotProductAttention.forward",
             "torch_npu.npu_rms_norm", "transformer_engine", "apex", "msadapter.random.manual_seed"} <= targets
 
 

@@ -36,7 +36,8 @@ def set_row_threads(count: int) -> int:
         raise ValueError(f"set_row_threads takes 1 or 2 threads, not {count!r}")
     return 1 if _ROWS is None else int(_ROWS.set_threads(count))
 
-__all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "bias_add", "column_sum", "contiguous_copy",
+__all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
+           "column_sum", "contiguous_copy",
            "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "scatter_pieces",
            "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
@@ -290,3 +291,53 @@ def cross_entropy_gradient(softmax: Any, target: Any, update: Any, grad_output: 
     rows = np.arange(out.shape[0])
     out[rows, target] -= update
     out *= grad_output[:, None]
+
+
+# -- megatron's core attention (compat/host_attention.py) --------------------------------------------------------
+
+def attention_forward(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
+    """``DotProductAttention``'s arithmetic: ``softmax(masked_fill(alpha * q @ k^T, mask, -10000)) @ v``.
+
+    ``query`` ``[sq, b, np, hn]``, ``key``/``value`` ``[sk, b, np, hn]`` (any strides), ``mask`` a bool array that
+    broadcasts to ``[b, np, sq, sk]`` (True: masked) or None; the context is written into ``out`` (``[sq, b, np,
+    hn]``). Returns what :func:`attention_backward` needs: copies of q, k, v as ``[b, np, s, hn]`` and the
+    probabilities ``[b, np, sq, sk]``.
+    """
+    import numpy as np
+
+    q = np.ascontiguousarray(query.transpose(1, 2, 0, 3))
+    k = np.ascontiguousarray(key.transpose(1, 2, 0, 3))
+    v = np.ascontiguousarray(value.transpose(1, 2, 0, 3))
+    scores = np.matmul(q, k.transpose(0, 1, 3, 2))
+    if alpha != 1.0:
+        scores *= np.float32(alpha)
+    if mask is not None:
+        np.copyto(scores, np.float32(-10000.0), where=np.broadcast_to(mask, scores.shape))
+    rows = scores.reshape(-1, scores.shape[-1])
+    softmax_forward(rows, rows)
+    np.matmul(scores, v, out=out.transpose(1, 2, 0, 3))
+    return q, k, v, scores
+
+
+def attention_backward(grad: Any, saved: tuple[Any, ...], mask: Any, alpha: float, grad_query: Any, grad_key: Any,
+                       grad_value: Any) -> None:
+    """The gradients of :func:`attention_forward` (PyTorch's bmm, softmax, masked_fill and baddbmm backward, in
+    their order) from ``grad`` (``[sq, b, np, hn]``, any strides), written into ``grad_query`` (``[sq, b, np, hn]``),
+    ``grad_key`` and ``grad_value`` (``[sk, b, np, hn]``)."""
+    import numpy as np
+
+    q, k, v, probs = saved
+    g = np.ascontiguousarray(grad.transpose(1, 2, 0, 3))
+    np.matmul(probs.transpose(0, 1, 3, 2), g, out=grad_value.transpose(1, 2, 0, 3))
+    scores = np.matmul(g, v.transpose(0, 1, 3, 2))
+    rows = scores.reshape(-1, scores.shape[-1])
+    softmax_backward(rows, probs.reshape(rows.shape), rows)
+    if mask is not None:
+        np.copyto(scores, np.float32(0.0), where=np.broadcast_to(mask, scores.shape))
+    dq = grad_query.transpose(1, 2, 0, 3)
+    np.matmul(scores, k, out=dq)
+    dk = grad_key.transpose(1, 2, 0, 3)
+    np.matmul(scores.transpose(0, 1, 3, 2), q, out=dk)
+    if alpha != 1.0:
+        dq *= np.float32(alpha)
+        dk *= np.float32(alpha)

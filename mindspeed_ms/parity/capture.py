@@ -38,6 +38,7 @@ import numpy as np
 from mindspeed_ms.parity.errors import ParityMismatchError
 
 __all__ = [
+    "recording_module_outputs",
     "PARITY_DIR_ENV",
     "PARITY_ROLE_ENV",
     "PARITY_LOAD_ENV",
@@ -53,6 +54,20 @@ PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
 _CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
+
+#: whether a capture is recording every module's output now (the model's first forward); see
+#: :func:`recording_module_outputs`
+_RECORDING = [False]
+
+
+def recording_module_outputs() -> bool:
+    """Whether a capture is recording every module's output now (during the model's first forward).
+
+    Faster paths that compute several modules in one step without calling them (megatron's core attention
+    without its softmax and dropout modules: :mod:`mindspeed_ms.compat.host_attention`) step aside then, so
+    that the comparison sees every module's output.
+    """
+    return _RECORDING[0]
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:
@@ -133,11 +148,15 @@ class ParityCapture:
             if is_model:
                 capture.forwards += 1
                 args, kwargs = capture._hand_over_batch(args, kwargs)
+            recording = is_model and capture.steps == 0 and capture.forwards == 1
             capture.depth += 1
+            _RECORDING[0] = _RECORDING[0] or recording
             try:
                 result = call(module, *args, **kwargs)
             finally:
                 capture.depth -= 1
+                if recording:
+                    _RECORDING[0] = False
             if capture.steps == 0 and capture.forwards == 1 and capture.model is not None:
                 capture._record_output(module, result)
             return result

@@ -85,6 +85,21 @@ def register(registry: Any, args: Any) -> None:
                 "the Erf kernel, PyTorch's backward formula as the gradient (float16/bfloat16 via float32)")
     _register_mlp_kernels(registry)
     _register_backward_kernels(registry)
+    _register_attention(registry)
+
+
+def _register_attention(registry: Any) -> None:
+    """megatron's core attention (local spec) as one host Function."""
+    from mindspeed_ms.compat import host_attention
+
+    registry.register(
+        f"{host_attention.MODULE}.DotProductAttention.forward", host_attention.forward_wrapper, kind="wrap",
+        requires=(MEGATRON_CORE_REQUIREMENT, *_MSADAPTER),
+        purpose="megatron's core attention (baddbmm, masked_fill, softmax, dropout off, bmm, the reshapes and the "
+                "context's permute) is ~10 kernels and ~15 view ops forward and ~25 kernels backward per layer on "
+                "CPU (PyNative's ~250 us each at the tiny size; BatchMatMul ~12 ms a step at the mid size, "
+                "PyTorch's bmm ~5 ms); one Function computing PyTorch's arithmetic in NumPy/OpenBLAS over the host "
+                "memory, forward and backward")
 
 
 def _register_mlp_kernels(registry: Any) -> None:

@@ -1,0 +1,213 @@
+"""Megatron's core attention (``DotProductAttention.forward``) as one autograd Function on the host (MindSpore's CPU).
+
+megatron-core's ``DotProductAttention`` (the local spec's core attention, no flash attention) reshapes query, key
+and value, takes ``baddbmm(q, k^T, beta=0, alpha=softmax_scale)``, masks the scores with
+``FusedScaleMaskSoftmax`` (``masked_fill_(mask, -10000.0)`` and ``torch.nn.Softmax(dim=-1)`` for float32
+inputs), applies attention dropout, multiplies by v with ``bmm`` and permutes the context back to ``[sq, b, hp]``.
+On MindSpore's CPU backend that is ~10 kernels and ~15 view ops forward and ~25 kernels backward per layer: at
+the tiny size (hidden 64) each costs PyNative's ~250 us, at the mid size (hidden 512, seq 128) the BatchMatMul
+kernels alone take ~12 ms a step (PyTorch's bmm ~5 ms) and q, k, v are copied again for the transposed operands.
+
+Here the whole block is one Function: NumPy's batched matmul (OpenBLAS) over the tensors' host memory, PyTorch's
+softmax arithmetic (:func:`~mindspeed_ms.compat.host_arithmetic.softmax_forward`), the context written straight
+into a new tensor of MindSpore's memory (:mod:`.host_outputs`) in megatron's ``[sq, b, hp]`` layout; the backward
+is PyTorch's (bmm, softmax, masked_fill and baddbmm gradients, in their order), the gradients of q, k and v
+written into new tensors of their shapes. The backward keeps its own copies of q, k, v and the probabilities
+(never arrays over a view's memory). Results agree with PyTorch's to float32 rounding
+(tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
+
+Taken when the call computes exactly that: float32 query/key/value of ``[s, b, np, hn]`` with as many key/value
+heads as query heads (no grouped-query repetition), no attention bias, no packed sequences, attention dropout off
+(``p == 0`` or the dropout module in eval mode), ``FusedScaleMaskSoftmax`` with megatron's own methods and mask
+function, no extra softmax scale (``apply_query_key_layer_scaling``) and float32 (not fp16/bf16) inputs, a mask
+that is None (causal: megatron's default upper-triangular mask) or a bool tensor that broadcasts to
+``[b, np, sq, sk]``; the wrapped forward must be megatron-core's own (MindSpeed's replacements are kept).
+No forward hooks on the softmax and dropout modules (nor global ones), and no parity capture recording every
+module's output (the model's first forward under ``mindspeed-ms parity``): those expect the modules to be called.
+Everything else (dropout in training included: its random stream is the wrapped forward's) runs the wrapped
+forward.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
+
+__all__ = ["MODULE", "forward_wrapper"]
+
+#: the module whose ``DotProductAttention.forward`` this computes
+MODULE = "megatron.core.transformer.dot_product_attention"
+_SOFTMAX_MODULE = "megatron.core.fusions.fused_softmax"
+_UTILS_MODULE = "megatron.core.transformer.utils"
+_NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
+
+
+@functools.lru_cache(maxsize=1)
+def _function() -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    from msadapter.autograd import Function
+
+    from mindspeed_ms.compat.host_memory import host_array
+    from mindspeed_ms.compat.host_outputs import new_float32
+
+    class HostAttention(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """Context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value ``[sk, b, np, hn]``."""
+
+        @staticmethod
+        def forward(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
+            sq, b, heads, size = query._shape
+            result, memory = new_float32((sq, b, heads * size))
+            mask = plan.mask
+            if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
+                mask = host_array(plan.tensor).copy()
+            saved = attention_forward(host_array(query), host_array(key, sync=False),
+                                      host_array(value, sync=False), mask, plan.alpha,
+                                      memory.reshape(sq, b, heads, size))
+            ctx.saved = (saved, mask, plan.alpha, tuple(query._shape), tuple(key._shape))
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            saved, mask, alpha, query_shape, key_shape = ctx.saved
+            del ctx.saved
+            grad_query, dq = new_float32(query_shape)
+            grad_key, dk = new_float32(key_shape)
+            grad_value, dv = new_float32(key_shape)
+            attention_backward(host_array(grad).reshape(query_shape), saved, mask, alpha, dq, dk, dv)
+            return grad_query, grad_key, grad_value, None
+
+    return HostAttention
+
+
+class _Plan:
+    """What the Function needs besides q, k, v (one Python object: not a tensor input of the autograd node)."""
+
+    __slots__ = ("alpha", "mask", "tensor")
+
+    def __init__(self, mask: Any, tensor: Any, alpha: float) -> None:
+        self.mask = mask  # a bool array (megatron's default causal mask) or None
+        self.tensor = tensor  # the mask tensor given, or None
+        self.alpha = alpha
+
+
+@functools.lru_cache(maxsize=1)
+def _megatron() -> tuple[Any, Any, Any, Any, Any]:
+    """(float32, bool, FusedScaleMaskSoftmax, AttnMaskType.causal)."""
+    import mindspore
+    from megatron.core.fusions.fused_softmax import FusedScaleMaskSoftmax
+    from megatron.core.transformer.enums import AttnMaskType
+
+    return mindspore.float32, mindspore.bool_, FusedScaleMaskSoftmax, AttnMaskType.causal
+
+
+def _masks_scores(function: Any) -> bool:
+    """Whether ``function`` is megatron's ``attention_mask_func`` (``masked_fill_(mask, -10000.0)``) or our
+    out-of-place one (:func:`mindspeed_ms.compat.megatron_core.attention_mask_func`, the same values)."""
+    from mindspeed_ms.compat import megatron_core
+
+    return function is megatron_core.attention_mask_func or (
+        _megatrons_own(function, _UTILS_MODULE) and getattr(function, "__name__", None) == "attention_mask_func")
+
+
+@functools.lru_cache(maxsize=8)
+def _causal(length: int) -> Any:
+    """megatron's default causal mask (``get_default_causal_mask``: True above the diagonal), read-only."""
+    import numpy as np
+
+    mask = np.triu(np.ones((length, length), dtype=bool), 1)
+    mask.flags.writeable = False
+    return mask
+
+
+def _megatrons_own(function: Any, module: str) -> bool:
+    """Whether ``function`` is megatron-core's own code from ``module`` (not a replacement or a wrapper of it)."""
+    return getattr(function, "__module__", None) == module and not hasattr(function, "__wrapped__")
+
+
+def _softmax_is_plain(softmax: Any) -> bool:
+    """Whether ``softmax`` is megatron's FusedScaleMaskSoftmax taking its torch path over float32 scores as is."""
+    fused = _megatron()[2]
+    kind = type(softmax)
+    return (kind is fused and _masks_scores(softmax.mask_func) and softmax.scale is None
+            and not softmax.input_in_float16
+            and all(_megatrons_own(getattr(kind, name), _SOFTMAX_MODULE)
+                    for name in ("forward", "forward_torch_softmax", "is_kernel_available")))
+
+
+def _watched(*modules: Any) -> bool:
+    """Whether someone expects ``modules`` to be called: forward hooks on them or on every module, or a parity
+    capture recording every module's output (:func:`mindspeed_ms.parity.capture.recording_module_outputs`)."""
+    from msadapter.nn.modules import module as hooks
+
+    from mindspeed_ms.parity.capture import recording_module_outputs
+
+    return (recording_module_outputs() or bool(hooks._global_forward_hooks or hooks._global_forward_pre_hooks)
+            or any(module._forward_hooks or module._forward_pre_hooks for module in modules))
+
+
+def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
+    """The plan for the scores ``[b, np, sq, sk]`` and this mask, or None when not taken."""
+    import numpy as np
+
+    _, boolean, _, causal = _megatron()
+    sq, sk = scores[2:]
+    if mask is None:
+        if module.scale_mask_softmax.attn_mask_type == causal and sq > 1:
+            # sq != sk: megatron's assertion and its message
+            return _Plan(_causal(sq), None, alpha) if sq == sk else None
+        return _Plan(None, None, alpha)
+    shape = getattr(mask, "_shape", None)
+    if shape is None or mask.dtype is not boolean or len(shape) > 4:
+        return None
+    try:
+        if np.broadcast_shapes(tuple(shape), scores) != scores:
+            return None
+    except ValueError:
+        return None
+    return _Plan(None, mask, alpha)
+
+
+def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, packed: Any) -> _Plan | None:
+    """The Function's plan when this call is taken, else None."""
+    float32 = _megatron()[0]
+    shapes = [getattr(tensor, "_shape", None) for tensor in (query, key, value)]
+    if (bias is not None or packed is not None or any(shape is None or len(shape) != 4 for shape in shapes)
+            or any(tensor.dtype is not float32 for tensor in (query, key, value))):
+        return None
+    (sq, b, heads, size), (sk, *rest) = shapes[0], shapes[1]
+    if tuple(rest) != (b, heads, size) or tuple(shapes[2]) != tuple(shapes[1]) or not sq or not sk:
+        return None
+    dropout = module.attention_dropout
+    if (dropout.training and dropout.p > 0) or not _softmax_is_plain(module.scale_mask_softmax):
+        return None
+    if _watched(module.scale_mask_softmax, dropout):
+        return None
+    if module.num_attention_heads_per_partition != module.num_query_groups_per_partition:
+        return None
+    return _mask_plan(module, mask, (b, heads, sq, sk), float(module.softmax_scale))
+
+
+def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``DotProductAttention.forward(self, query, key, value, attention_mask, attn_mask_type=None,
+    attention_bias=None, packed_seq_params=None)``: megatron's own forward only (anything else is returned as is)."""
+    if not _megatrons_own(op, MODULE):
+        return op
+
+    @functools.wraps(op)
+    def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        given = dict(zip(_NAMES, args))
+        if len(args) > len(_NAMES) or set(kwargs) - set(_NAMES) or set(kwargs) & set(given):
+            return op(self, *args, **kwargs)
+        given.update(kwargs)
+        if not {"query", "key", "value", "attention_mask"} <= set(given):
+            return op(self, *args, **kwargs)
+        plan = _plan(self, given["query"], given["key"], given["value"], given["attention_mask"],
+                     given.get("attention_bias"), given.get("packed_seq_params"))
+        if plan is None:
+            return op(self, *args, **kwargs)
+        return _function().apply(given["query"], given["key"], given["value"], plan)
+
+    return forward

@@ -1,0 +1,198 @@
+"""mindspeed_ms.compat.host_attention: megatron-core's ``DotProductAttention`` as one host Function computes what
+PyTorch computes: the context and the gradients of query, key and value, run by megatron's own module in the
+reference interpreter and in a MindSpore interpreter with the adaptor applied, on the same inputs (an explicit
+causal mask, megatron's default causal mask, a padding mask per sequence, dropout in eval mode, another softmax
+scale, strided query/key/value out of a split, a mid-size case, no gradient recorded); the calls it does not take
+(grouped-query attention, dropout in training, a forward hook on the softmax module) still run megatron's
+forward.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+from _helpers import ROOT, reference_python, run_python, subprocess_env
+
+_SCRIPT = '''
+import json
+import sys
+import numpy as np
+import mindspeed_ms.adaptor
+from mindspeed_ms.adaptation.framework import get_ai_framework
+import torch
+from megatron.core import parallel_state
+from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
+from megatron.core.transformer.dot_product_attention import DotProductAttention
+from megatron.core.transformer.enums import AttnMaskType
+from megatron.core.transformer.transformer_config import TransformerConfig
+
+taken = []
+if get_ai_framework() == "mindspore":
+    from mindspeed_ms.compat import host_attention
+    forward = host_attention.attention_forward
+    def counted(*args):
+        taken.append(name)
+        return forward(*args)
+    host_attention.attention_forward = counted
+
+parallel_state.set_tensor_model_parallel_world_size(1)
+parallel_state.set_tensor_model_parallel_rank(0)
+parallel_state.set_expert_model_parallel_rank(0)
+parallel_state._set_global_memory_buffer()  # what initialize_model_parallel sets up: the scores' buffer
+model_parallel_cuda_manual_seed(1)
+given = np.load(sys.argv[1])
+out = {}
+name = ""
+
+def attention(heads, groups, size, mask_type, dropout=0.0, train=True, scale=None):
+    config = TransformerConfig(num_layers=1, hidden_size=heads * size, num_attention_heads=heads,
+                               num_query_groups=groups, attention_dropout=dropout, use_cpu_initialization=True)
+    module = DotProductAttention(config, layer_number=1, attn_mask_type=mask_type, attention_type="self",
+                                 softmax_scale=scale)
+    return module.train(train)
+
+def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, hook=False, **options):
+    global name
+    name = case
+    q, k, v = (given[prefix + part] for part in "qkv")
+    module = attention(heads, groups, q.shape[-1], mask_type, **options)
+    seen = []
+    if hook:  # a forward hook on the softmax module: it must be called
+        module.scale_mask_softmax.register_forward_hook(lambda *args: seen.append(args[2].shape))
+    leaves = [torch.tensor(q), torch.tensor(k[:, :, :groups]), torch.tensor(v[:, :, :groups])]
+    if split:  # megatron's layout: q, k, v are strided pieces of one [s, b, np, 3 * hn] tensor
+        leaves = [torch.tensor(np.concatenate([q, k, v], axis=3))]
+    for leaf in leaves:
+        leaf.requires_grad_(grad)
+    inputs = torch.split(leaves[0] * 1, q.shape[-1], dim=3) if split else [leaf * 1 for leaf in leaves]
+    context = module(*inputs, None if mask is None else torch.tensor(mask))
+    out[case] = context.detach().numpy()
+    if hook:
+        out[case + "_hook_saw"] = np.array(seen[0])
+    if grad:
+        context.backward(torch.tensor(given[prefix + "g"]))
+        for part, leaf in zip("qkv" if not split else "x", leaves):
+            out[f"{case}_d{part}"] = leaf.grad.numpy()
+
+causal = np.triu(np.ones((1, 1, 32, 32), bool), 1)
+run("causal_mask", "", 4, 4, AttnMaskType.causal, causal)
+run("default_causal_mask", "", 4, 4, AttnMaskType.causal, None)
+run("padding_mask", "", 4, 4, AttnMaskType.padding, given["padding"])
+run("square_mask", "", 4, 4, AttnMaskType.padding, causal[0, 0])
+run("no_mask", "", 4, 4, AttnMaskType.padding, None)
+run("dropout_in_eval", "", 4, 4, AttnMaskType.causal, causal, dropout=0.1, train=False)
+run("softmax_scale", "", 4, 4, AttnMaskType.causal, causal, scale=0.3)
+run("split_views", "", 4, 4, AttnMaskType.causal, causal, split=True)
+run("mid_size", "mid_", 8, 8, AttnMaskType.causal, np.triu(np.ones((1, 1, 128, 128), bool), 1))
+with torch.no_grad():
+    run("no_grad", "", 4, 4, AttnMaskType.causal, causal, grad=False)
+run("grouped_query", "", 4, 2, AttnMaskType.causal, causal)
+run("hooked_softmax", "", 4, 4, AttnMaskType.causal, causal, hook=True)
+name = "dropout_in_training"
+module = attention(4, 4, 16, AttnMaskType.causal, dropout=0.5)
+context = module(*(torch.tensor(given[part]) for part in "qkv"), torch.tensor(causal))
+out["dropout_in_training_shape"] = np.array(context.shape)
+np.savez(sys.argv[2], **out)
+with open(sys.argv[3], "w") as file:
+    json.dump(taken, file)
+'''
+
+#: the cases the Function takes (the rest run megatron's forward)
+TAKEN = ["causal_mask", "default_causal_mask", "padding_mask", "square_mask", "no_mask", "dropout_in_eval",
+         "softmax_scale", "split_views", "mid_size", "no_grad"]
+
+
+def _run(python: str, folder: Path, extra: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+    stem = folder / Path(python).parent.parent.name
+    script = folder / "attention.py"
+    script.write_text(textwrap.dedent(_SCRIPT))
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    run_python(python, str(script), str(folder / "inputs.npz"), f"{stem}.npz", f"{stem}.json", *extra, env=env)
+    import json
+
+    with np.load(f"{stem}.npz") as saved:
+        return {name: saved[name] for name in saved.files}, json.loads(Path(f"{stem}.json").read_text())
+
+
+def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    inputs = {part: rng.standard_normal((32, 2, 4, 16)).astype(np.float32) for part in "qkv"}
+    inputs["g"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
+    inputs["padding"] = rng.random((2, 1, 32, 32)) < 0.3
+    inputs["padding"][1, 0, 3] = True  # a fully masked row: uniform probabilities in PyTorch
+    for part in "qkv":
+        inputs[f"mid_{part}"] = (rng.standard_normal((128, 4, 8, 64)) * 2).astype(np.float32)
+    inputs["mid_g"] = rng.standard_normal((128, 4, 512)).astype(np.float32)
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    expected, _ = _run(reference_python(), tmp_path, [])
+    got, taken = _run(sys.executable, tmp_path, ["--ai-framework", "mindspore"])
+    assert taken == TAKEN
+    assert sorted(got) == sorted(expected)
+    for key, value in expected.items():
+        assert got[key].shape == value.shape, key
+        assert got[key].dtype == value.dtype, key
+        scale = max(1.0, float(np.abs(value).max()))  # float32 rounding of the sums: relative to the largest
+        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=2e-6 * scale, err_msg=key)
+    exact = _exact_mid(inputs)
+    for key, value in exact.items():  # at least as close to the exact attention as PyTorch is
+        assert np.abs(got[key] - value).max() <= 1.25 * np.abs(expected[key] - value).max() + 1e-6, key
+    assert np.isfinite(got["padding_mask"]).all()
+    # the masks changed what was computed (a test that passes with every mask ignored would be worthless)
+    assert np.abs(got["causal_mask"] - got["no_mask"]).max() > 0.1
+    assert np.abs(got["causal_mask"] - got["padding_mask"]).max() > 0.1
+    assert np.array_equal(got["causal_mask"], got["default_causal_mask"])
+    assert np.abs(got["causal_mask"] - got["softmax_scale"]).max() > 0.01
+
+
+def _exact(q: np.ndarray, k: np.ndarray, v: np.ndarray, grad: np.ndarray, mask: np.ndarray,
+           alpha: float) -> tuple[np.ndarray, ...]:
+    """The attention's context and the gradients of q, k, v (all ``[s, b, np, hn]``) in float64."""
+    qh, kh, vh, gh = (x.astype(np.float64).transpose(1, 2, 0, 3) for x in (q, k, v, grad))
+    scores = np.where(mask, -10000.0, alpha * qh @ kh.transpose(0, 1, 3, 2))
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    dprobs = gh @ vh.transpose(0, 1, 3, 2)
+    dscores = np.where(mask, 0.0, probs * (dprobs - (dprobs * probs).sum(-1, keepdims=True))) * alpha
+    results = (probs @ vh, dscores @ kh, dscores.transpose(0, 1, 3, 2) @ qh, probs.transpose(0, 1, 3, 2) @ gh)
+    return tuple(x.transpose(2, 0, 1, 3) for x in results)
+
+
+def _exact_mid(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The mid-size case's context and gradients in float64, by the names the script saves them under."""
+    grad = inputs["mid_g"].reshape(128, 4, 8, 64)
+    mask = np.triu(np.ones((128, 128), bool), 1)
+    context, dq, dk, dv = _exact(inputs["mid_q"], inputs["mid_k"], inputs["mid_v"], grad, mask, 0.125)
+    return {"mid_size": context.reshape(128, 4, 512), "mid_size_dq": dq, "mid_size_dk": dk, "mid_size_dv": dv}
+
+
+def test_the_wrapper_keeps_a_forward_that_is_not_megatrons() -> None:
+    from mindspeed_ms.compat import host_attention
+
+    def forward(self: object, *args: object) -> object:  # MindSpeed's replacement, say
+        return args
+
+    assert host_attention.forward_wrapper(forward) is forward
+    forward.__module__ = host_attention.MODULE
+    assert host_attention.forward_wrapper(forward) is not forward
+    wrapped = host_attention.forward_wrapper(forward)
+    assert host_attention.forward_wrapper(wrapped) is wrapped  # a wrapper (``__wrapped__``) is not megatron's own
+
+
+def test_the_arithmetic_is_the_exact_attention_to_float32_rounding() -> None:
+    """forward and backward against float64 NumPy (the reference test above compares with PyTorch itself)."""
+    from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
+
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((16, 2, 3, 8)).astype(np.float32) for _ in range(3))
+    grad = rng.standard_normal((16, 2, 3, 8)).astype(np.float32)
+    mask = np.triu(np.ones((16, 16), bool), 1)
+    out = np.full((16, 2, 3, 8), np.nan, np.float32)
+    saved = attention_forward(q, k, v, mask, 0.3, out)
+    dq, dk, dv = (np.full(q.shape, np.nan, np.float32) for _ in range(3))
+    attention_backward(grad, saved, mask, 0.3, dq, dk, dv)
+
+    for got, exact in zip((out, dq, dk, dv), _exact(q, k, v, grad, mask, 0.3)):
+        np.testing.assert_allclose(got, exact, rtol=1e-5, atol=1e-6)
