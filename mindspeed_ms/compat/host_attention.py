@@ -42,6 +42,8 @@ __all__ = ["MODULE", "forward_wrapper"]
 MODULE = "megatron.core.transformer.dot_product_attention"
 _SOFTMAX_MODULE = "megatron.core.fusions.fused_softmax"
 _UTILS_MODULE = "megatron.core.transformer.utils"
+#: the class of :func:`mindspeed_ms.engine.journal.counting_shim`'s call counters (a transparent proxy)
+_COUNTING_SHIM = "counting_shim.<locals>.CountingShim"
 _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
 
 
@@ -94,7 +96,7 @@ class _Plan:
 
 
 @functools.lru_cache(maxsize=1)
-def _megatron() -> tuple[Any, Any, Any, Any, Any]:
+def _megatron() -> tuple[Any, Any, Any, Any]:
     """(float32, bool, FusedScaleMaskSoftmax, AttnMaskType.causal)."""
     import mindspore
     from megatron.core.fusions.fused_softmax import FusedScaleMaskSoftmax
@@ -108,6 +110,8 @@ def _masks_scores(function: Any) -> bool:
     out-of-place one (:func:`mindspeed_ms.compat.megatron_core.attention_mask_func`, the same values)."""
     from mindspeed_ms.compat import megatron_core
 
+    while type(function).__qualname__ == _COUNTING_SHIM:  # MINDSPEED_MS_TRACE counts the calls of a replacement
+        function = function.__wrapped__
     return function is megatron_core.attention_mask_func or (
         _megatrons_own(function, _UTILS_MODULE) and getattr(function, "__name__", None) == "attention_mask_func")
 
@@ -173,12 +177,13 @@ def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha:
 def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, packed: Any) -> _Plan | None:
     """The Function's plan when this call is taken, else None."""
     float32 = _megatron()[0]
-    shapes = [getattr(tensor, "_shape", None) for tensor in (query, key, value)]
-    if (bias is not None or packed is not None or any(shape is None or len(shape) != 4 for shape in shapes)
+    found = [getattr(tensor, "_shape", None) for tensor in (query, key, value)]
+    if (bias is not None or packed is not None or any(shape is None or len(shape) != 4 for shape in found)
             or any(tensor.dtype is not float32 for tensor in (query, key, value))):
         return None
+    shapes: list[tuple[int, ...]] = [tuple(shape) for shape in found]  # type: ignore[arg-type]  # None: above
     (sq, b, heads, size), (sk, *rest) = shapes[0], shapes[1]
-    if tuple(rest) != (b, heads, size) or tuple(shapes[2]) != tuple(shapes[1]) or not sq or not sk:
+    if tuple(rest) != (b, heads, size) or shapes[2] != shapes[1] or not sq or not sk:
         return None
     dropout = module.attention_dropout
     if (dropout.training and dropout.p > 0) or not _softmax_is_plain(module.scale_mask_softmax):
