@@ -41,12 +41,15 @@ def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_m
 
     Megatron's function picks each token's logit with an advanced index ``logits_2d[arange, target]`` (on
     MSAdapter: an arange, then a Less, a Select, two Casts and an Add wrapping negative indices, then GatherNd:
-    7 kernels at ~250 us each on the CPU backend) and zeroes the tokens outside this partition with index
-    assignments into fresh tensors (a Select and an InplaceCopy). Here ``gather`` along the last dimension picks
-    the same elements (the masked targets are in ``[0, partition)``: no negative index to wrap) and ``masked_fill``
-    zeroes the same places, out of place, in tensors that only this function holds. What the caller sees is
-    megatron's: ``vocab_parallel_logits`` shifted by its maximum and exponentiated in place (the returned
-    ``exp_logits`` is that tensor), and the same five results, bit for bit.
+    7 kernels at ~250 us each on the CPU backend), zeroes the tokens outside this partition with index
+    assignments into fresh tensors (a Select and a copy each), and writes the shifted logits and then their
+    exponentials into the caller's tensor (a kernel and a copy each). Here MindSpore's element gather picks the
+    same elements (the masked targets are in ``[0, partition)``: no negative index to wrap, so not MSAdapter's
+    ``gather``, which wraps them in three more kernels), ``masked_fill`` zeroes the same places out of place in
+    tensors only this function holds, the target is not shifted by a partition start of 0 (``x - 0`` is
+    ``x``), and the exponentials of the shifted logits are written into the caller's tensor once. What the caller
+    sees is megatron's: ``vocab_parallel_logits`` holds ``exp(logits - max)`` (the same subtraction and
+    exponential, so the same bits), the returned ``exp_logits`` is that tensor, and the same five results.
 
     Args:
         vocab_parallel_logits: ``[..., partition_vocab]`` float logits (overwritten, as megatron overwrites them).
@@ -58,17 +61,18 @@ def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_m
     Returns:
         ``(target_mask, masked_target_1d, predicted_logits, sum_exp_logits, exp_logits)`` as megatron's.
     """
+    import mindspore
     import torch
 
-    vocab_parallel_logits -= logits_max.unsqueeze(dim=-1)  # in place, as megatron (the caller's tensor)
+    shifted = vocab_parallel_logits - logits_max.unsqueeze(dim=-1)
     target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
-    masked_target = (target - vocab_start_index).masked_fill(target_mask, 0)
+    masked_target = (target if vocab_start_index == 0 else target - vocab_start_index).masked_fill(target_mask, 0)
     masked_target_1d = masked_target.view(-1)
-    logits_2d = vocab_parallel_logits.view(-1, vocab_parallel_logits.size()[-1])
-    predicted_logits = torch.gather(logits_2d, 1, masked_target_1d.unsqueeze(-1)).view_as(target)
+    logits_2d = shifted.view(-1, shifted.size()[-1])
+    predicted_logits = mindspore.mint.gather(logits_2d, 1, masked_target_1d.unsqueeze(-1)).view_as(target)
     predicted_logits = predicted_logits.masked_fill(target_mask, 0.0)
     exp_logits = vocab_parallel_logits
-    torch.exp(vocab_parallel_logits, out=exp_logits)
+    exp_logits.copy_(torch.exp(shifted))  # megatron: ``-=`` then ``torch.exp(x, out=x)``, the same values
     sum_exp_logits = exp_logits.sum(dim=-1)
     return target_mask, masked_target_1d, predicted_logits, sum_exp_logits, exp_logits
 
