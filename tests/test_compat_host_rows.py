@@ -21,6 +21,15 @@ def test_the_row_loops_are_built_by_the_install() -> None:
         "mindspeed_ms.compat._host_rows is missing: pip install -e . needs a C compiler"
 
 
+def test_one_thread_is_the_default() -> None:
+    previous = host_arithmetic.set_row_threads(2)
+    try:
+        assert previous == 1
+        assert host_arithmetic.set_row_threads(2) == 2
+    finally:
+        host_arithmetic.set_row_threads(previous)
+
+
 @pytest.fixture(params=[1, 2], ids=["one thread", "two threads"])
 def threads(request: pytest.FixtureRequest) -> Iterator[int]:
     previous = host_arithmetic.set_row_threads(request.param)

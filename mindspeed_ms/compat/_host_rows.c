@@ -1,11 +1,11 @@
 /* Row loops over float32 host memory for mindspeed_ms.compat.host_arithmetic: layer norm forward and backward,
  * the bias add and its column sums, the gradient norm's sum of squares and the clipping's scale.
  *
- * One pass per row where NumPy made several, straight into the caller's arrays, and the rows (or the columns, or
- * fixed blocks of elements) shared between two threads when the work is large enough. Every element and every sum is
- * computed the same way whatever the thread count: rows are independent, column sums run down whole columns in row
- * order, and the sum of squares adds fixed blocks in their order; so one thread and two give the same bits
- * (tests/test_compat_host_rows.py).
+ * One pass per row where NumPy made several, straight into the caller's arrays. On request (set_threads(2)) the rows
+ * (or the columns, or fixed blocks of elements) of a large call are shared with a second thread. Every element and
+ * every sum is computed the same way whatever the thread count: rows are independent, column sums run down whole
+ * columns in row order, and the sum of squares adds fixed blocks in their order; so one thread and two give the same
+ * bits (tests/test_compat_host_rows.py).
  *
  * The arithmetic (host_arithmetic's docstrings say whose it is):
  * - layer norm forward: per row the mean and the population variance accumulated in double (8 lanes, combined in a
@@ -26,9 +26,10 @@
 #include <Python.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* from this many elements a call shares its work between two threads */
 #define PARALLEL_ELEMENTS 65536
@@ -43,44 +44,81 @@
 #define VECTOR_CLONES
 #endif
 
-/* 0: not yet known; else the threads a large call uses (1 or 2) */
-static int threads = 0;
+/* the threads a large call uses (1 or 2): one unless set_threads says otherwise (host_arithmetic.set_row_threads
+ * says why) */
+static int threads = 1;
 
-static int thread_count(void) {
-    if (threads == 0) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = online >= 2 ? 2 : 1;
-    }
-    return threads;
-}
+static int thread_count(void) { return threads; }
 
 typedef void (*range_fn)(void *context, Py_ssize_t start, Py_ssize_t end);
 
-struct part {
+/* the pieces a shared call is cut into: the two threads take them in turn */
+#define PIECES 16
+
+/* A call's work shared by the calling thread and a helper thread: each takes the next piece until none is left. The
+ * caller never waits for a helper that has not started (a loaded machine, MindSpore's pool threads spinning on both
+ * cores): it takes every piece left, and waits only for a piece the helper is computing. The helper may start after
+ * the call has returned: it then finds no piece and only drops its reference (the state is on the heap; `context`,
+ * on the caller's stack, is read only for a piece taken, which the caller waits for). */
+struct shared {
     range_fn fn;
     void *context;
-    Py_ssize_t start, end;
+    Py_ssize_t units, step, pieces;
+    _Atomic Py_ssize_t next, done;
+    _Atomic int references;
 };
 
-static void *run_part(void *argument) {
-    struct part *part = argument;
-    part->fn(part->context, part->start, part->end);
+static void take_pieces(struct shared *shared) {
+    for (;;) {
+        Py_ssize_t piece = atomic_fetch_add(&shared->next, 1);
+        if (piece >= shared->pieces) return;
+        Py_ssize_t start = piece * shared->step;
+        Py_ssize_t end = start + shared->step < shared->units ? start + shared->step : shared->units;
+        shared->fn(shared->context, start, end);
+        atomic_fetch_add(&shared->done, 1);
+    }
+}
+
+static void drop(struct shared *shared) {
+    if (atomic_fetch_sub(&shared->references, 1) == 1) free(shared);
+}
+
+static void *helper(void *argument) {
+    take_pieces(argument);
+    drop(argument);
     return NULL;
 }
 
-/* fn(context, start, end) over [0, count), the second half on a second thread when `elements` is large enough. */
-static void split(range_fn fn, void *context, Py_ssize_t count, Py_ssize_t elements) {
-    if (count >= 2 && elements >= PARALLEL_ELEMENTS && thread_count() >= 2) {
-        Py_ssize_t half = count / 2;
-        struct part second = {fn, context, half, count};
-        pthread_t thread;
-        if (pthread_create(&thread, NULL, run_part, &second) == 0) {
-            fn(context, 0, half);
-            pthread_join(thread, NULL);
-            return;
-        }
+/* fn(context, start, end) over [0, units) in pieces, shared with a helper thread when `elements` is large enough;
+ * every unit is computed by one call of fn whoever runs it. */
+static void split(range_fn fn, void *context, Py_ssize_t units, Py_ssize_t elements) {
+    struct shared *shared = NULL;
+    if (units >= 2 && elements >= PARALLEL_ELEMENTS && thread_count() >= 2)
+        shared = malloc(sizeof *shared);
+    if (shared == NULL) {
+        fn(context, 0, units);
+        return;
     }
-    fn(context, 0, count);
+    shared->fn = fn;
+    shared->context = context;
+    shared->units = units;
+    shared->step = (units + PIECES - 1) / PIECES;
+    shared->pieces = (units + shared->step - 1) / shared->step;
+    atomic_init(&shared->next, 0);
+    atomic_init(&shared->done, 0);
+    atomic_init(&shared->references, 2);
+    pthread_attr_t attributes;
+    pthread_t thread;
+    int started = pthread_attr_init(&attributes) == 0;
+    if (started) {
+        started = pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED) == 0
+                  && pthread_create(&thread, &attributes, helper, shared) == 0;
+        pthread_attr_destroy(&attributes);
+    }
+    if (!started) atomic_store(&shared->references, 1);
+    take_pieces(shared);
+    while (atomic_load(&shared->done) < shared->pieces) sched_yield();  /* a piece the helper is computing */
+    drop(shared);
 }
 
 static double lanes_total(const double *lanes) {
