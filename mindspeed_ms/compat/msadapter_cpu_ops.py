@@ -265,6 +265,7 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     """
     from mindspore import ops
 
+    from mindspeed_ms.compat.host_indices import int32_indices
     from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
 
     for option, value in (("max_norm", max_norm is not None), ("scale_grad_by_freq", scale_grad_by_freq),
@@ -280,7 +281,8 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
         if not -rows <= padding_idx < rows:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % rows
-    output = ops.gather(weight, input, 0)
+    # int32 indices from the host: MindSpore's CPU Gather casts int64 ones in a kernel of its own
+    output = ops.gather(weight, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
     if padding_idx is None:
         return output
     # The padding row's gradient is zero: its contribution reaches the output through a detached copy.

@@ -117,6 +117,28 @@ def embedding_padding_row_gets_no_gradient(torch: Any) -> Any:
             "no_padding": torch.nn.functional.embedding(ids, weight)}
 
 
+@case("torch.nn.functional.embedding")
+def embedding_of_int64_and_int32_ids_sums_repeated_rows_gradients(torch: Any) -> Any:
+    weight = torch.tensor(data((6, 4), seed=34), requires_grad=True)
+    ids = torch.tensor([[5, 0, 5], [3, 5, 0]])  # int64, as megatron's tokens and position ids
+    transposed = torch.tensor([[1, 2], [3, 4], [0, 5]]).t()  # a strided view of int64 ids
+    out = torch.nn.functional.embedding(ids, weight)
+    (out * torch.tensor(data((2, 3, 4), seed=35))).sum().backward()
+    return {"out": out, "grad": weight.grad, "int32": torch.nn.functional.embedding(ids.int(), weight),
+            "strided": torch.nn.functional.embedding(transposed, weight),
+            "empty": torch.nn.functional.embedding(torch.tensor([], dtype=torch.int64), weight)}
+
+
+@case("torch.nn.functional.embedding")
+def embedding_with_a_negative_id_raises(torch: Any) -> Any:
+    return torch.nn.functional.embedding(torch.tensor([[1, -1]]), torch.tensor(data((6, 4), seed=36)))
+
+
+@case("torch.nn.functional.embedding")
+def embedding_with_an_id_past_int32_raises(torch: Any) -> Any:
+    return torch.nn.functional.embedding(torch.tensor([2 ** 32 + 1]), torch.tensor(data((6, 4), seed=37)))
+
+
 @case("Tensor.__setitem__")
 def int64_slice_assignment_keeps_64_bits(torch: Any) -> Any:
     big = 2 ** 40 + 5

@@ -1,0 +1,49 @@
+"""Gather indices as int32, converted on the host: no Cast kernel in front of MindSpore's CPU Gather.
+
+MindSpore's CPU ``Gather`` takes int32 indices: given int64 ones (PyTorch's index dtype, so every token and position
+id megatron embeds) PyNative launches a ``Cast`` kernel first (~250 us a kernel on the CPU backend, two a training
+step of the example: the word and the position embeddings). :func:`int32_indices` reads the int64 indices from host
+memory, checks them as PyTorch's embedding does (every index in ``[0, rows)``: PyTorch raises ``IndexError: index out
+of range in self``; the Cast wrapped ``-1`` and ``2**32 + 1`` into valid rows silently) and writes them as int32
+into a new tensor of MindSpore's memory: the same rows gathered, no kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from mindspeed_ms.compat.errors import OpIndexRefusedError
+from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
+
+__all__ = ["int32_indices"]
+
+
+@functools.lru_cache(maxsize=1)
+def _dtypes() -> tuple[Any, Any]:
+    import mindspore
+
+    return mindspore.int64, mindspore.int32
+
+
+def int32_indices(indices: Any, rows: int, op: str) -> Any:
+    """Return ``indices`` (int64, every one in ``[0, rows)``) as a new int32 tensor, or ``indices`` itself where
+    this does not apply (another dtype, no elements, tensor memory that is not host memory).
+
+    Raises:
+        OpIndexRefusedError: an index outside ``[0, rows)`` (PyTorch's IndexError), named after ``op``.
+    """
+    int64, int32 = _dtypes()
+    if getattr(indices, "dtype", None) is not int64 or host_memory_reason() is not None or rows > 2**31:
+        return indices
+    shape = tuple(indices.shape)
+    source = host_array(indices)
+    if source.size == 0:
+        return indices
+    if int(source.min()) < 0 or int(source.max()) >= rows:
+        raise OpIndexRefusedError(op, IndexError("index out of range in self"))
+    import mindspore
+
+    result = mindspore.mint.empty(shape, dtype=int32, device="CPU")  # memory only, no kernel
+    host_array(result, sync=False)[...] = source  # in [0, rows) with rows < 2**31: exact
+    return result

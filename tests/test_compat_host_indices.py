@@ -1,0 +1,44 @@
+"""mindspeed_ms.compat.host_indices: int64 gather indices as int32 from the host, checked as PyTorch's embedding
+checks them (the embedding's values and gradients against PyTorch: tests/conformance/cases/fix_msadapter_ops.py)."""
+
+from __future__ import annotations
+
+import mindspore
+import numpy as np
+import pytest
+
+from mindspeed_ms.compat.errors import OpIndexRefusedError
+from mindspeed_ms.compat.host_indices import int32_indices
+
+
+def test_int64_indices_become_a_new_int32_tensor_of_the_same_values() -> None:
+    ids = mindspore.Tensor(np.array([[5, 0, 5], [3, 5, 0]], np.int64))
+    got = int32_indices(ids, 6, "embedding")
+    assert got is not ids
+    assert got.dtype == mindspore.int32
+    np.testing.assert_array_equal(got.asnumpy(), [[5, 0, 5], [3, 5, 0]])
+    np.testing.assert_array_equal(ids.asnumpy(), [[5, 0, 5], [3, 5, 0]])  # the input is left as it was
+    # and the gather of either picks the same rows
+    table = mindspore.Tensor(np.arange(24, dtype=np.float32).reshape(6, 4))
+    np.testing.assert_array_equal(mindspore.ops.gather(table, got, 0).asnumpy(),
+                                  mindspore.ops.gather(table, ids, 0).asnumpy())
+
+
+def test_a_strided_view_of_indices_is_read_at_its_strides() -> None:
+    ids = mindspore.Tensor(np.array([[1, 2], [3, 4], [0, 5]], np.int64)).transpose(1, 0)
+    np.testing.assert_array_equal(int32_indices(ids, 6, "embedding").asnumpy(), [[1, 3, 0], [2, 4, 5]])
+
+
+@pytest.mark.parametrize("bad", [-1, 6, 2 ** 32 + 1, -(2 ** 40)])
+def test_an_index_outside_the_rows_raises_pytorchs_index_error(bad: int) -> None:
+    ids = mindspore.Tensor(np.array([1, bad], np.int64))
+    with pytest.raises(IndexError, match="index out of range in self") as caught:
+        int32_indices(ids, 6, "torch.nn.functional.embedding")
+    assert isinstance(caught.value, OpIndexRefusedError)
+    assert caught.value.op == "torch.nn.functional.embedding"
+
+
+@pytest.mark.parametrize("values", [np.array([1, 2], np.int32), np.zeros((0,), np.int64), np.array([1.0, 2.0])])
+def test_other_dtypes_and_no_elements_are_handed_back_untouched(values: np.ndarray) -> None:
+    ids = mindspore.Tensor(values)
+    assert int32_indices(ids, 6, "embedding") is ids
