@@ -57,9 +57,9 @@ _CATEGORIES: dict[int, tuple[Any, int]] = {}
 
 def category(value: Any) -> int:
     """Return PyTorch's promotion category of a tensor's dtype or of a Python scalar."""
-    kind = _SCALARS.get(type(value))
-    if kind is not None:
-        return kind
+    kind_of = type(value)
+    if kind_of in _SCALARS:  # ``in`` and subscription: no dict method call
+        return _SCALARS[kind_of]
     if isinstance(value, (bool, int, float, complex)):  # a subclass (NumPy's float64 is a float)
         if isinstance(value, bool):
             return BOOL
