@@ -1,5 +1,6 @@
 """mindspeed_ms.compat.host_indices: int64 gather indices as int32 from the host, checked as PyTorch's embedding
-checks them (the embedding's values and gradients against PyTorch: tests/conformance/cases/fix_msadapter_ops.py)."""
+checks them (the embedding's values and gradients against PyTorch: tests/conformance/cases/fix_msadapter_ops.py), and
+the cross entropy backward's row operands (against megatron under PyTorch: tests/test_compat_megatron_core.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from mindspeed_ms.compat.errors import OpIndexRefusedError
-from mindspeed_ms.compat.host_indices import int32_indices
+from mindspeed_ms.compat.host_indices import int32_indices, row_operands
 
 
 def test_int64_indices_become_a_new_int32_tensor_of_the_same_values() -> None:
@@ -42,3 +43,21 @@ def test_an_index_outside_the_rows_raises_pytorchs_index_error(bad: int) -> None
 def test_other_dtypes_and_no_elements_are_handed_back_untouched(values: np.ndarray) -> None:
     ids = mindspore.Tensor(values)
     assert int32_indices(ids, 6, "embedding") is ids
+
+
+def test_row_operands_are_the_row_numbers_and_one_minus_the_mask() -> None:
+    mask = mindspore.Tensor(np.array([[True, False], [False, False], [True, True]]))
+    arange, update = row_operands(mask, 6)
+    assert arange.dtype == mindspore.int64
+    assert update.dtype == mindspore.float32
+    np.testing.assert_array_equal(arange.asnumpy(), np.arange(6))
+    np.testing.assert_array_equal(update.asnumpy(), [0.0, 1.0, 1.0, 1.0, 0.0, 0.0])
+    # a strided mask is read at its strides
+    _, strided = row_operands(mask.transpose(1, 0), 6)
+    np.testing.assert_array_equal(strided.asnumpy(), [0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize(("mask", "rows"), [(np.array([1, 0]), 2), (np.array([True, False]), 3),
+                                            (np.zeros((0,), bool), 0)])
+def test_row_operands_leave_other_masks_to_megatrons_operations(mask: np.ndarray, rows: int) -> None:
+    assert row_operands(mindspore.Tensor(mask), rows) is None

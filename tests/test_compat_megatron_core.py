@@ -1,5 +1,6 @@
 """mindspeed_ms.compat.megatron_core: the vocab-parallel cross entropy's forward (``calculate_predicted_logits`` in
-fewer kernels) computes what megatron's own code computes under PyTorch: the five results, the caller's
+fewer kernels) and its backward's operands (``prepare_gradient_calculation_operands`` on the host) compute what
+megatron's own code computes under PyTorch: the five results and the four operands, the caller's
 logits overwritten in place (the returned ``exp_logits`` is that tensor), and the whole ``vocab_parallel_cross_entropy``
 (loss and logits gradient) of the example's shapes; targets inside and outside a tp=2 partition, 1-D and 2-D targets.
 What is picked and masked is PyTorch's bit for bit; what MindSpore's exp and sum kernels compute is within the
@@ -52,6 +53,21 @@ predicted("partition", logits[:, :, 64:].copy(), target, (64, 128))  # tp=2's se
 predicted("tokens_1d", logits.reshape(-1, 128)[:16].copy(), target.reshape(-1)[:16].copy(), (0, 128))
 predicted("large", given["large"], target, (0, 128))
 
+def operands(name, softmax, target_mask):
+    for kind, implementation in implementations.items():
+        tensor = torch.tensor(softmax)
+        grad_2d, arange_1d, update, grad_input = implementation.prepare_gradient_calculation_operands(
+            tensor, torch.tensor(target_mask))
+        out[f"{{kind}}.{{name}}.grad_2d"] = grad_2d.numpy()
+        out[f"{{kind}}.{{name}}.arange_1d"] = arange_1d.numpy()
+        out[f"{{kind}}.{{name}}.softmax_update"] = update.numpy()
+        out[f"{{kind}}.{{name}}.grad_input_is_softmax"] = np.array(grad_input is tensor)
+
+outside = (target < 64) | (target >= 128)
+operands("operands_partition", logits[:, :, 64:].copy(), outside)
+operands("operands_none_masked", logits, np.zeros_like(outside))
+operands("operands_1d", logits.reshape(-1, 128)[:16].copy(), outside.reshape(-1)[:16].copy())
+
 x = torch.tensor(logits, requires_grad=True)
 loss = cross_entropy.vocab_parallel_cross_entropy(x * 1.0, torch.tensor(target))
 (loss * torch.tensor(given["g"])).sum().backward()
@@ -97,7 +113,8 @@ def test_cross_entropy_forward_matches_megatron_under_pytorch_bit_for_bit(tmp_pa
     assert sorted(ours) == sorted(reference)
     assert str(ours.pop("module")) == "mindspeed_ms.compat.megatron_core"  # the replacement is what ran
     assert str(reference.pop("module")) == "megatron.core.tensor_parallel.cross_entropy"
-    exact = ("target_mask", "masked_target_1d", "predicted_logits", "exp_logits_is_logits")
+    exact = ("target_mask", "masked_target_1d", "predicted_logits", "exp_logits_is_logits", "grad_2d", "arange_1d",
+             "softmax_update", "grad_input_is_softmax")
     for key, value in reference.items():
         assert ours[key].shape == value.shape, key
         assert ours[key].dtype == value.dtype, key

@@ -1,4 +1,5 @@
-"""Gather indices as int32, converted on the host: no Cast kernel in front of MindSpore's CPU Gather.
+"""Index operands built on the host: gather indices as int32 (no Cast kernel in front of MindSpore's CPU Gather),
+and the row operands of megatron's cross entropy backward.
 
 MindSpore's CPU ``Gather`` takes int32 indices: given int64 ones (PyTorch's index dtype, so every token and position
 id megatron embeds) PyNative launches a ``Cast`` kernel first (~250 us a kernel on the CPU backend, two a training
@@ -16,7 +17,7 @@ from typing import Any
 from mindspeed_ms.compat.errors import OpIndexRefusedError
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 
-__all__ = ["int32_indices"]
+__all__ = ["int32_indices", "row_operands"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -47,3 +48,25 @@ def int32_indices(indices: Any, rows: int, op: str) -> Any:
     result = mindspore.mint.empty(shape, dtype=int32, device="CPU")  # memory only, no kernel
     host_array(result, sync=False)[...] = source  # in [0, rows) with rows < 2**31: exact
     return result
+
+
+def row_operands(target_mask: Any, rows: int) -> tuple[Any, Any] | None:
+    """Return ``(arange(rows), 1.0 - target_mask.view(-1).float())`` as new int64 and float32 tensors written on the
+    host (megatron's cross entropy backward: a Range, a Cast and a Sub kernel otherwise), or None where this does not
+    apply (a mask that is not a bool tensor of ``rows`` elements, tensor memory that is not host memory).
+
+    The values are exact either way: the row numbers, and 1.0 or 0.0 per row.
+    """
+    import mindspore
+    import numpy as np
+
+    if getattr(target_mask, "dtype", None) is not mindspore.bool_ or host_memory_reason() is not None:
+        return None
+    mask = host_array(target_mask)
+    if mask.size != rows or rows == 0:
+        return None
+    arange = mindspore.mint.empty((rows,), dtype=mindspore.int64, device="CPU")
+    host_array(arange, sync=False)[...] = np.arange(rows, dtype=np.int64)
+    update = mindspore.mint.empty((rows,), dtype=mindspore.float32, device="CPU")
+    np.subtract(np.float32(1.0), mask.reshape(rows), out=host_array(update, sync=False), dtype=np.float32)
+    return arange, update

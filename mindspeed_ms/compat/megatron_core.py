@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["attention_mask_func", "calculate_gradients", "calculate_predicted_logits"]
+__all__ = ["attention_mask_func", "calculate_gradients", "calculate_predicted_logits",
+           "prepare_gradient_calculation_operands"]
 
 
 def calculate_gradients(grad_2d: Any, arange_1d: Any, masked_target_1d: Any, softmax_update: Any,
@@ -75,6 +76,32 @@ def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_m
     exp_logits.copy_(torch.exp(shifted))  # megatron: ``-=`` then ``torch.exp(x, out=x)``, the same values
     sum_exp_logits = exp_logits.sum(dim=-1)
     return target_mask, masked_target_1d, predicted_logits, sum_exp_logits, exp_logits
+
+
+def prepare_gradient_calculation_operands(softmax: Any, target_mask: Any) -> tuple[Any, Any, Any, Any]:
+    """``VocabParallelCrossEntropy.prepare_gradient_calculation_operands`` with its row operands built on the host.
+
+    Megatron's function returns the softmax as ``grad_input``, its 2-D view ``grad_2d``, ``arange(tokens)`` and
+    ``1.0 - target_mask.view(-1).float()``: on MindSpore's CPU backend a Range, a Cast and a Sub kernel each
+    backward (~250 us each) for the row numbers and a 1.0 or 0.0 per token. Here the two are written into new
+    tensors on the host (:func:`~mindspeed_ms.compat.host_indices.row_operands`): the same dtypes and values.
+    Where that does not apply (a mask that is not bool, memory off the host), megatron's two operations.
+
+    Returns:
+        ``(grad_2d, arange_1d, softmax_update, grad_input)`` as megatron's.
+    """
+    from mindspeed_ms.compat.host_indices import row_operands
+
+    grad_input = softmax
+    grad_2d = grad_input.view(-1, softmax.size()[-1])
+    rows = grad_2d.size()[0]
+    operands = row_operands(target_mask, rows)
+    if operands is None:
+        import torch
+
+        operands = (torch.arange(start=0, end=rows, device=grad_2d.device), 1.0 - target_mask.view(-1).float())
+    arange_1d, softmax_update = operands
+    return grad_2d, arange_1d, softmax_update, grad_input
 
 
 def attention_mask_func(attention_scores: Any, attention_mask: Any) -> Any:

@@ -50,6 +50,11 @@ def register(registry: Any, args: Any) -> None:
                     "and the wrapping of negative indices around GatherNd) and zeroed outside the partition with "
                     "index assignments (a Select and a copy); gather and masked_fill give the same values in 2")
         registry.register(
+            f"{_CROSS_ENTROPY}.prepare_gradient_calculation_operands", compat.prepare_gradient_calculation_operands,
+            requires=_MEGATRON,
+            purpose="the backward's row numbers and per-token 1.0/0.0 update (an arange, a cast and a subtraction: "
+                    "three CPU kernels each step) written on the host, the same values")
+        registry.register(
             "megatron.core.transformer.utils.attention_mask_func", compat.attention_mask_func, requires=_MEGATRON,
             purpose="the causal mask is applied with masked_fill_ on a view of the attention scores, which autograd "
                     "records: MindSpore's CPU backend cannot write through it (the mask was silently dropped: "
