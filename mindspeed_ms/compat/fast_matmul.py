@@ -20,6 +20,16 @@ the forward's ``weight.t()`` and the weight gradient's ``grad_output.t()``). :fu
 MatMul itself, when it still is the view's memory (same address, contiguous, the transposed shape) and no gradient
 is recorded through it (autograd off, as in megatron's linear Function, or a tensor that does not require grad).
 Otherwise ``operand.t()`` is taken as before. The same MatMul runs on the same memory: bit-identical values.
+
+Host GEMM: MindSpore 2.7.1's CPU MatMul runs megatron's mid-size GEMMs 2-3x slower in a training step than PyTorch
+(count_kernels at hidden 512: 218 vs 82 kernel-ms a step). Where no gradient is recorded through the product
+(autograd off, as in megatron's linear Function's forward and backward, or no operand requiring grad), float32
+operands with a 2-D right operand are multiplied by NumPy's matmul (OpenBLAS) over the operands' host memory, read
+in place at their strides (``weight.t()`` and ``grad_output.t()`` through BLAS's transpose flag), into a new tensor
+in MindSpore's memory (:func:`~mindspeed_ms.compat.host_outputs.new_float32`): the forward ``input @ weight.t()``
+(3-D input folded to 2-D), the input gradient ``grad_output @ weight`` and the weight gradient
+``grad_output.t() @ input``. The arithmetic is :func:`~mindspeed_ms.compat.host_arithmetic.matmul`. Values agree
+with PyTorch's to float32 GEMM rounding (another summation order than MindSpore's kernel).
 """
 
 from __future__ import annotations
@@ -28,7 +38,16 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["transposed_operand_wrapper", "transposed_view_wrapper"]
+from mindspeed_ms.compat.host_arithmetic import matmul as host_matmul
+from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_outputs import new_float32
+
+__all__ = ["HOST_MIN_PRODUCT", "transposed_operand_wrapper", "transposed_view_wrapper"]
+
+#: products of at most this many multiply-adds (``m * k * n``) stay on MindSpore's MatMul. 0: every non-empty one
+#: goes to the host GEMM (in-process, NumPy's was faster at the tiny size too: [128x64]@[64x256] 0.13-0.29 ms
+#: against MindSpore's 0.27-0.48 ms a call, dispatch included)
+HOST_MIN_PRODUCT = 0
 
 #: the attribute naming, on a view made by ``Tensor.t()``, the 2-D tensor it transposes
 _TRANSPOSED_OF = "_mindspeed_transposed_of"
@@ -43,6 +62,7 @@ def _matmul(transpose_a: bool, transpose_b: bool) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _float_dtypes() -> tuple[Any, ...]:
+    """(float32, float16): the dtypes handled here; float32 first (the host GEMM's)."""
     import mindspore
 
     return (mindspore.float32, mindspore.float16)
@@ -59,6 +79,14 @@ def _grad_enabled() -> Callable[[], bool]:
     from mindspore.common.api import _pynative_executor
 
     return _pynative_executor.enable_grad  # type: ignore[no-any-return]
+
+
+def _on_host(input: Any, other: Any, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> bool:
+    """Whether the product goes to the host GEMM: large enough, and no gradient recorded through it."""
+    work = shape_b[0] * shape_b[1]
+    for size in shape_a[:-1]:
+        work *= size
+    return work > HOST_MIN_PRODUCT and not (_grad_enabled()() and (input.requires_grad or other.requires_grad))
 
 
 def _untransposed(view: Any, shape: tuple[int, ...]) -> Any:
@@ -114,6 +142,10 @@ def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, other)
         shape_b = tuple(shape_b)
         shape_a = tuple(shape_a)
+        if dtype is _float_dtypes()[0] and shape_a[-1] == shape_b[0] and _on_host(input, other, shape_a, shape_b):
+            result, out = new_float32((*shape_a[:-1], shape_b[1]))
+            host_matmul(host_array(input, sync=False), host_array(other, sync=False), out)
+            return result
         transpose_b = _is_transposed(other, shape_b)
         transpose_a = len(shape_a) == 2 and _is_transposed(input, shape_a)
         if not (transpose_a or transpose_b) or shape_a[-1] != shape_b[0]:
