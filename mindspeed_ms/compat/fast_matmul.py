@@ -28,7 +28,7 @@ operands with a 2-D right operand are multiplied by NumPy's matmul (OpenBLAS) ov
 in place at their strides (``weight.t()`` and ``grad_output.t()`` through BLAS's transpose flag), into a new tensor
 in MindSpore's memory (:func:`~mindspeed_ms.compat.host_outputs.new_float32`): the forward ``input @ weight.t()``
 (3-D input folded to 2-D), the input gradient ``grad_output @ weight`` and the weight gradient
-``grad_output.t() @ input``. The arithmetic is :func:`~mindspeed_ms.compat.host_arithmetic.matmul`. Values agree
+``grad_output.t() @ input``. The arithmetic is :func:`~mindspeed_ms.compat.host_kernels.matmul`. Values agree
 with PyTorch's to float32 GEMM rounding (another summation order than MindSpore's kernel).
 """
 
@@ -38,7 +38,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat.host_arithmetic import matmul as host_matmul
+from mindspeed_ms.compat.host_kernels import matmul as host_matmul
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 

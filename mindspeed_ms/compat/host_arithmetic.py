@@ -43,7 +43,7 @@ def set_row_threads(count: int) -> int:
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
            "column_sum", "contiguous_copy",
-           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill", "matmul",
+           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "scatter_pieces",
            "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
@@ -346,31 +346,3 @@ def attention_backward(grad: Any, saved: tuple[Any, ...], mask: Any, alpha: floa
     if alpha != 1.0:
         dq *= np.float32(alpha)
         dk *= np.float32(alpha)
-
-
-# -- the linear layers' GEMMs (compat/fast_matmul.py): MindSpore's CPU MatMul in place, OpenBLAS through NumPy -------
-
-def matmul(left: Any, right: Any, out: Any) -> None:
-    """``out = left @ right``: ``left`` ``[..., k]``, ``right`` ``[k, n]``, ``out`` a contiguous float32 array of
-    the product's shape. Leading dimensions of ``left`` are folded into one GEMM (a view where they are contiguous,
-    else a copy); a plain or transposed 2-D layout is read in place (BLAS's transpose flag), any other is copied
-    first (NumPy's matmul would otherwise loop element by element)."""
-    import numpy as np
-
-    if left.ndim > 2:
-        left = left.reshape(-1, left.shape[-1])
-        out = out.reshape(-1, out.shape[-1])
-    np.matmul(_blas_layout(left), _blas_layout(right), out=out)
-
-
-def _blas_layout(matrix: Any) -> Any:
-    """``matrix`` where BLAS reads it as it is (unit stride along one dimension), else a contiguous copy."""
-    import numpy as np
-
-    rows, columns = matrix.shape
-    row_stride, column_stride = matrix.strides
-    size = matrix.itemsize
-    if (column_stride == size and row_stride >= columns * size) or (row_stride == size
-                                                                    and column_stride >= rows * size):
-        return matrix
-    return np.ascontiguousarray(matrix)

@@ -1,18 +1,18 @@
 """The arithmetic mindspeed_ms runs in NumPy over tensor host memory, in place of MindSpore CPU kernels.
 
 Each function is only the NumPy operations (IEEE float32/float64, as MindSpore's CPU kernels round them,
-subnormals kept): the callers (:mod:`.flat_adam`, :mod:`.megatron_speed`, :mod:`.inplace`) choose the
-memory and the scalars. They live apart so that a profile can tell this arithmetic (work MindSpore's
-kernels did before: ``benchmarks/bench_train.py`` reports it on its own line) from mindspeed_ms's
-Python overhead. NumPy's ufuncs are invisible to cProfile, so their time lands in these functions.
+subnormals kept): the callers (:mod:`.flat_adam`, :mod:`.megatron_speed`, :mod:`.inplace`,
+:mod:`.fast_matmul`) choose the memory and the scalars. They live apart so that a profile can tell this
+arithmetic (work MindSpore's kernels did before: ``benchmarks/bench_train.py`` reports it on its own line) from
+mindspeed_ms's Python overhead. NumPy's ufuncs are invisible to cProfile, so their time lands in these functions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACCELERATED", "add", "adam_apply", "adam_bucket", "adam_moments", "numpy_adam_apply", "numpy_adam_moments",
-           "scale"]
+__all__ = ["ACCELERATED", "add", "adam_apply", "adam_bucket", "adam_moments", "matmul", "numpy_adam_apply",
+           "numpy_adam_moments", "scale"]
 
 try:  # one pass per element, the same float32 operations in the same order (setup.py builds it where it can)
     from . import _host_loops as _loops
@@ -131,3 +131,31 @@ def adam_bucket(grad: Any, first: Any, second: Any, maximum: Any, tmp: Any, upda
     """
     return _BUCKET is not None and _BUCKET(grad, first, second, maximum, tmp, update, maximize, *scalars, targets,
                                            offsets, factors, chunk) is not NotImplemented
+
+
+# -- the linear layers' GEMMs (compat/fast_matmul.py): MindSpore's CPU MatMul in place, OpenBLAS through NumPy -------
+
+def matmul(left: Any, right: Any, out: Any) -> None:
+    """``out = left @ right``: ``left`` ``[..., k]``, ``right`` ``[k, n]``, ``out`` a contiguous float32 array of
+    the product's shape. Leading dimensions of ``left`` are folded into one GEMM (a view where they are contiguous,
+    else a copy); a plain or transposed 2-D layout is read in place (BLAS's transpose flag), any other is copied
+    first (NumPy's matmul would otherwise loop element by element)."""
+    import numpy as np
+
+    if left.ndim > 2:
+        left = left.reshape(-1, left.shape[-1])
+        out = out.reshape(-1, out.shape[-1])
+    np.matmul(_blas_layout(left), _blas_layout(right), out=out)
+
+
+def _blas_layout(matrix: Any) -> Any:
+    """``matrix`` where BLAS reads it as it is (unit stride along one dimension), else a contiguous copy."""
+    import numpy as np
+
+    rows, columns = matrix.shape
+    row_stride, column_stride = matrix.strides
+    size = matrix.itemsize
+    if (column_stride == size and row_stride >= columns * size) or (row_stride == size
+                                                                    and column_stride >= rows * size):
+        return matrix
+    return np.ascontiguousarray(matrix)
