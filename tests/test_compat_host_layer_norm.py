@@ -151,3 +151,8 @@ def test_writing_into_the_result_memory_gives_the_same_bits() -> None:
         assert np.array_equal(dx, into)
         for new, written in ((dw, dw_out), (db, db_out)):
             assert (new is None and written is None) or np.array_equal(new, written)
+        weight_into, bias_into = np.full(512, np.nan, np.float32), np.full(512, np.nan, np.float32)
+        _, dw_into, db_into = layer_norm_backward(g, x, mean, rstd, weight, weight is not None, bias is not None,
+                                                  into, weight_into, bias_into)
+        for new, written, given in ((dw, dw_into, weight_into), (db, db_into, bias_into)):
+            assert (new is None and written is None) or (written is given and np.array_equal(new, given))

@@ -141,7 +141,7 @@ def numpy_layer_norm_forward(x: Any, weight: Any, bias: Any, eps: float, out: An
 
 
 def layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, need_weight: bool, need_bias: bool,
-                        out: Any = None) -> tuple[Any, Any, Any]:
+                        out: Any = None, weight_out: Any = None, bias_out: Any = None) -> tuple[Any, Any, Any]:
     """PyTorch's layer-norm gradients from the forward's input and moments (2-D float32 arrays, see
     :func:`layer_norm_forward`; one pass per row in the optional C extension, else
     :func:`numpy_layer_norm_backward`).
@@ -151,7 +151,9 @@ def layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, ne
     ``dx = rstd * dy * weight + b * x + c``. ``dweight = sum over rows of dy * (x * rstd + (-rstd * mean))`` and
     ``dbias = sum over rows of dy`` in float64, rounded once (PyTorch: float32 sums).
 
-    ``out``: a C-contiguous float32 array of ``x``'s shape to write ``dx`` into, or None for a new array.
+    ``out``: a C-contiguous float32 array of ``x``'s shape to write ``dx`` into, or None for a new array;
+    ``weight_out``/``bias_out``: C-contiguous ``[n]`` float32 arrays to write ``dweight``/``dbias`` into (when asked
+    for), or None for new arrays.
 
     Returns:
         ``(dx, dweight, dbias)``; ``dweight``/``dbias`` None unless asked for (``need_weight``/``need_bias``).
@@ -160,12 +162,16 @@ def layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, ne
 
     n = x.shape[1]
     dx = np.empty(x.shape, np.float32) if out is None else out
-    dweight = np.empty(n, np.float32) if need_weight else None
-    dbias = np.empty(n, np.float32) if need_bias else None
+    dweight = (np.empty(n, np.float32) if weight_out is None else weight_out) if need_weight else None
+    dbias = (np.empty(n, np.float32) if bias_out is None else bias_out) if need_bias else None
     if _ROWS is not None and _ROWS.layer_norm_backward(grad, x, mean, rstd, weight, dx, dweight,
                                                        dbias) is not NotImplemented:
         return dx, dweight, dbias
-    return numpy_layer_norm_backward(grad, x, mean, rstd, weight, need_weight, need_bias, dx)
+    dx, new_weight, new_bias = numpy_layer_norm_backward(grad, x, mean, rstd, weight, need_weight, need_bias, dx)
+    for written, into in ((new_weight, dweight), (new_bias, dbias)):
+        if written is not None:
+            np.copyto(into, written)
+    return dx, dweight, dbias
 
 
 def numpy_layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, need_weight: bool,

@@ -53,7 +53,7 @@ def _function() -> Any:
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
-    from mindspeed_ms.compat.host_outputs import new_float32, owned_float32
+    from mindspeed_ms.compat.host_outputs import new_float32
 
     def rows(tensor: Any, n: int) -> Any:
         return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
@@ -87,12 +87,13 @@ def _function() -> Any:
         def backward(ctx: Any, grad: Any) -> Any:
             x, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
             result, out = new_float32(shape)
-            _, dweight, dbias = layer_norm_backward(rows(grad, x.shape[1]), x, mean, rstd, w, has_weight, has_bias,
-                                                    out.reshape(x.shape))
+            weight_grad, weight_out = new_float32(parameter_shape) if has_weight else (None, None)
+            bias_grad, bias_out = new_float32(parameter_shape) if has_bias else (None, None)
+            layer_norm_backward(rows(grad, x.shape[1]), x, mean, rstd, w, has_weight, has_bias, out.reshape(x.shape),
+                                None if weight_out is None else weight_out.reshape(-1),
+                                None if bias_out is None else bias_out.reshape(-1))
             del ctx.saved, ctx.kept
-            return (result,
-                    None if dweight is None else owned_float32(dweight.reshape(parameter_shape)),
-                    None if dbias is None else owned_float32(dbias.reshape(parameter_shape)), None, None)
+            return result, weight_grad, bias_grad, None, None
 
     return HostLayerNorm
 
