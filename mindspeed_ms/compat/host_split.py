@@ -31,8 +31,11 @@ from mindspeed_ms.compat.host_arithmetic import scatter_pieces, split_pieces
 
 __all__ = ["MIN_ELEMENTS", "split_wrapper"]
 
-#: below this many elements of the input MindSpore's views and StridedSliceGrad are as fast as the host round trip
-MIN_ELEMENTS = 65536
+#: below this many elements of the input MindSpore's split may be as fast as the host round trip (not measured); at
+#: the tiny size's 24,576-element QKV output the host split is faster: one Function where MindSpore's split is a view
+#: op, a StridedSliceGrad per piece and the engine's adds (PyNative's ~250 us per op; 2.6 vs 6.0 ms for the split,
+#: a small use of the pieces and the backward, minima of 40 interleaved runs on a loaded machine)
+MIN_ELEMENTS = 4096
 
 
 @functools.lru_cache(maxsize=1)
