@@ -168,9 +168,10 @@ def layer_norm_backward(grad: Any, x: Any, mean: Any, rstd: Any, weight: Any, ne
                                                        dbias) is not NotImplemented:
         return dx, dweight, dbias
     dx, new_weight, new_bias = numpy_layer_norm_backward(grad, x, mean, rstd, weight, need_weight, need_bias, dx)
-    for written, into in ((new_weight, dweight), (new_bias, dbias)):
-        if written is not None:
-            np.copyto(into, written)
+    if dweight is not None:
+        np.copyto(dweight, new_weight)
+    if dbias is not None:
+        np.copyto(dbias, new_bias)
     return dx, dweight, dbias
 
 
