@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mindspeed_ms.compat.errors import OpIndexRefusedError
-from mindspeed_ms.compat.host_indices import int32_indices, row_operands
+from mindspeed_ms.compat.host_indices import int32_indices, picked_logits, row_operands, target_operands
 
 
 def test_int64_indices_become_a_new_int32_tensor_of_the_same_values() -> None:
@@ -61,3 +61,37 @@ def test_row_operands_are_the_row_numbers_and_one_minus_the_mask() -> None:
                                             (np.zeros((0,), bool), 0)])
 def test_row_operands_leave_other_masks_to_megatrons_operations(mask: np.ndarray, rows: int) -> None:
     assert row_operands(mindspore.Tensor(mask), rows) is None
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_target_operands_mask_the_ids_outside_the_partition_and_shift_the_others(dtype: type) -> None:
+    ids = np.array([[3, 64, 127], [128, 70, -1]], dtype)
+    mask, masked = target_operands(mindspore.Tensor(ids), 64, 128)
+    assert mask.dtype == mindspore.bool_
+    assert masked.dtype == mindspore.Tensor(ids).dtype
+    expected_mask = (ids < 64) | (ids >= 128)
+    np.testing.assert_array_equal(mask.asnumpy(), expected_mask)
+    np.testing.assert_array_equal(masked.asnumpy(), np.where(expected_mask, 0, ids - 64))
+
+
+def test_target_operands_leave_other_tensors_to_the_kernels() -> None:
+    assert target_operands(mindspore.Tensor(np.array([1.0, 2.0])), 0, 4) is None
+    assert target_operands(mindspore.Tensor(np.zeros((0,), np.int64)), 0, 4) is None
+
+
+def test_picked_logits_copy_each_rows_target_and_zero_the_masked_rows() -> None:
+    logits = np.array([[0.5, -0.0, 3.0], [np.nan, 1.0, -2.0], [-7.0, np.inf, 0.25]], np.float32)
+    picked = picked_logits(mindspore.Tensor(logits), mindspore.Tensor(np.array([1, 0, 1], np.int64)),
+                           mindspore.Tensor(np.array([False, False, True])))
+    assert picked.dtype == mindspore.float32
+    got = picked.asnumpy()
+    np.testing.assert_array_equal(got, [-0.0, np.nan, 0.0])
+    assert np.signbit(got[0])  # a copy: the -0.0 kept
+    assert not np.signbit(got[2])  # masked: PyTorch's 0.0
+
+
+@pytest.mark.parametrize(("logits", "index"), [(np.ones((2, 3), np.float16), [0, 1]),
+                                               (np.ones((2, 3), np.float32), [0, 3])])
+def test_picked_logits_leave_other_dtypes_and_wild_indices_to_the_kernels(logits: np.ndarray, index: list) -> None:
+    assert picked_logits(mindspore.Tensor(logits), mindspore.Tensor(np.array(index, np.int64)),
+                         mindspore.Tensor(np.array([False, False]))) is None

@@ -1,5 +1,6 @@
 """Index operands built on the host: gather indices as int32 (no Cast kernel in front of MindSpore's CPU Gather),
-and the row operands of megatron's cross entropy backward.
+and the index operands of megatron's vocab-parallel cross entropy (its target mask and masked targets, each
+token's logit, the backward's row operands): integer and boolean arithmetic and copies, exact.
 
 MindSpore's CPU ``Gather`` takes int32 indices: given int64 ones (PyTorch's index dtype, so every token and position
 id megatron embeds) PyNative launches a ``Cast`` kernel first (~250 us a kernel on the CPU backend, two a training
@@ -17,7 +18,7 @@ from typing import Any
 from mindspeed_ms.compat.errors import OpIndexRefusedError
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 
-__all__ = ["int32_indices", "row_operands"]
+__all__ = ["int32_indices", "picked_logits", "row_operands", "target_operands"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,3 +71,50 @@ def row_operands(target_mask: Any, rows: int) -> tuple[Any, Any] | None:
     update = mindspore.mint.empty((rows,), dtype=mindspore.float32, device="CPU")
     np.subtract(np.float32(1.0), mask.reshape(rows), out=host_array(update, sync=False), dtype=np.float32)
     return arange, update
+
+
+def target_operands(target: Any, start: int, end: int) -> tuple[Any, Any] | None:
+    """Return ``((target < start) | (target >= end), target - start with 0 where masked)`` as new bool and
+    ``target``-dtype tensors written on the host (megatron's cross entropy forward: a Less, a GreaterEqual, a
+    BitwiseOr and a MaskedFill kernel otherwise), or None where this does not apply (not an int64/int32 tensor, no
+    elements, tensor memory that is not host memory)."""
+    import mindspore
+    import numpy as np
+
+    if getattr(target, "dtype", None) not in _dtypes() or host_memory_reason() is not None:
+        return None
+    shape = tuple(target.shape)
+    ids = host_array(target)
+    if ids.size == 0:
+        return None
+    mask = mindspore.mint.empty(shape, dtype=mindspore.bool_, device="CPU")
+    mask_array = host_array(mask, sync=False)
+    np.logical_or(ids < start, ids >= end, out=mask_array)
+    masked = mindspore.mint.empty(shape, dtype=target.dtype, device="CPU")
+    masked_array = host_array(masked, sync=False)
+    np.subtract(ids, ids.dtype.type(start), out=masked_array)  # integer arithmetic: PyTorch's wrap-around too
+    masked_array[mask_array] = 0
+    return mask, masked
+
+
+def picked_logits(logits_2d: Any, target_1d: Any, mask: Any) -> Any | None:
+    """Return ``logits_2d[arange, target_1d]`` with 0.0 where ``mask`` (of ``rows`` elements) is set, as a new float32
+    tensor of ``rows`` elements copied on the host (a GatherD and a MaskedFill kernel otherwise), or None where this
+    does not apply (not float32, an index outside the row, tensor memory that is not host memory)."""
+    import mindspore
+    import numpy as np
+
+    from mindspeed_ms.compat.host_outputs import new_float32
+
+    if getattr(logits_2d, "dtype", None) is not mindspore.float32 or host_memory_reason() is not None:
+        return None
+    logits = host_array(logits_2d)
+    rows, columns = logits.shape
+    index = host_array(target_1d, sync=False).reshape(rows)
+    flags = host_array(mask, sync=False).reshape(rows)
+    if rows == 0 or int(index.min()) < 0 or int(index.max()) >= columns:
+        return None
+    tensor, out = new_float32((rows,))
+    np.copyto(out, logits[np.arange(rows), index])
+    out[flags] = 0.0
+    return tensor

@@ -48,9 +48,11 @@ def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_m
     same elements (the masked targets are in ``[0, partition)``: no negative index to wrap, so not MSAdapter's
     ``gather``, which wraps them in three more kernels), ``masked_fill`` zeroes the same places out of place in
     tensors only this function holds, the target is not shifted by a partition start of 0 (``x - 0`` is
-    ``x``), and the exponentials of the shifted logits are written into the caller's tensor once. What the caller
-    sees is megatron's: ``vocab_parallel_logits`` holds ``exp(logits - max)`` (the same subtraction and
-    exponential, so the same bits), the returned ``exp_logits`` is that tensor, and the same five results.
+    ``x``); on the CPU backend the mask, the masked targets and the picked logits are computed on the host
+    instead (:mod:`~mindspeed_ms.compat.host_indices`: integer arithmetic and copies, exact); and the
+    exponentials of the shifted logits are written into the caller's tensor once. What the caller sees is
+    megatron's: ``vocab_parallel_logits`` holds ``exp(logits - max)`` (the same subtraction and exponential, so
+    the same bits), the returned ``exp_logits`` is that tensor, and the same five results.
 
     Args:
         vocab_parallel_logits: ``[..., partition_vocab]`` float logits (overwritten, as megatron overwrites them).
@@ -65,13 +67,22 @@ def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_m
     import mindspore
     import torch
 
+    from mindspeed_ms.compat.host_indices import picked_logits, target_operands
+
     shifted = vocab_parallel_logits - logits_max.unsqueeze(dim=-1)
-    target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
-    masked_target = (target if vocab_start_index == 0 else target - vocab_start_index).masked_fill(target_mask, 0)
+    operands = target_operands(target, vocab_start_index, vocab_end_index)  # on the host, where it applies
+    if operands is None:
+        target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
+        shifted_target = target if vocab_start_index == 0 else target - vocab_start_index
+        operands = target_mask, shifted_target.masked_fill(target_mask, 0)
+    target_mask, masked_target = operands
     masked_target_1d = masked_target.view(-1)
     logits_2d = shifted.view(-1, shifted.size()[-1])
-    predicted_logits = mindspore.mint.gather(logits_2d, 1, masked_target_1d.unsqueeze(-1)).view_as(target)
-    predicted_logits = predicted_logits.masked_fill(target_mask, 0.0)
+    picked = picked_logits(logits_2d, masked_target_1d, target_mask)  # on the host, where it applies
+    if picked is None:
+        picked = mindspore.mint.gather(logits_2d, 1, masked_target_1d.unsqueeze(-1)).masked_fill(
+            target_mask.view(-1, 1), 0.0)
+    predicted_logits = picked.view_as(target)
     exp_logits = vocab_parallel_logits
     exp_logits.copy_(torch.exp(shifted))  # megatron: ``-=`` then ``torch.exp(x, out=x)``, the same values
     sum_exp_logits = exp_logits.sum(dim=-1)
