@@ -42,12 +42,7 @@ from mindspeed_ms.compat.host_kernels import matmul as host_matmul
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["HOST_MIN_PRODUCT", "transposed_operand_wrapper", "transposed_view_wrapper"]
-
-#: products of at most this many multiply-adds (``m * k * n``) stay on MindSpore's MatMul. 0: every non-empty one
-#: goes to the host GEMM (in-process, NumPy's was faster at the tiny size too: [128x64]@[64x256] 0.13-0.29 ms
-#: against MindSpore's 0.27-0.48 ms a call, dispatch included)
-HOST_MIN_PRODUCT = 0
+__all__ = ["transposed_operand_wrapper", "transposed_view_wrapper"]
 
 #: the attribute naming, on a view made by ``Tensor.t()``, the 2-D tensor it transposes
 _TRANSPOSED_OF = "_mindspeed_transposed_of"
@@ -76,17 +71,10 @@ def _is_transposed(tensor: Any, shape: tuple[int, ...]) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _grad_enabled() -> Callable[[], bool]:
+    """Whether autograd records ops now: the PyNative executor's own flag (no Python frame of MindSpore's around it)."""
     from mindspore.common.api import _pynative_executor
 
-    return _pynative_executor.enable_grad  # type: ignore[no-any-return]
-
-
-def _on_host(input: Any, other: Any, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> bool:
-    """Whether the product goes to the host GEMM: large enough, and no gradient recorded through it."""
-    work = shape_b[0] * shape_b[1]
-    for size in shape_a[:-1]:
-        work *= size
-    return work > HOST_MIN_PRODUCT and not (_grad_enabled()() and (input.requires_grad or other.requires_grad))
+    return _pynative_executor._executor.enable_grad  # type: ignore[no-any-return]
 
 
 def _untransposed(view: Any, shape: tuple[int, ...]) -> Any:
@@ -120,7 +108,8 @@ def transposed_view_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap MSAdapter's ``matmul``: a transposed 2-D operand goes to ``MatMul`` with its transpose flag set.
+    """Wrap MSAdapter's ``matmul``: float32 products with a 2-D right operand that autograd does not record go to the
+    host GEMM; otherwise a transposed 2-D operand goes to ``MatMul`` with its transpose flag set.
 
     Args:
         op: ``msadapter.ops.blas.matmul`` (also ``Tensor.matmul``) or ``Tensor.__matmul__``.
@@ -133,22 +122,25 @@ def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def matmul(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs:
             return op(input, other, *args, **kwargs)
-        shape_b = getattr(other, "_shape", None)
-        shape_a = getattr(input, "_shape", None)
-        if shape_b is None or shape_a is None or len(shape_b) != 2 or len(shape_a) < 2:
+        try:
+            shape_a, shape_b, dtype = input._shape, other._shape, input._dtype
+        except AttributeError:  # not two tensors
             return op(input, other)
-        dtype = input.dtype
-        if dtype not in _float_dtypes() or other.dtype is not dtype:
+        if len(shape_b) != 2 or len(shape_a) < 2 or other._dtype is not dtype or shape_a[-1] != shape_b[0]:
             return op(input, other)
-        shape_b = tuple(shape_b)
-        shape_a = tuple(shape_a)
-        if dtype is _float_dtypes()[0] and shape_a[-1] == shape_b[0] and _on_host(input, other, shape_a, shape_b):
+        float32, float16 = _float_dtypes()
+        if (dtype is float32 and 0 not in shape_a and 0 not in shape_b
+                and not (_grad_enabled()() and (input.requires_grad or other.requires_grad))):
             result, out = new_float32((*shape_a[:-1], shape_b[1]))
             host_matmul(host_array(input, sync=False), host_array(other, sync=False), out)
             return result
+        if dtype is not float32 and dtype is not float16:
+            return op(input, other)
+        shape_b = tuple(shape_b)
+        shape_a = tuple(shape_a)
         transpose_b = _is_transposed(other, shape_b)
         transpose_a = len(shape_a) == 2 and _is_transposed(input, shape_a)
-        if not (transpose_a or transpose_b) or shape_a[-1] != shape_b[0]:
+        if not (transpose_a or transpose_b):
             return op(input, other)
         left = _untransposed(input, shape_a) if transpose_a else input
         right = _untransposed(other, shape_b) if transpose_b else other

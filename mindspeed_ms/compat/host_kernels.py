@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.compat import blas_threads
+
 __all__ = ["ACCELERATED", "add", "adam_apply", "adam_bucket", "adam_moments", "matmul", "numpy_adam_apply",
            "numpy_adam_moments", "scale"]
 
@@ -139,12 +141,20 @@ def matmul(left: Any, right: Any, out: Any) -> None:
     """``out = left @ right``: ``left`` ``[..., k]``, ``right`` ``[k, n]``, ``out`` a contiguous float32 array of
     the product's shape. Leading dimensions of ``left`` are folded into one GEMM (a view where they are contiguous,
     else a copy); a plain or transposed 2-D layout is read in place (BLAS's transpose flag), any other is copied
-    first (NumPy's matmul would otherwise loop element by element)."""
+    first (NumPy's matmul would otherwise loop element by element). Products of fewer than
+    :data:`~.blas_threads.ONE_THREAD_PRODUCT` multiply-adds run on one OpenBLAS thread, larger ones on all
+    (:mod:`.blas_threads`; the same bits either way)."""
     import numpy as np
 
     if left.ndim > 2:
         left = left.reshape(-1, left.shape[-1])
         out = out.reshape(-1, out.shape[-1])
+    threads = blas_threads.openblas_threads()
+    if threads is not None:
+        wanted = 1 if left.shape[0] * left.shape[1] * right.shape[1] < blas_threads.ONE_THREAD_PRODUCT \
+            else threads.largest
+        if wanted != threads.current:
+            threads.use(wanted)
     np.matmul(_blas_layout(left), _blas_layout(right), out=out)
 
 

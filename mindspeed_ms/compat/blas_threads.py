@@ -1,0 +1,75 @@
+"""The thread count of the OpenBLAS NumPy multiplies with, set at run time for the host GEMM (:mod:`.fast_matmul`).
+
+OpenBLAS splits a GEMM between its threads (NumPy's wheels: up to 2 on this 2-core machine), the tiny model's
+products too (128x64 by 64x256: ~2 million multiply-adds, a few tens of microseconds on one core). There the split
+saves little, and where another process holds a core, the calling thread waits for the second one to be scheduled:
+in a MindSpore training process on the loaded 2-core machine, ``torch.matmul(x, weight.t())`` of the tiny size took
+0.11-0.23 ms (min/median) on one thread and 0.11-5.8 ms on two. The mid size's products keep OpenBLAS's own count.
+OpenBLAS's result does not depend on its thread count (each output element is summed by one thread in the same
+order; tests/test_compat_fast_matmul.py checks it): only the speed changes.
+
+The setting is OpenBLAS's, for the whole process (like ``OPENBLAS_NUM_THREADS``, which still sets the largest
+count): other NumPy products of the process run on the count the last host GEMM chose.
+:func:`openblas_threads` finds the library NumPy loaded (``/proc/self/maps``, as threadpoolctl does); where there is
+none (another BLAS, another system), nothing is set and NumPy multiplies as it always does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any, Callable
+
+__all__ = ["ONE_THREAD_PRODUCT", "OpenBLASThreads", "openblas_threads"]
+
+#: products of fewer multiply-adds (``m * k * n``) run on one OpenBLAS thread (every product of the tiny model:
+#: at most 2.1 million; the mid size's are 33 million and more)
+ONE_THREAD_PRODUCT = 1 << 23
+
+#: the symbol suffixes of OpenBLAS's builds: NumPy's 64-bit-integer wheels, the plain library, Debian's 64-bit one
+_SUFFIXES = ("64_", "", "_64")
+
+
+class OpenBLASThreads:
+    """OpenBLAS's thread count, set only when it changes (one ctypes call).
+
+    Attributes:
+        path: the library's file.
+        largest: the count OpenBLAS started with (``OPENBLAS_NUM_THREADS`` or the cores).
+        current: the count last set.
+    """
+
+    def __init__(self, path: str, setter: Callable[[int], Any], largest: int) -> None:
+        self.path = path
+        self._setter = setter
+        self.largest = self.current = max(1, largest)
+
+    def use(self, count: int) -> None:
+        """Run OpenBLAS's next calls on ``count`` threads (at most :attr:`largest`)."""
+        count = min(max(1, count), self.largest)
+        if count != self.current:
+            self._setter(count)
+            self.current = count
+
+
+@functools.lru_cache(maxsize=1)
+def openblas_threads() -> OpenBLASThreads | None:
+    """Return the control of the OpenBLAS this process loaded (NumPy's), or None where there is none."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()
+                            and line.split()[-1].startswith("/")})
+    except OSError:
+        return None
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for suffix in _SUFFIXES:
+            setter = getattr(library, f"openblas_set_num_threads{suffix}", None)
+            getter = getattr(library, f"openblas_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
+                return OpenBLASThreads(path, setter, int(getter()))
+    return None

@@ -1,0 +1,81 @@
+"""mindspeed_ms.compat.blas_threads: the OpenBLAS NumPy loaded is found and its thread count set only on change; the
+host GEMM (host_kernels.matmul) runs small products on one thread, large ones on all, with the same bits, and
+computes the same where no OpenBLAS is found."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from mindspeed_ms.compat import blas_threads, host_kernels
+
+
+def _library_count(control: blas_threads.OpenBLASThreads) -> int:
+    """The count the library itself reports (not the control's bookkeeping)."""
+    library = ctypes.CDLL(control.path)
+    for suffix in ("64_", "", "_64"):
+        getter = getattr(library, f"openblas_get_num_threads{suffix}", None)
+        if getter is not None:
+            getter.restype = ctypes.c_int
+            return int(getter())
+    raise AssertionError(f"no openblas_get_num_threads in {control.path}")
+
+
+@pytest.fixture()
+def control():
+    found = blas_threads.openblas_threads()
+    assert found is not None, "NumPy's wheels bundle OpenBLAS: it must be found in /proc/self/maps"
+    before = found.current
+    yield found
+    found.use(before)
+
+
+def test_numpys_openblas_is_found_and_its_count_set(control: blas_threads.OpenBLASThreads) -> None:
+    assert "openblas" in control.path.lower()
+    assert control.largest >= 1
+    control.use(1)
+    assert control.current == 1
+    assert _library_count(control) == 1
+    control.use(control.largest + 5)  # clamped to the count OpenBLAS started with
+    assert control.current == control.largest == _library_count(control)
+
+
+def test_the_count_is_set_only_when_it_changes() -> None:
+    calls: list[int] = []
+    control = blas_threads.OpenBLASThreads("/nowhere/libopenblas.so", calls.append, 2)
+    control.use(2)
+    control.use(1)
+    control.use(1)
+    control.use(0)  # at least one
+    control.use(2)
+    assert calls == [1, 2]
+
+
+def test_small_products_run_on_one_thread_and_large_ones_on_all_with_the_same_bits(
+        control: blas_threads.OpenBLASThreads) -> None:
+    rng = np.random.default_rng(0)
+    tiny = rng.standard_normal((32, 4, 64), dtype=np.float32), rng.standard_normal((256, 64), dtype=np.float32).T
+    mid = rng.standard_normal((512, 512), dtype=np.float32), rng.standard_normal((2048, 512), dtype=np.float32).T
+    for (left, right), expected_count in ((tiny, 1), (mid, control.largest), (tiny, 1)):
+        out = np.empty((*left.shape[:-1], right.shape[1]), np.float32)
+        host_kernels.matmul(left, right, out)
+        assert control.current == expected_count == _library_count(control)
+        assert np.allclose(out, np.einsum("...k,kn->...n", left.astype(np.float64), right.astype(np.float64)),
+                           rtol=1e-4, atol=1e-4)
+    left, right = mid
+    results = []
+    for count in (1, control.largest):
+        control.use(count)
+        results.append(np.matmul(left, right))
+    assert np.array_equal(*results)  # each output element summed by one thread in one order
+
+
+def test_without_openblas_the_product_is_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas_threads, "openblas_threads", lambda: None)
+    rng = np.random.default_rng(1)
+    left, right = rng.standard_normal((64, 48), dtype=np.float32), rng.standard_normal((48, 32), dtype=np.float32)
+    out = np.empty((64, 32), np.float32)
+    host_kernels.matmul(left, right, out)
+    assert np.array_equal(out, np.matmul(left, right))
