@@ -8,12 +8,12 @@ On MindSpore's CPU backend that is ~10 kernels and ~15 view ops forward and ~25 
 the tiny size (hidden 64) each costs PyNative's ~250 us, at the mid size (hidden 512, seq 128) the BatchMatMul
 kernels alone take ~12 ms a step (PyTorch's bmm ~5 ms) and q, k, v are copied again for the transposed operands.
 
-Here the whole block is one Function: NumPy's batched matmul (OpenBLAS) over the tensors' host memory, PyTorch's
-softmax arithmetic (:func:`~mindspeed_ms.compat.host_arithmetic.softmax_forward`), the context written straight
-into a new tensor of MindSpore's memory (:mod:`.host_outputs`) in megatron's ``[sq, b, hp]`` layout; the backward
-is PyTorch's (bmm, softmax, masked_fill and baddbmm gradients, in their order), the gradients of q, k and v
-written into new tensors of their shapes. The backward keeps its own copies of q, k, v and the probabilities
-(never arrays over a view's memory). Results agree with PyTorch's to float32 rounding
+Here the whole block is one Function: NumPy's batched matmul (OpenBLAS, on one thread) over the tensors' host
+memory, PyTorch's softmax arithmetic (:func:`~mindspeed_ms.compat.host_arithmetic.softmax_forward`), the context
+written straight into a new tensor of MindSpore's memory (:mod:`.host_outputs`) in megatron's ``[sq, b, hp]``
+layout; the backward is PyTorch's (bmm, softmax, masked_fill and baddbmm gradients, in their order), the gradients
+of q, k and v written into new tensors of their shapes. The backward keeps its own copies of q, k, v and the
+probabilities (never arrays over a view's memory). Results agree with PyTorch's to float32 rounding
 (tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
 
 Taken when the call computes exactly that: float32 query/key/value of ``[s, b, np, hn]`` with as many key/value
@@ -34,6 +34,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat import blas_threads
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
 
 __all__ = ["MODULE", "forward_wrapper"]
@@ -60,6 +61,7 @@ def _function() -> Any:
 
         @staticmethod
         def forward(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
+            _one_blas_thread()
             sq, b, heads, size = query._shape
             result, memory = new_float32((sq, b, heads * size))
             mask = plan.mask
@@ -75,6 +77,7 @@ def _function() -> Any:
         def backward(ctx: Any, grad: Any) -> Any:
             saved, mask, alpha, query_shape, key_shape = ctx.saved
             del ctx.saved
+            _one_blas_thread()
             grad_query, dq = new_float32(query_shape)
             grad_key, dk = new_float32(key_shape)
             grad_value, dv = new_float32(key_shape)
@@ -82,6 +85,14 @@ def _function() -> Any:
             return grad_query, grad_key, grad_value, None
 
     return HostAttention
+
+
+def _one_blas_thread() -> None:
+    """Run the batched products on one OpenBLAS thread (:mod:`.blas_threads`: each product of a head is small, 1M
+    multiply-adds at the mid size, where a second thread waits for a core on a loaded machine; the same bits)."""
+    threads = blas_threads.openblas_threads()
+    if threads is not None:
+        threads.use(1)
 
 
 class _Plan:
