@@ -161,3 +161,9 @@ def _register_backward_kernels(registry: Any) -> None:
         purpose="the vocab-parallel cross entropy's input gradient (megatron_core's out-of-place replacement: "
                 "one_hot, a cast and three broadcasting kernels, ~2-3 ms each for the mid size's [512, 128] "
                 "logits on CPU); PyTorch's subtraction at the targets and multiplication in NumPy, the same bits")
+    from mindspeed_ms.compat import host_seed
+
+    registry.register(
+        "msadapter.autograd._make_grads", host_seed.make_grads_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="loss.backward() seeds the backward with ones_like(loss): a OnesLike kernel every backward on CPU; "
+                "a scalar float32 loss's 1.0 written on the host instead")
