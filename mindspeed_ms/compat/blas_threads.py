@@ -9,7 +9,8 @@ OpenBLAS's result does not depend on its thread count (each output element is su
 order; tests/test_compat_fast_matmul.py checks it): only the speed changes.
 
 The setting is OpenBLAS's, for the whole process (like ``OPENBLAS_NUM_THREADS``, which still sets the largest
-count): other NumPy products of the process run on the count the last host GEMM chose.
+count): other NumPy products of the process run on the count last chosen (by the host GEMM, or by
+:mod:`.host_attention`, which runs its batched products on one thread).
 :func:`openblas_threads` finds the library NumPy loaded (``/proc/self/maps``, as threadpoolctl does); where there is
 none (another BLAS, another system), nothing is set and NumPy multiplies as it always does.
 """
