@@ -33,11 +33,11 @@ from megatron.core.transformer.transformer_config import TransformerConfig
 taken = []
 if get_ai_framework() == "mindspore":
     from mindspeed_ms.compat import host_attention
-    forward = host_attention.attention_forward_halves
+    forward = host_attention.attention_forward
     def counted(*args):
         taken.append(name)
         return forward(*args)
-    host_attention.attention_forward_halves = counted
+    host_attention.attention_forward = counted
 
 parallel_state.set_tensor_model_parallel_world_size(1)
 parallel_state.set_tensor_model_parallel_rank(0)
@@ -202,26 +202,3 @@ def test_the_arithmetic_is_the_exact_attention_to_float32_rounding() -> None:
 
     for got, exact in zip((out, dq, dk, dv), _exact(q, k, v, grad, mask, 0.3)):
         np.testing.assert_allclose(got, exact, rtol=1e-5, atol=1e-6)
-
-
-def test_the_halves_on_two_threads_are_the_same_bits() -> None:
-    """The Function runs each half of the batch on its own thread: the same operations per head and row."""
-    from mindspeed_ms.compat.host_arithmetic import (
-        attention_backward,
-        attention_backward_halves,
-        attention_forward,
-        attention_forward_halves,
-    )
-
-    rng = np.random.default_rng(3)
-    q, k, v, grad = (rng.standard_normal((16, 5, 3, 8)).astype(np.float32) for _ in range(4))
-    for mask in (np.triu(np.ones((16, 16), bool), 1), rng.random((5, 1, 16, 16)) < 0.3):
-        results = []
-        for forward, backward in ((attention_forward, attention_backward),
-                                  (attention_forward_halves, attention_backward_halves)):
-            out, dq, dk, dv = (np.full(q.shape, np.nan, np.float32) for _ in range(4))
-            saved = forward(q, k, v, mask, 0.3, out)
-            backward(grad, saved, mask, 0.3, dq, dk, dv)
-            results.append((out, dq, dk, dv))
-        for whole, halves in zip(*results):
-            assert np.array_equal(whole, halves)

@@ -9,7 +9,6 @@ arithmetic MindSpore's kernels did before, not as mindspeed_ms's Python overhead
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 try:  # one pass per element for the MaskedFill copies (setup.py builds it where it can)
@@ -42,8 +41,7 @@ def set_row_threads(count: int) -> int:
         raise ValueError(f"set_row_threads takes 1 or 2 threads, not {count!r}")
     return 1 if _ROWS is None else int(_ROWS.set_threads(count))
 
-__all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_backward_halves",
-           "attention_forward", "attention_forward_halves", "bias_add",
+__all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
            "column_sum", "contiguous_copy",
            "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "scatter_pieces",
@@ -331,53 +329,6 @@ def attention_forward(query: Any, key: Any, value: Any, mask: Any, alpha: float,
     softmax_forward(rows, rows)
     np.matmul(scores, v, out=out.transpose(1, 2, 0, 3))
     return q, k, v, scores
-
-
-@functools.lru_cache(maxsize=1)
-def _helper() -> Any:
-    """The one helper thread the attention's halves run on (NumPy releases the GIL in its loops and matmul)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(1, thread_name_prefix="mindspeed-ms-attention")
-
-
-def _halves(length: int) -> tuple[slice, slice]:
-    return slice(0, length // 2), slice(length // 2, length)
-
-
-def _mask_part(mask: Any, part: slice, batch: int) -> Any:
-    """The part of ``mask`` (broadcasting to ``[batch, np, sq, sk]``) for the sequences ``part``."""
-    return mask[part] if mask is not None and mask.ndim == 4 and mask.shape[0] == batch else mask
-
-
-def attention_forward_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
-    """:func:`attention_forward` of the first half of the batch here and of the second on a helper thread: every
-    head's products and softmax rows are the same operations on the same values, so the same bits. Returns the two
-    halves' saved arrays (for :func:`attention_backward_halves`)."""
-    batch = query.shape[1]
-    if batch < 2:
-        return (attention_forward(query, key, value, mask, alpha, out),)
-    first, second = _halves(batch)
-    other = _helper().submit(attention_forward, query[:, second], key[:, second], value[:, second],
-                             _mask_part(mask, second, batch), alpha, out[:, second])
-    mine = attention_forward(query[:, first], key[:, first], value[:, first], _mask_part(mask, first, batch), alpha,
-                             out[:, first])
-    return mine, other.result()
-
-
-def attention_backward_halves(grad: Any, saved: tuple[Any, ...], mask: Any, alpha: float, grad_query: Any,
-                              grad_key: Any, grad_value: Any) -> None:
-    """:func:`attention_backward` of :func:`attention_forward_halves`'s halves, the second on the helper thread."""
-    if len(saved) == 1:
-        attention_backward(grad, saved[0], mask, alpha, grad_query, grad_key, grad_value)
-        return
-    batch = grad.shape[1]
-    first, second = _halves(batch)
-    other = _helper().submit(attention_backward, grad[:, second], saved[1], _mask_part(mask, second, batch), alpha,
-                             grad_query[:, second], grad_key[:, second], grad_value[:, second])
-    attention_backward(grad[:, first], saved[0], _mask_part(mask, first, batch), alpha, grad_query[:, first],
-                       grad_key[:, first], grad_value[:, first])
-    other.result()
 
 
 def attention_backward(grad: Any, saved: tuple[Any, ...], mask: Any, alpha: float, grad_query: Any, grad_key: Any,

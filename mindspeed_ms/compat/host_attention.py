@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat import blas_threads
-from mindspeed_ms.compat.host_arithmetic import attention_backward_halves, attention_forward_halves
+from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
 
 __all__ = ["MODULE", "forward_wrapper"]
 
@@ -67,9 +67,9 @@ def _function() -> Any:
             mask = plan.mask
             if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
                 mask = host_array(plan.tensor).copy()
-            saved = attention_forward_halves(host_array(query), host_array(key, sync=False),
-                                             host_array(value, sync=False), mask, plan.alpha,
-                                             memory.reshape(sq, b, heads, size))
+            saved = attention_forward(host_array(query), host_array(key, sync=False),
+                                      host_array(value, sync=False), mask, plan.alpha,
+                                      memory.reshape(sq, b, heads, size))
             ctx.saved = (saved, mask, plan.alpha, tuple(query._shape), tuple(key._shape))
             return result
 
@@ -81,7 +81,7 @@ def _function() -> Any:
             grad_query, dq = new_float32(query_shape)
             grad_key, dk = new_float32(key_shape)
             grad_value, dv = new_float32(key_shape)
-            attention_backward_halves(host_array(grad).reshape(query_shape), saved, mask, alpha, dq, dk, dv)
+            attention_backward(host_array(grad).reshape(query_shape), saved, mask, alpha, dq, dk, dv)
             return grad_query, grad_key, grad_value, None
 
     return HostAttention
