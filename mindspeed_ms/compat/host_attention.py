@@ -154,10 +154,10 @@ def _softmax_is_plain(softmax: Any) -> bool:
 
 def _watched(*modules: Any) -> bool:
     """Whether someone expects ``modules`` to be called: forward hooks on them or on every module, or a parity
-    capture recording every module's output (:func:`mindspeed_ms.parity.capture.recording_module_outputs`)."""
+    capture recording every module's output (:func:`.module_recording.recording_module_outputs`)."""
     from msadapter.nn.modules import module as hooks
 
-    from mindspeed_ms.parity.capture import recording_module_outputs
+    from mindspeed_ms.compat.module_recording import recording_module_outputs
 
     return (recording_module_outputs() or bool(hooks._global_forward_hooks or hooks._global_forward_pre_hooks)
             or any(module._forward_hooks or module._forward_pre_hooks for module in modules))

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat.module_recording import recording_module_outputs, set_recording_module_outputs
 from mindspeed_ms.parity.errors import ParityMismatchError
 
 __all__ = [
@@ -54,20 +55,6 @@ PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
 _CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
-
-#: whether a capture is recording every module's output now (the model's first forward); see
-#: :func:`recording_module_outputs`
-_RECORDING = [False]
-
-
-def recording_module_outputs() -> bool:
-    """Whether a capture is recording every module's output now (during the model's first forward).
-
-    Faster paths that compute several modules in one step without calling them (megatron's core attention
-    without its softmax and dropout modules: :mod:`mindspeed_ms.compat.host_attention`) step aside then, so
-    that the comparison sees every module's output.
-    """
-    return _RECORDING[0]
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:
@@ -150,13 +137,14 @@ class ParityCapture:
                 args, kwargs = capture._hand_over_batch(args, kwargs)
             recording = is_model and capture.steps == 0 and capture.forwards == 1
             capture.depth += 1
-            _RECORDING[0] = _RECORDING[0] or recording
+            if recording:
+                set_recording_module_outputs(True)
             try:
                 result = call(module, *args, **kwargs)
             finally:
                 capture.depth -= 1
                 if recording:
-                    _RECORDING[0] = False
+                    set_recording_module_outputs(False)
             if capture.steps == 0 and capture.forwards == 1 and capture.model is not None:
                 capture._record_output(module, result)
             return result

@@ -1,0 +1,24 @@
+"""Whether every module's output is being recorded now, so that fused host paths call the modules they fuse.
+
+A parity capture (:mod:`mindspeed_ms.parity.capture`, a layer above this package) records the output of every module
+during the model's first forward. A faster path that computes several modules in one step without calling them
+(megatron's core attention without its softmax and dropout modules: :mod:`.host_attention`) steps aside while that
+recording runs, so that the comparison sees every module's output. The flag lives here, below both, so that the
+compat package never imports the parity layer (``lint-imports``' layer contract).
+"""
+
+from __future__ import annotations
+
+__all__ = ["recording_module_outputs", "set_recording_module_outputs"]
+
+_RECORDING = [False]
+
+
+def recording_module_outputs() -> bool:
+    """Whether a capture is recording every module's output now (during the model's first forward)."""
+    return _RECORDING[0]
+
+
+def set_recording_module_outputs(recording: bool) -> None:
+    """Say whether a capture records every module's output from now on (the parity capture's first forward)."""
+    _RECORDING[0] = bool(recording)
