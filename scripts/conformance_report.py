@@ -83,7 +83,7 @@ def build_table(results: dict[str, dict[str, Any]], patches: list[dict[str, Any]
     ops = inventoried_ops(inventory)
     by_op: dict[str, list[tuple[str, Any]]] = {}
     for case_id, case in cases.items():
-        verdict = compare(results["ours"][case_id], results["reference"][case_id], case.rtol, case.atol)
+        verdict = compare(results["ours"][case_id], results["reference"][case_id], case.rtol, case.atol, case.exact)
         for op in case.ops:
             by_op.setdefault(op, []).append((case_id, verdict))
     collectives = collective_ops(inventory)
@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         for case_id in table["divergent_cases"]:
             if case_id not in KNOWN_DIVERGENT and case_id not in KNOWN_UNSTABLE:
                 case = cases[case_id]
-                verdict = compare(results["ours"][case_id], results["reference"][case_id], case.rtol, case.atol)
+                verdict = compare(results["ours"][case_id], results["reference"][case_id], case.rtol, case.atol,
+                                  case.exact)
                 sys.stdout.write(f"    {case_id!r}: {verdict.detail.splitlines()[0][:150]!r},\n")
         return 0
     if args.markdown:

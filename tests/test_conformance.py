@@ -45,7 +45,7 @@ def test_known_divergences_name_existing_cases() -> None:
 @pytest.mark.parametrize("case_id", [_param(case_id) for case_id in CASES])
 def test_case_computes_what_pytorch_computes(outcomes: dict[str, Any], case_id: str) -> None:
     case = CASES[case_id]
-    verdict = compare(outcomes["ours"][case_id], outcomes["reference"][case_id], case.rtol, case.atol)
+    verdict = compare(outcomes["ours"][case_id], outcomes["reference"][case_id], case.rtol, case.atol, case.exact)
     assert verdict.kind != "divergent", f"{case_id} ({', '.join(case.ops)}): {verdict.detail}"
 
 

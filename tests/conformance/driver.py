@@ -55,13 +55,15 @@ class Verdict:
 
 
 def compare(ours: dict[str, Any], reference: dict[str, Any], rtol: float | None = None,
-            atol: float | None = None) -> Verdict:
+            atol: float | None = None, exact: bool = False) -> Verdict:
     """Compare one case's outcomes.
 
     conformant: both ran and agree, or both raised with a builtin class in common (``except IndexError`` written
     for PyTorch catches ours). loud: PyTorch ran, we raised one of our typed errors (a known
     limitation that says so). divergent: anything else (a different result, an error PyTorch does not raise or a
     foreign one, an accepted call PyTorch refuses, a refusal under another builtin class, autograd left broken).
+    Floats compare within ``rtol``/``atol`` (nan equals nan, never a number); ``exact``: bit for bit, signs of zeros
+    and infinities included (nan still equals nan).
     """
     if ours.get("poisons_autograd"):
         return Verdict("divergent", "the failure left autograd switched off for the rest of the process")
@@ -78,11 +80,12 @@ def compare(ours: dict[str, Any], reference: dict[str, Any], rtol: float | None 
         error = ours["error"]
         kind = "loud" if error["ours_typed"] else "divergent"
         return Verdict(kind, f"ours raises {error['type']}: {error['message'][:200]}")
-    problem = _difference(ours["value"], reference["value"], "result", rtol, atol)
+    problem = _difference(ours["value"], reference["value"], "result", rtol, atol, exact)
     return Verdict("divergent", problem) if problem else Verdict("conformant")
 
 
-def _difference(ours: Any, ref: Any, where: str, rtol: float | None, atol: float | None) -> str | None:
+def _difference(ours: Any, ref: Any, where: str, rtol: float | None, atol: float | None,
+                exact: bool = False) -> str | None:
     if isinstance(ref, dict) and ref.get("__tensor__"):
         if not (isinstance(ours, dict) and ours.get("__tensor__")):
             return f"{where}: PyTorch gives a tensor, ours {_describe(ours)}"
@@ -90,12 +93,14 @@ def _difference(ours: Any, ref: Any, where: str, rtol: float | None, atol: float
             return f"{where}: dtype {ours['dtype']}, PyTorch {ref['dtype']}"
         if tuple(ours["shape"]) != tuple(ref["shape"]):
             return f"{where}: shape {tuple(ours['shape'])}, PyTorch {tuple(ref['shape'])}"
+        if exact and ref["dtype"] in TOLERANCES:
+            return _bits_differ(ours["values"], ref["values"], where)
         return _values_differ(ours["values"], ref["values"], ref["dtype"], where, rtol, atol)
     if isinstance(ref, dict):
         if not isinstance(ours, dict) or set(ours) != set(ref):
             return f"{where}: PyTorch gives {_describe(ref)}, ours {_describe(ours)}"
         for key in ref:
-            problem = _difference(ours[key], ref[key], f"{where}[{key!r}]", rtol, atol)
+            problem = _difference(ours[key], ref[key], f"{where}[{key!r}]", rtol, atol, exact)
             if problem:
                 return problem
         return None
@@ -103,13 +108,16 @@ def _difference(ours: Any, ref: Any, where: str, rtol: float | None, atol: float
         if not isinstance(ours, (list, tuple)) or len(ours) != len(ref):
             return f"{where}: PyTorch gives {_describe(ref)}, ours {_describe(ours)}"
         for index, (mine, theirs) in enumerate(zip(ours, ref)):
-            problem = _difference(mine, theirs, f"{where}[{index}]", rtol, atol)
+            problem = _difference(mine, theirs, f"{where}[{index}]", rtol, atol, exact)
             if problem:
                 return problem
         return None
     if isinstance(ref, float) and isinstance(ours, float) and type(ours) is type(ref):
         if np.isnan(ref) and np.isnan(ours):
             return None
+        if exact:
+            same = ours == ref and np.signbit(ours) == np.signbit(ref)
+            return None if same else f"{where}: {ours!r} != {ref!r} (bit for bit)"
         return None if np.isclose(ours, ref, rtol=rtol or 1e-6, atol=atol or 1e-9) else f"{where}: {ours} != {ref}"
     if type(ours) is not type(ref) or ours != ref:
         return f"{where}: ours {_describe(ours)}, PyTorch {_describe(ref)}"
@@ -132,6 +140,20 @@ def _values_differ(ours: np.ndarray, ref: np.ndarray, dtype: str, where: str, rt
     return f"{where}: values differ (ours {_head(ours)}, PyTorch {_head(ref)})"
 
 
+def _bits_differ(ours: np.ndarray, ref: np.ndarray, where: str) -> str | None:
+    """Float values bit for bit: nan at the same places, the rest equal with the same sign (-0.0 is not +0.0)."""
+    ours_nan, ref_nan = np.isnan(ours), np.isnan(ref)
+    if not np.array_equal(ours_nan, ref_nan):
+        return f"{where}: nan at other places (ours {_head(ours)}, PyTorch {_head(ref)})"
+    keep = ~ref_nan
+    if np.array_equal(ours[keep], ref[keep]) and np.array_equal(np.signbit(ours[keep]), np.signbit(ref[keep])):
+        return None
+    wrong = np.flatnonzero(keep & ((ours != ref) | (np.signbit(ours) != np.signbit(ref))))
+    first = int(wrong[0])
+    return (f"{where}: values differ bit for bit at {wrong.size} place(s), first flat index {first}: "
+            f"ours {ours.ravel()[first]!r}, PyTorch {ref.ravel()[first]!r} (ours {_head(ours)}, PyTorch {_head(ref)})")
+
+
 def _head(values: np.ndarray) -> str:
     return np.array2string(values.ravel()[:6], precision=5)
 
@@ -151,7 +173,7 @@ def main() -> None:
     ours = run_side(sys.argv[1], "ours", list(cases))
     reference = run_side(sys.argv[2], "reference", list(cases))
     for case_id, case in cases.items():
-        verdict = compare(ours[case_id], reference[case_id], case.rtol, case.atol)
+        verdict = compare(ours[case_id], reference[case_id], case.rtol, case.atol, case.exact)
         print(f"{verdict.kind:10} {case_id}  {verdict.detail}")
 
 

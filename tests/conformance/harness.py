@@ -29,16 +29,20 @@ class Case:
     function: Callable[[Any], Any]
     rtol: float | None = None
     atol: float | None = None
+    exact: bool = False
 
 
 _CASES: dict[str, Case] = {}
 
 
-def case(*ops: str, rtol: float | None = None, atol: float | None = None) -> Callable[[Callable], Callable]:
+def case(*ops: str, rtol: float | None = None, atol: float | None = None,
+         exact: bool = False) -> Callable[[Callable], Callable]:
     """Register a case exercising ``ops`` (canonical names: ``torch.add``, ``torch.nn.functional.softmax``,
     ``torch.distributed.all_reduce``, ``Tensor.add_``, ``Tensor.__iadd__``).
 
-    ``rtol``/``atol`` override the per-dtype tolerances for every float tensor the case returns.
+    ``rtol``/``atol`` override the per-dtype tolerances for every float tensor the case returns. ``exact``: float
+    tensors must agree bit for bit where PyTorch is exact (nan at the same places, every other value equal, and the
+    same sign, so -0.0 vs +0.0 and -inf vs +inf are failures); tolerances are then ignored.
     """
     if not ops:
         raise ValueError("a case names at least one op it exercises")
@@ -48,7 +52,7 @@ def case(*ops: str, rtol: float | None = None, atol: float | None = None) -> Cal
         case_id = f"{module}.{function.__name__}"
         if case_id in _CASES:
             raise ValueError(f"conformance case {case_id!r} is defined twice")
-        _CASES[case_id] = Case(case_id, tuple(ops), function, rtol, atol)
+        _CASES[case_id] = Case(case_id, tuple(ops), function, rtol, atol, exact)
         return function
 
     return decorate

@@ -50,12 +50,12 @@ def dtype_of(torch: Any, name: str) -> Any:
 
 
 def register(module: str, name: str, ops: tuple[str, ...], function: Callable[[Any], Any],
-             rtol: float | None = None, atol: float | None = None) -> None:
+             rtol: float | None = None, atol: float | None = None, exact: bool = False) -> None:
     """Register ``function`` as the case ``<module>.<name>`` exercising ``ops``."""
     function.__name__ = name
     function.__qualname__ = name
     function.__module__ = module
-    case(*ops, rtol=rtol, atol=atol)(function)
+    case(*ops, rtol=rtol, atol=atol, exact=exact)(function)
 
 
 def grad_of(torch: Any, function: Callable[..., Any], *inputs: Any) -> Any:
