@@ -26,11 +26,14 @@ from mindspeed_ms.adaptation.framework import get_ai_framework
 import torch
 from megatron.core import parallel_state
 from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
+from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
 from megatron.core.transformer.dot_product_attention import DotProductAttention
+from megatron.core.transformer.spec_utils import build_module
 from megatron.core.transformer.enums import AttnMaskType
 from megatron.core.transformer.transformer_config import TransformerConfig
 
-taken = []
+taken, fused = [], []
 if get_ai_framework() == "mindspore":
     from mindspeed_ms.compat import host_attention
     forward = host_attention.attention_forward
@@ -38,6 +41,13 @@ if get_ai_framework() == "mindspore":
         taken.append(name)
         return forward(*args)
     host_attention.attention_forward = counted
+    found = host_attention._fused
+    def fused_counted(*args):
+        source = found(*args)
+        if source is not None:
+            fused.append(name)
+        return source
+    host_attention._fused = fused_counted
 
 parallel_state.set_tensor_model_parallel_world_size(1)
 parallel_state.set_tensor_model_parallel_rank(0)
@@ -78,6 +88,46 @@ def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, ho
         for part, leaf in zip("qkv" if not split else "x", leaves):
             out[f"{case}_d{part}"] = leaf.grad.numpy()
 
+def self_attention(case, heads, groups, rotary=False, qk_layernorm=False):
+    """megatron's own SelfAttention of the local spec: the fused QKV projection, its split, the core attention."""
+    global name
+    name = case
+    config = TransformerConfig(num_layers=1, hidden_size=64, num_attention_heads=heads, num_query_groups=groups,
+                               attention_dropout=0.0, hidden_dropout=0.0, qk_layernorm=qk_layernorm,
+                               use_cpu_initialization=True)
+    spec = get_gpt_layer_local_spec(qk_layernorm=qk_layernorm).submodules.self_attention
+    module = build_module(spec, config=config, layer_number=1)
+    rng = np.random.default_rng(5)
+    with torch.no_grad():
+        for _, param in sorted(module.named_parameters()):
+            param.copy_(torch.tensor((rng.standard_normal(tuple(param.shape)) * 0.2).astype(np.float32)))
+    hidden = torch.tensor(given["hidden"])
+    hidden.requires_grad_(True)
+    embedding = RotaryEmbedding(kv_channels=16, rotary_percent=1.0)(32) if rotary else None
+    output, _ = module(hidden, None, rotary_pos_emb=embedding)
+    out[case] = output.detach().numpy()
+    output.backward(torch.tensor(given["hidden_g"]))
+    out[case + "_dhidden"] = hidden.grad.numpy()
+    for part, param in module.named_parameters():
+        if param.grad is not None:  # linear_proj's bias: returned, not added
+            out[f"{case}_d{part}"] = param.grad.numpy()
+
+def written_after_forward(case):
+    """a piece of the split written in place after the attention's forward: PyTorch refuses (the in-place write
+    of a split's output, or the backward), and so do we (the backward)"""
+    global name
+    name = case
+    leaf = torch.tensor(np.concatenate([given[part] for part in "qkv"], axis=3))
+    leaf.requires_grad_(True)
+    q, k, v = torch.split(leaf * 1, 16, dim=3)
+    context = attention(4, 4, 16, AttnMaskType.causal)(q, k, v, None)
+    try:
+        k.mul_(2)
+        context.backward(torch.tensor(given["g"]))
+    except RuntimeError as error:
+        out[case + "_refused"] = np.array("modified by an inplace operation" in str(error)
+                                          or "returns multiple views" in str(error))
+
 causal = np.triu(np.ones((1, 1, 32, 32), bool), 1)
 run("causal_mask", "", 4, 4, AttnMaskType.causal, causal)
 run("default_causal_mask", "", 4, 4, AttnMaskType.causal, None)
@@ -90,7 +140,12 @@ run("split_views", "", 4, 4, AttnMaskType.causal, causal, split=True)
 run("mid_size", "mid_", 8, 8, AttnMaskType.causal, np.triu(np.ones((1, 1, 128, 128), bool), 1))
 with torch.no_grad():
     run("no_grad", "", 4, 4, AttnMaskType.causal, causal, grad=False)
+self_attention("self_attention", 4, 4)
+self_attention("self_attention_rotary", 4, 4, rotary=True)
+self_attention("self_attention_qk_layernorm", 4, 4, qk_layernorm=True)
+written_after_forward("written_after_forward")
 run("grouped_query", "", 4, 2, AttnMaskType.causal, causal)
+self_attention("self_attention_grouped_query", 4, 2)
 run("hooked_softmax", "", 4, 4, AttnMaskType.causal, causal, hook=True)
 name = "dropout_in_training"
 module = attention(4, 4, 16, AttnMaskType.causal, dropout=0.5)
@@ -102,12 +157,15 @@ if get_ai_framework() == "mindspore":  # the batched products ran on one OpenBLA
     from mindspeed_ms.compat.blas_threads import openblas_threads
     threads = None if openblas_threads() is None else openblas_threads().current
 with open(sys.argv[3], "w") as file:
-    json.dump({"taken": taken, "threads": threads}, file)
+    json.dump({"taken": taken, "fused": fused, "threads": threads}, file)
 '''
 
 #: the cases the Function takes (the rest run megatron's forward)
 TAKEN = ["causal_mask", "default_causal_mask", "padding_mask", "square_mask", "no_mask", "dropout_in_eval",
-         "softmax_scale", "split_views", "mid_size", "no_grad"]
+         "softmax_scale", "split_views", "mid_size", "no_grad", "self_attention", "self_attention_rotary",
+         "self_attention_qk_layernorm", "written_after_forward"]
+#: the cases whose query, key and value are the QKV split's pieces: the Function reads them from the split
+FUSED = ["split_views", "self_attention", "written_after_forward"]
 
 
 def _run(python: str, folder: Path, extra: list[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -131,10 +189,15 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     for part in "qkv":
         inputs[f"mid_{part}"] = (rng.standard_normal((128, 4, 8, 64)) * 2).astype(np.float32)
     inputs["mid_g"] = rng.standard_normal((128, 4, 512)).astype(np.float32)
+    inputs["hidden"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
+    inputs["hidden_g"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
     np.savez(tmp_path / "inputs.npz", **inputs)
     expected, _ = _run(reference_python(), tmp_path, [])
     got, seen = _run(sys.executable, tmp_path, ["--ai-framework", "mindspore"])
     assert seen["taken"] == TAKEN
+    assert seen["fused"] == FUSED
+    assert got["written_after_forward_refused"]
+    assert expected["written_after_forward_refused"]
     assert seen["threads"] in (1, None)
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():
@@ -151,6 +214,8 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     assert np.abs(got["causal_mask"] - got["padding_mask"]).max() > 0.1
     assert np.array_equal(got["causal_mask"], got["default_causal_mask"])
     assert np.abs(got["causal_mask"] - got["softmax_scale"]).max() > 0.01
+    for case in ("self_attention_rotary", "self_attention_qk_layernorm", "self_attention_grouped_query"):
+        assert np.abs(got["self_attention"] - got[case]).max() > 0.01, case
 
 
 def _exact(q: np.ndarray, k: np.ndarray, v: np.ndarray, grad: np.ndarray, mask: np.ndarray,
@@ -196,9 +261,27 @@ def test_the_arithmetic_is_the_exact_attention_to_float32_rounding() -> None:
     grad = rng.standard_normal((16, 2, 3, 8)).astype(np.float32)
     mask = np.triu(np.ones((16, 16), bool), 1)
     out = np.full((16, 2, 3, 8), np.nan, np.float32)
-    saved = attention_forward(q, k, v, mask, 0.3, out)
+    probs = attention_forward(q, k, v, mask, 0.3, out)
     dq, dk, dv = (np.full(q.shape, np.nan, np.float32) for _ in range(3))
-    attention_backward(grad, saved, mask, 0.3, dq, dk, dv)
+    attention_backward(grad, (q, k, v), probs, mask, 0.3, dq, dk, dv)
 
     for got, exact in zip((out, dq, dk, dv), _exact(q, k, v, grad, mask, 0.3)):
         np.testing.assert_allclose(got, exact, rtol=1e-5, atol=1e-6)
+
+    # strided inputs and outputs (pieces of one QKV array, gradients into one array) and inputs OpenBLAS cannot
+    # read in place (a broadcast gradient: stride 0) give the same bits as contiguous ones
+    qkv = np.concatenate([q, k, v], axis=3)
+    fused = np.full(q.shape, np.nan, np.float32)
+    assert np.array_equal(attention_forward(qkv[..., :8], qkv[..., 8:16], qkv[..., 16:], mask, 0.3, fused), probs)
+    assert np.array_equal(fused, out)
+    grads = np.full(qkv.shape, np.nan, np.float32)
+    attention_backward(grad, (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:]), probs, mask, 0.3, grads[..., :8],
+                       grads[..., 8:16], grads[..., 16:])
+    assert np.array_equal(grads, np.concatenate([dq, dk, dv], axis=3))
+    row = grad[:1, :1, :1]
+    attention_backward(np.broadcast_to(row, grad.shape), (q, k, v), probs, mask, 0.3, dq, dk, dv)
+    expected = (np.full(q.shape, np.nan, np.float32) for _ in range(3))
+    copies = tuple(expected)
+    attention_backward(np.ascontiguousarray(np.broadcast_to(row, grad.shape)), (q, k, v), probs, mask, 0.3, *copies)
+    for got, same in zip((dq, dk, dv), copies):
+        assert np.array_equal(got, same)

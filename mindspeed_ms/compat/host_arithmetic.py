@@ -307,20 +307,31 @@ def cross_entropy_gradient(softmax: Any, target: Any, update: Any, grad_output: 
 
 # -- megatron's core attention (compat/host_attention.py) --------------------------------------------------------
 
-def attention_forward(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
+def _blas_rows(array: Any) -> Any:
+    """``array`` (``[s, b, np, hn]``) if OpenBLAS can read each head's ``[s, hn]`` matrix in place (unit element
+    stride, rows at least ``hn`` apart), else a contiguous copy (NumPy's matmul would take its own loop, another
+    summation order)."""
+    import numpy as np
+
+    size = array.itemsize
+    if array.strides[3] == size and array.strides[0] >= array.shape[3] * size and array.strides[0] % size == 0:
+        return array
+    return np.ascontiguousarray(array)
+
+
+def attention_forward(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> Any:
     """``DotProductAttention``'s arithmetic: ``softmax(masked_fill(alpha * q @ k^T, mask, -10000)) @ v``.
 
-    ``query`` ``[sq, b, np, hn]``, ``key``/``value`` ``[sk, b, np, hn]`` (any strides), ``mask`` a bool array that
-    broadcasts to ``[b, np, sq, sk]`` (True: masked) or None; the context is written into ``out`` (``[sq, b, np,
-    hn]``). Returns what :func:`attention_backward` needs: copies of q, k, v as ``[b, np, s, hn]`` and the
-    probabilities ``[b, np, sq, sk]``.
+    ``query`` ``[sq, b, np, hn]``, ``key``/``value`` ``[sk, b, np, hn]`` (any strides: the batched products
+    read each head's rows in place where OpenBLAS can, given their row stride; the same bits as over contiguous
+    copies), ``mask`` a bool array that broadcasts to ``[b, np, sq, sk]`` (True: masked) or None; the context is
+    written into ``out`` (``[sq, b, np, hn]``). Returns the probabilities ``[b, np, sq, sk]`` (for
+    :func:`attention_backward`, with q, k and v).
     """
     import numpy as np
 
-    q = np.ascontiguousarray(query.transpose(1, 2, 0, 3))
-    k = np.ascontiguousarray(key.transpose(1, 2, 0, 3))
-    v = np.ascontiguousarray(value.transpose(1, 2, 0, 3))
-    scores = np.matmul(q, k.transpose(0, 1, 3, 2))
+    v = _blas_rows(value).transpose(1, 2, 0, 3)
+    scores = np.matmul(_blas_rows(query).transpose(1, 2, 0, 3), _blas_rows(key).transpose(1, 2, 3, 0))
     if alpha != 1.0:
         scores *= np.float32(alpha)
     if mask is not None:
@@ -328,18 +339,19 @@ def attention_forward(query: Any, key: Any, value: Any, mask: Any, alpha: float,
     rows = scores.reshape(-1, scores.shape[-1])
     softmax_forward(rows, rows)
     np.matmul(scores, v, out=out.transpose(1, 2, 0, 3))
-    return q, k, v, scores
+    return scores
 
 
-def attention_backward(grad: Any, saved: tuple[Any, ...], mask: Any, alpha: float, grad_query: Any, grad_key: Any,
-                       grad_value: Any) -> None:
+def attention_backward(grad: Any, inputs: tuple[Any, Any, Any], probs: Any, mask: Any, alpha: float,
+                       grad_query: Any, grad_key: Any, grad_value: Any) -> None:
     """The gradients of :func:`attention_forward` (PyTorch's bmm, softmax, masked_fill and baddbmm backward, in
-    their order) from ``grad`` (``[sq, b, np, hn]``, any strides), written into ``grad_query`` (``[sq, b, np, hn]``),
-    ``grad_key`` and ``grad_value`` (``[sk, b, np, hn]``)."""
+    their order) from ``grad`` (``[sq, b, np, hn]``), the forward's ``inputs`` (q, k, v) and ``probs``, written
+    into ``grad_query`` (``[sq, b, np, hn]``), ``grad_key`` and ``grad_value`` (``[sk, b, np, hn]``: any strides
+    with a unit last one and rows at least ``hn`` apart, written in place); the rest any strides."""
     import numpy as np
 
-    q, k, v, probs = saved
-    g = np.ascontiguousarray(grad.transpose(1, 2, 0, 3))
+    q, k, v = (_blas_rows(part).transpose(1, 2, 0, 3) for part in inputs)
+    g = _blas_rows(grad).transpose(1, 2, 0, 3)
     np.matmul(probs.transpose(0, 1, 3, 2), g, out=grad_value.transpose(1, 2, 0, 3))
     scores = np.matmul(g, v.transpose(0, 1, 3, 2))
     rows = scores.reshape(-1, scores.shape[-1])

@@ -13,7 +13,14 @@ memory, PyTorch's softmax arithmetic (:func:`~mindspeed_ms.compat.host_arithmeti
 written straight into a new tensor of MindSpore's memory (:mod:`.host_outputs`) in megatron's ``[sq, b, hp]``
 layout; the backward is PyTorch's (bmm, softmax, masked_fill and baddbmm gradients, in their order), the gradients
 of q, k and v written into new tensors of their shapes. The backward keeps its own copies of q, k, v and the
-probabilities (never arrays over a view's memory). Results agree with PyTorch's to float32 rounding
+probabilities (never arrays over a view's memory).
+
+Where q, k and v are the three pieces of megatron's QKV split as :mod:`.host_split` returned them, unchanged
+(``get_query_key_value_tensors`` with as many query groups as heads, no rotary embedding, no q/k layer norm),
+the Function's input is the split's input instead: it reads the pieces in place (tensors of their own memory,
+kept for the backward with their version counters checked there: a write in place in between raises PyTorch's
+error) and its backward writes the three gradients into one tensor of the QKV shape, so neither the copies nor
+the split's backward (its scatter) run. The same bits. Results agree with PyTorch's to float32 rounding
 (tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
 
 Taken when the call computes exactly that: float32 query/key/value of ``[s, b, np, hn]`` with as many key/value
@@ -35,7 +42,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat import blas_threads
+from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
+from mindspeed_ms.compat.host_split import piece_of
 
 __all__ = ["MODULE", "forward_wrapper"]
 
@@ -45,46 +54,86 @@ _SOFTMAX_MODULE = "megatron.core.fusions.fused_softmax"
 _UTILS_MODULE = "megatron.core.transformer.utils"
 #: the class of :func:`mindspeed_ms.engine.journal.counting_shim`'s call counters (a transparent proxy)
 _COUNTING_SHIM = "counting_shim.<locals>.CountingShim"
+#: PyTorch's message when a tensor its backward needs was written in place after the forward
+_MODIFIED = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "the query, key or value of megatron's DotProductAttention (a piece of the QKV split) was written "
+             "after the attention's forward")
 _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
 
 
 @functools.lru_cache(maxsize=1)
-def _function() -> Any:
-    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+def _functions() -> tuple[Any, Any]:
+    """The autograd Functions (built on first use: MSAdapter's ``torch`` must be importable): of q, k and v, and of
+    the split's input when q, k and v are its pieces."""
     from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
+
+    def attend(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
+        _one_blas_thread()
+        sq, b, heads, size = query._shape
+        result, memory = new_float32((sq, b, heads * size))
+        mask = plan.mask
+        if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
+            mask = host_array(plan.tensor).copy()
+        inputs = (host_array(query), host_array(key, sync=False), host_array(value, sync=False))
+        if plan.pieces is None:  # the backward's own copies (never arrays over a view's memory)
+            inputs = tuple(array.copy() for array in inputs)
+            kept: tuple[Any, ...] = inputs
+        else:  # the split's pieces: tensors of their own memory, kept alive (their versions checked)
+            kept = plan.pieces
+        probs = attention_forward(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
+        ctx.saved = (kept, plan.versions, probs, mask, plan.alpha)
+        return result
+
+    def gradients(ctx: Any, grad: Any, grad_query: Any, grad_key: Any, grad_value: Any) -> None:
+        kept, versions, probs, mask, alpha = ctx.saved
+        del ctx.saved
+        if versions is not None:
+            if any(piece._version != version for piece, version in zip(kept, versions)):
+                raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
+            kept = tuple(host_array(piece, sync=False) for piece in kept)
+        _one_blas_thread()
+        attention_backward(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
+                           grad_key, grad_value)
 
     class HostAttention(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """Context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value ``[sk, b, np, hn]``."""
 
         @staticmethod
         def forward(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
-            _one_blas_thread()
-            sq, b, heads, size = query._shape
-            result, memory = new_float32((sq, b, heads * size))
-            mask = plan.mask
-            if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
-                mask = host_array(plan.tensor).copy()
-            saved = attention_forward(host_array(query), host_array(key, sync=False),
-                                      host_array(value, sync=False), mask, plan.alpha,
-                                      memory.reshape(sq, b, heads, size))
-            ctx.saved = (saved, mask, plan.alpha, tuple(query._shape), tuple(key._shape))
-            return result
+            ctx.shapes = (tuple(query._shape), tuple(key._shape))
+            return attend(ctx, query, key, value, plan)
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
-            saved, mask, alpha, query_shape, key_shape = ctx.saved
-            del ctx.saved
-            _one_blas_thread()
+            query_shape, key_shape = ctx.shapes
             grad_query, dq = new_float32(query_shape)
             grad_key, dk = new_float32(key_shape)
             grad_value, dv = new_float32(key_shape)
-            attention_backward(host_array(grad).reshape(query_shape), saved, mask, alpha, dq, dk, dv)
+            gradients(ctx, grad, dq, dk, dv)
             return grad_query, grad_key, grad_value, None
 
-    return HostAttention
+    class HostAttentionQKV(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """The same context from megatron's fused QKV projection ``[sq, b, np, 3 * hn]`` (q, k, v its pieces along
+        the last dimension, in :attr:`_Plan.pieces`); the backward writes their gradients into one tensor."""
+
+        @staticmethod
+        def forward(ctx: Any, qkv: Any, plan: _Plan) -> Any:
+            ctx.shape = tuple(qkv._shape)
+            query, key, value = plan.pieces
+            return attend(ctx, query, key, value, plan)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            shape = ctx.shape
+            size = shape[3] // 3
+            grad_qkv, memory = new_float32(shape)
+            gradients(ctx, grad, memory[..., :size], memory[..., size:2 * size], memory[..., 2 * size:])
+            return grad_qkv, None
+
+    return HostAttention, HostAttentionQKV
 
 
 def _one_blas_thread() -> None:
@@ -98,12 +147,14 @@ def _one_blas_thread() -> None:
 class _Plan:
     """What the Function needs besides q, k, v (one Python object: not a tensor input of the autograd node)."""
 
-    __slots__ = ("alpha", "mask", "tensor")
+    __slots__ = ("alpha", "mask", "pieces", "tensor", "versions")
 
     def __init__(self, mask: Any, tensor: Any, alpha: float) -> None:
         self.mask = mask  # a bool array (megatron's default causal mask) or None
         self.tensor = tensor  # the mask tensor given, or None
         self.alpha = alpha
+        self.pieces: Any = None  # None, or q, k, v: the split's pieces (the fused Function)
+        self.versions: tuple[int, ...] | None = None  # their version counters at the forward
 
 
 @functools.lru_cache(maxsize=1)
@@ -206,6 +257,24 @@ def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, p
     return _mask_plan(module, mask, (b, heads, sq, sk), float(module.softmax_scale))
 
 
+def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
+    """The split's input when query, key and value are its pieces 0, 1, 2 along the last dimension, unchanged
+    (:func:`.host_split.piece_of`; megatron's ``get_query_key_value_tensors`` with as many groups as heads), with
+    ``plan.pieces`` and ``plan.versions`` set; else None."""
+    found = [piece_of(tensor) for tensor in (query, key, value)]
+    if any(entry is None for entry in found):
+        return None
+    pieces, sources, sizes, dims, indices = zip(*found)  # type: ignore[misc]  # None: above
+    source = sources[0]
+    if (sources[1] is not source or sources[2] is not source or indices != (0, 1, 2) or dims != (3, 3, 3)
+            or len(sizes[0]) != 3 or len(set(sizes[0])) != 1 or not sizes[0][0] or sizes[0][0] != query._shape[3]
+            or not source.requires_grad):
+        return None
+    plan.pieces = pieces
+    plan.versions = tuple(piece._version for piece in pieces)
+    return source
+
+
 def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``DotProductAttention.forward(self, query, key, value, attention_mask, attn_mask_type=None,
     attention_bias=None, packed_seq_params=None)``: megatron's own forward only (anything else is returned as is)."""
@@ -224,6 +293,10 @@ def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
                      given.get("attention_bias"), given.get("packed_seq_params"))
         if plan is None:
             return op(self, *args, **kwargs)
-        return _function().apply(given["query"], given["key"], given["value"], plan)
+        query, key, value = given["query"], given["key"], given["value"]
+        source = _fused(plan, query, key, value)
+        if source is not None:
+            return _functions()[1].apply(source, plan)
+        return _functions()[0].apply(query, key, value, plan)
 
     return forward

@@ -18,6 +18,10 @@ views: "This view is the output of a function that returns multiple views"), flo
 :data:`MIN_ELEMENTS` elements, ``split_size_or_sections`` an int or a sequence of ints, ``dim`` an int. The pieces
 are copies, not views: a later in-place write to the *input* is not seen through them (in PyTorch it would be,
 and the backward would then fail on the changed version). Everything else goes to MindSpore's split.
+
+Each piece remembers where it came from (:func:`piece_of`): :mod:`.host_attention` takes megatron's query, key
+and value straight from the split's input when they are its three pieces, unchanged, and then writes their
+gradients into one tensor of the input's shape itself (the split's backward is not run).
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ from typing import Any
 
 from mindspeed_ms.compat.host_arithmetic import scatter_pieces, split_pieces
 
-__all__ = ["MIN_ELEMENTS", "split_wrapper"]
+__all__ = ["MIN_ELEMENTS", "piece_of", "split_wrapper"]
+
+#: the attribute of a taken split's pieces: ``(input, sizes, dim, index, version)``, the piece's version counter
+#: as the split returned it
+_PIECE = "_mindspeed_ms_split_piece"
 
 #: below this many elements of the input MindSpore's split may be as fast as the host round trip (not measured); at
 #: the tiny size's 24,576-element QKV output the host split is faster: one Function where MindSpore's split is a view
@@ -120,6 +128,34 @@ def split_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         taken = _taken(tensor, split_size, given.get("dim", 0))
         if taken is None:
             return op(tensor, *args, **kwargs)
-        return _function().apply(tensor, *taken)
+        pieces = _function().apply(tensor, *taken)
+        for index, piece in enumerate(pieces):
+            setattr(piece, _PIECE, (tensor, *taken, index, piece._version))
+        return pieces
 
     return split
+
+
+def piece_of(tensor: Any) -> tuple[Any, Any, tuple[int, ...], int, int] | None:
+    """``(piece, input, sizes, dim, index)`` when ``tensor`` is piece ``index`` of a taken split of ``input`` (or
+    a view of that piece with its shape, strides and address: megatron's ``query.reshape`` to the same shape), not
+    written in place since (its version counter, which a view shares, unchanged); else None."""
+    piece = tensor
+    found = getattr(piece, _PIECE, None)
+    if found is None:
+        piece = getattr(tensor, "_base", None)
+        found = None if piece is None else getattr(piece, _PIECE, None)
+        if found is None or not _same_layout(tensor, piece):
+            return None
+    source, sizes, dim, index, version = found
+    if tensor._version != version:
+        return None
+    return piece, source, sizes, dim, index
+
+
+def _same_layout(view: Any, base: Any) -> bool:
+    from mindspeed_ms.compat.host_memory import tensor_reads
+
+    address, stride = tensor_reads()
+    return (tuple(view._shape) == tuple(base._shape) and address(view) == address(base)
+            and tuple(stride(view)) == tuple(stride(base)))
