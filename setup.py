@@ -26,6 +26,11 @@ runs (``mindspeed_ms.compat.inplace.has_view_adder()`` tells which).
 ``mindspeed_ms.compat._host_copies`` is the masked copy of ``mindspeed_ms.compat.host_arithmetic.masked_fill``
 (MaskedFill's work at the mid size) in one pass: copies only, the same bits. Optional: NumPy's two passes run
 without it (``host_arithmetic.COPIES_ACCELERATED`` tells which).
+
+``mindspeed_ms.compat._host_dispatch`` is ``mindspeed_ms.compat.host_memory.host_array`` and
+``mindspeed_ms.compat.host_outputs.new_float32`` in one C call each (the same reads and lookups, no Python frame;
+anything unusual goes to the Python functions). Optional: without it the Python functions run
+(``host_memory.has_compiled_dispatch()`` tells which).
 """
 
 from setuptools import Extension, setup
@@ -41,6 +46,8 @@ setup(ext_modules=[
               extra_compile_args=["-O3", "-ffp-contract=off"]),
     Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
               extra_compile_args=["-O3"]),
+    Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
+              extra_compile_args=["-O2"]),
     Extension("mindspeed_ms.compat._host_rows", ["mindspeed_ms/compat/_host_rows.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off", "-pthread"],
               extra_link_args=["-pthread"]),

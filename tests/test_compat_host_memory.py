@@ -50,3 +50,34 @@ def test_kept_arrays_are_told_apart_by_shape_strides_and_dtype(results: dict) ->
     assert case["transposed"] == expected.reshape(3, 4).T.tolist()
     assert case["bits"] == int(np.float32(100.0).view(np.uint32))
     assert case["same_array"]  # the second read of the same memory, shape, strides and dtype: the kept array
+
+
+def test_the_compiled_host_array_is_built_by_the_install_and_is_the_default(results: dict) -> None:
+    case = results["both_paths"]
+    assert case["compiled"] == "HostArray", "mindspeed_ms.compat._host_dispatch is missing: pip install -e . needs a " \
+                                            "C compiler"
+    assert case["default"]
+
+
+@pytest.mark.parametrize("read", ["plain", "slice", "transposed", "strided row", "flat", "no sync", "as uint32",
+                                  "flat int32", "bfloat16", "mindspore tensor", "0-d", "shape list"])
+def test_host_array_in_c_hands_out_the_python_functions_arrays(results: dict, read: str) -> None:
+    """Both paths read the same memory at the same shape, strides and dtype, and share one kept array per key
+    (whichever path reads first: the cases alternate)."""
+    assert results["both_paths"]["cases"][read] == {"same": True, "kept": True, "values": True}
+
+
+def test_host_array_in_c_refuses_what_the_python_function_refuses_with_its_errors(results: dict) -> None:
+    errors = results["both_paths"]["errors"]
+    assert set(errors) == {"unknown keyword", "positional", "no tensor", "not a tensor"}
+    for name, (compiled, python) in errors.items():
+        assert compiled == python != "no error", name
+
+
+def test_a_profile_books_the_readers_host_array_calls_in_c_to_mindspore(results: dict) -> None:
+    """MindSpore's address and stride readers, called from C, raise the profiler's events as when Python calls
+    them: benchmarks/bench_train.py books them to MindSpore, as before."""
+    booked = results["both_paths"]["booked"]
+    assert sorted(booked.values()) == [7, 7]
+    assert any("_data_ptr" in name for name in booked)
+    assert any("stride" in name for name in booked)

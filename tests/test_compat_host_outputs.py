@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from _helpers import ROOT, result_line, run_python, subprocess_env
 
 _SCRIPT = '''
@@ -48,9 +49,13 @@ import gc
 import json
 import numpy as np
 import mindspeed_ms.adaptor
+import sys
 import torch
+from mindspeed_ms.compat import host_outputs
 from mindspeed_ms.compat.host_memory import host_array
-from mindspeed_ms.compat.host_outputs import new_float32
+
+compiled = sys.argv[-1] == "compiled"
+new_float32 = host_outputs.new_float32_function(compiled)
 
 
 def described(array):
@@ -67,16 +72,37 @@ for shape in [(3, 4), (3, 4), (3, 4), [2, 5], (2, 5), (7,), (), (3, 4)]:
                   "tensor_shape": list(tensor.shape), "written": tensor.numpy().tolist() == array.tolist()})
     del tensor, array
     gc.collect()
-print("RESULT " + json.dumps(cases), flush=True)
+# the C object and the Python function share the kept arrays: a block MindSpore hands back to the other path comes
+# with the same array object
+other = host_outputs.new_float32_function(not compiled)
+shared = []
+for _ in range(3):
+    tensor, first = new_float32((5, 6))
+    address = tensor.data_ptr()
+    del tensor
+    gc.collect()
+    tensor, second = other((5, 6))
+    shared.append(tensor.data_ptr() == address and first is second)
+    del tensor, first, second
+    gc.collect()
+print("RESULT " + json.dumps({"cases": cases, "shared": shared, "kind": type(new_float32).__name__,
+                              "default": host_outputs.new_float32 is host_outputs.new_float32_function()}),
+      flush=True)
 '''
 
 
-def test_new_float32s_kept_arrays_are_the_arrays_of_the_tensors_it_returns() -> None:
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_new_float32s_kept_arrays_are_the_arrays_of_the_tensors_it_returns(path: str) -> None:
     """new_float32 keeps its arrays by (address, shape): a new tensor at a block MindSpore hands back (the same
     shape asked again) gets the array host_array reads from it (address, shape, strides, dtype); a list (the
-    general reads) and a 0-d shape too, and a write through the array is in the tensor."""
+    general reads) and a 0-d shape too, and a write through the array is in the tensor. Both paths (the C object,
+    the default where built, and the Python function) keep the same arrays."""
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
-    out = run_python(sys.executable, "-c", _KEPT_SCRIPT, "--ai-framework", "mindspore", env=env)
-    cases = result_line(out)
+    out = run_python(sys.executable, "-c", _KEPT_SCRIPT, "--ai-framework", "mindspore", path, env=env)
+    result = result_line(out)
+    cases = result["cases"]
     assert [case["tensor_shape"] for case in cases] == [case["shape"] for case in cases]
     assert all(case["same"] and case["written"] for case in cases), cases
+    assert result["shared"] == [True] * 3
+    assert result["kind"] == ("NewFloat32" if path == "compiled" else "function")
+    assert result["default"]

@@ -15,7 +15,19 @@ import functools
 import math
 from typing import Any, Callable
 
-__all__ = ["executor", "host_array", "host_memory_reason", "kept_array", "synchronize", "tensor_reads"]
+try:
+    from . import _host_dispatch as _dispatch
+except ImportError:  # optional (setup.py): the Python functions run
+    _dispatch = None  # type: ignore[assignment]
+
+#: The C module's interface this file is written for (``HOST_DISPATCH_ABI`` in ``_host_dispatch.c``): an older build
+#: in a tree built in place is not used
+HOST_DISPATCH_ABI = 1
+if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
+    _dispatch = None  # type: ignore[assignment]
+
+__all__ = ["HOST_DISPATCH_ABI", "executor", "has_compiled_dispatch", "host_array", "host_array_function",
+           "host_memory_reason", "kept_array", "python_host_array", "synchronize", "tensor_reads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,8 +127,10 @@ def _hot() -> tuple[Any, Any, Any]:
     return _HOT[0]
 
 
-def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
+def python_host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool = False) -> Any:
     """Return a NumPy array over ``tensor``'s host memory, at its offset and strides (writes land in it).
+
+    :data:`host_array` is this function, or the same reads and lookup in one C call (:func:`host_array_function`).
 
     Args:
         tensor: a MindSpore/MSAdapter tensor on the CPU backend (a view or not).
@@ -151,14 +165,40 @@ def host_array(tensor: Any, *, sync: bool = True, dtype: Any = None, flat: bool 
     try:
         return _ARRAYS[key]
     except KeyError:
-        pass
-    array = _build(key[0], shape, key[2], tensor_dtype, dtype)
+        return _keep(key, tensor_dtype, dtype)
+
+
+def _keep(key: tuple[Any, ...], tensor_dtype: Any, dtype: Any) -> Any:
+    """Build the array of ``key`` (see :data:`_ARRAYS`) and keep it."""
+    array = _build(key[0], key[1], key[2], tensor_dtype, dtype)
     if tensor_dtype is not None:
         _DTYPES.setdefault(id(tensor_dtype), tensor_dtype)  # before the key is kept (see _ARRAYS)
     if len(_ARRAYS) >= _MAX_ARRAYS:
         _ARRAYS.clear()
     _ARRAYS[key] = array
     return array
+
+
+#: :func:`python_host_array` in one C call (``_host_dispatch.HostArray``: the same reads in the same order, the same
+#: key and arrays; a miss, or anything unusual, goes to the Python functions), or None where it is not built
+_COMPILED_HOST_ARRAY: Any = (None if _dispatch is None
+                             else _dispatch.HostArray(_hot, _ARRAYS, _keep, python_host_array))
+
+
+def host_array_function(compiled: bool = True) -> Callable[..., Any]:
+    """Return :func:`python_host_array`, or the same in one C call where the extension is built and ``compiled``."""
+    if compiled and _COMPILED_HOST_ARRAY is not None:
+        return _COMPILED_HOST_ARRAY  # type: ignore[no-any-return]
+    return python_host_array
+
+
+def has_compiled_dispatch() -> bool:
+    """Whether the C extension of :func:`host_array_function` (and of ``host_outputs.new_float32``) is built."""
+    return _dispatch is not None
+
+
+#: ``host_array(tensor, *, sync=True, dtype=None, flat=False)``: :func:`python_host_array`, in C where built
+host_array: Callable[..., Any] = host_array_function()
 
 
 def _build(address: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, tensor_dtype: Any,

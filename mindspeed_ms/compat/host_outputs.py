@@ -11,11 +11,20 @@ from MindSpore's pool (~50 us, no copy, no page faults of fresh NumPy memory).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 from mindspeed_ms.compat.host_memory import executor, host_array, tensor_reads
 
-__all__ = ["new_float32", "owned_float32"]
+try:
+    from . import _host_dispatch as _dispatch
+except ImportError:  # optional (setup.py): the Python functions run
+    _dispatch = None  # type: ignore[assignment]
+from mindspeed_ms.compat.host_memory import HOST_DISPATCH_ABI
+
+if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
+    _dispatch = None  # type: ignore[assignment]
+
+__all__ = ["new_float32", "new_float32_function", "owned_float32", "python_new_float32"]
 
 #: The arrays :func:`new_float32` handed out, by ``(address, shape)``: a new tensor's memory is float32 and
 #: contiguous, so these two tell its array (the array of :func:`host_array`, which reads the tensor's shape, dtype
@@ -40,8 +49,11 @@ def _hot() -> tuple[Any, Any, Any]:
     return _HOT[0]
 
 
-def new_float32(shape: tuple[int, ...]) -> tuple[Any, Any]:
-    """Return ``(tensor, array)``: a new contiguous float32 tensor of ``shape`` and a NumPy array over its memory."""
+def python_new_float32(shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """Return ``(tensor, array)``: a new contiguous float32 tensor of ``shape`` and a NumPy array over its memory.
+
+    :data:`new_float32` is this function, or the same calls and lookup in one C call (:func:`new_float32_function`).
+    """
     empty, sync, address = _HOT[0] if _HOT else _hot()
     tensor = empty(shape)
     if type(shape) is not tuple:  # a list, a torch.Size: the general reads
@@ -51,12 +63,32 @@ def new_float32(shape: tuple[int, ...]) -> tuple[Any, Any]:
     try:
         return tensor, _ARRAYS[key]
     except KeyError:
-        pass
+        return _keep(tensor, key)
+
+
+def _keep(tensor: Any, key: tuple[Any, ...]) -> tuple[Any, Any]:
+    """``(tensor, its array)`` for a new ``tensor`` whose key (see :data:`_ARRAYS`) is not kept yet; keep it."""
     array = host_array(tensor, sync=False)
     if len(_ARRAYS) >= _MAX_ARRAYS:
         _ARRAYS.clear()
     _ARRAYS[key] = array
     return tensor, array
+
+
+#: :func:`python_new_float32` in one C call (``_host_dispatch.NewFloat32``: the same calls in the same order, the
+#: same key and arrays; a miss or a shape that is not a tuple goes to the Python functions), or None where not built
+_COMPILED: Any = None if _dispatch is None else _dispatch.NewFloat32(_hot, _ARRAYS, _keep, python_new_float32)
+
+
+def new_float32_function(compiled: bool = True) -> Callable[[tuple[int, ...]], tuple[Any, Any]]:
+    """Return :func:`python_new_float32`, or the same in one C call where the extension is built and ``compiled``."""
+    if compiled and _COMPILED is not None:
+        return _COMPILED  # type: ignore[no-any-return]
+    return python_new_float32
+
+
+#: ``new_float32(shape) -> (tensor, array)``: :func:`python_new_float32`, in C where built
+new_float32: Callable[[tuple[int, ...]], tuple[Any, Any]] = new_float32_function()
 
 
 def owned_float32(array: Any) -> Any:
