@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.compat.ieee_division import refuse_integer_zero, zero_divisors
 from mindspeed_ms.compat.inplace import view_adder, write_back
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
@@ -158,6 +159,7 @@ def integer_division(self: Any, other: Any, rounding_mode: str) -> Any:
     """Return ``self / other`` rounded by ``rounding_mode`` (``"floor"``/``"trunc"``) for integer operands."""
     from mindspore import ops
 
+    refuse_integer_zero("div", self, other)
     quotient = ops.floor_divide(self, other)
     if rounding_mode == "floor":
         return quotient
@@ -180,7 +182,9 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
         return self  # x / 1 is x bit for bit, g / 1 is g: no kernel (``output_tensor /= num_microbatches``)
     if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
         return write_back("div_", self, integer_division(self, other, rounding_mode))
-    return write_back("div_", self, ops.div(_original(self, other), other, rounding_mode=rounding_mode))
+    original = _original(self, other)
+    quotient = ops.div(original, other, rounding_mode=rounding_mode)
+    return write_back("div_", self, zero_divisors(original, other, quotient))
 
 
 def exp_(self: Any) -> Any:
@@ -206,7 +210,8 @@ def floor_divide_(self: Any, other: Any) -> Any:
     check_inplace("floor_divide_", self, other)
     if max(category(self), category(other)) <= INTEGRAL:
         return write_back("floor_divide_", self, integer_division(self, other, "floor"))
-    return write_back("floor_divide_", self, ops.floor_divide(_original(self, other), other))
+    original = _original(self, other)
+    return write_back("floor_divide_", self, zero_divisors(original, other, ops.floor_divide(original, other)))
 
 
 def remainder_(self: Any, other: Any) -> Any:
@@ -214,6 +219,7 @@ def remainder_(self: Any, other: Any) -> Any:
     from mindspore import mint
 
     check_inplace("remainder_", self, other)
+    refuse_integer_zero("remainder_", self, other)
     return write_back("remainder_", self, mint.remainder(_original(self, other), other))
 
 

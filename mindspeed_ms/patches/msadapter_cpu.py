@@ -177,6 +177,7 @@ def register(registry: Any, args: Any) -> None:
     _register_index_kernels(registry)
     _register_conformance_misc(registry)
     _register_grad_clone(registry)
+    _register_ieee_division(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -373,3 +374,23 @@ def _register_conformance_misc(registry: Any) -> None:
             target, conformance_misc.tanh_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="MindSpore's float32 Tanh CPU kernel is off by up to 1e-4 for 3 < |x| < 7 (1.00001 at x=5, "
                     "silently, on every float32 tanh); computed in float64 and rounded to float32")
+
+
+def _register_ieee_division(registry: Any) -> None:
+    """Register PyTorch's division by a zero (compat/ieee_division.py, conformance/cases/ops_special_values.py)."""
+    from mindspeed_ms.compat import ieee_division as ieee
+
+    why = ("MindSpore's CPU division ignores the sign of a zero divisor (1 / -0.0 is +inf; PyTorch -inf) and gives "
+           "nan / 0 as -inf (PyTorch nan), silently; integer division by zero returns a number (PyTorch raises "
+           "RuntimeError: ZeroDivisionError)")
+    for target, reflected in (("msadapter.ops.pointwise.div", False), (f"{_TENSOR}.div", False),
+                              (f"{_TENSOR}.__truediv__", False), (f"{_TENSOR}.__rtruediv__", True)):
+        registry.register(target, ieee.division_wrapper(target.rpartition(".")[2], reflected), kind="wrap",
+                          requires=_MSADAPTER, purpose=f"{target.rpartition('.')[2]}: {why}")
+    for name, reflected, repair in (("__floordiv__", False, True), ("__rfloordiv__", True, True),
+                                    ("floor_divide", False, True), ("__mod__", False, False),
+                                    ("__rmod__", True, False), ("remainder", False, False)):
+        targets = [f"{_TENSOR}.{name}"] + ([f"msadapter.ops.pointwise.{name}"] if "__" not in name else [])
+        for target in targets:
+            registry.register(target, ieee.integer_zero_wrapper(name, reflected, repair), kind="wrap",
+                              requires=_MSADAPTER, purpose=f"{name}: {why}")
