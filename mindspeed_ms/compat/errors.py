@@ -22,6 +22,7 @@ __all__ = [
     "GradDTypeError",
     "RetainGradError",
     "IndexOutOfRangeError",
+    "IndexBoundsError",
     "IndexArgumentError",
     "InPlaceOnViewError",
     "InPlaceWriteError",
@@ -103,6 +104,21 @@ class IndexOutOfRangeError(AdaptationError, IndexError):
 
     Attributes:
         op: the operation, e.g. ``"index_put_"``.
+        index: the offending index value.
+        size: the size of the indexed dimension.
+    """
+
+    def __init__(self, op: str, index: int, dim: int, size: int) -> None:
+        self.op, self.index, self.dim, self.size = op, index, dim, size
+        super().__init__(f"{op}(): index {index} is out of bounds for dimension {dim} with size {size}")
+
+
+class IndexBoundsError(AdaptationError, RuntimeError):
+    """An index tensor holds a value outside the indexed dimension of gather, scatter or index_add_, which PyTorch
+    refuses with RuntimeError (index_select and indexing: :class:`IndexOutOfRangeError`); nothing was written.
+
+    Attributes:
+        op: the operation, e.g. ``"gather"``.
         index: the offending index value.
         size: the size of the indexed dimension.
     """

@@ -211,10 +211,11 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     dims = _dims(len(x.shape), dim)
     if ord == 2:
         result = mint.sqrt(mint.sum(mint.mul(x, x), dims, keepdim)) if dims else mint.abs(x)
-    elif ord == math.inf:
-        result = mint.amax(mint.abs(x), dims, keepdim) if dims else mint.abs(x)
-    elif ord == -math.inf:
-        result = mint.amin(mint.abs(x), dims, keepdim) if dims else mint.abs(x)
+    elif ord in (math.inf, -math.inf):
+        extreme = mint.amax if ord == math.inf else mint.amin
+        result = extreme(mint.abs(x), dims, keepdim) if dims else mint.abs(x)
+        if dims:  # amax/amin skip nan on CPU; PyTorch's norm is nan where a nan is reduced
+            result = ops.masked_fill(result, ops.any(mint.isnan(x), dims, keepdim), math.nan)
     elif ord == 0:
         flags = ops.cast(ops.not_equal(x, 0), x.dtype)
         result = mint.sum(flags, dims, keepdim) if dims else flags

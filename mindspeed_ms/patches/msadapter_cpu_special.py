@@ -1,0 +1,147 @@
+"""Built-in provider: PyTorch's nan and infinity semantics where MindSpore's CPU kernels drop them.
+
+MindSpore's CPU max/min reductions, comparisons-based ops and sorts skip nan, and its softmax gives numbers for rows
+PyTorch makes nan (tests/conformance/cases/ops_special_reduce.py finds each against real PyTorch). The replacements
+are in :mod:`mindspeed_ms.compat.special_values`. Registered only when MindSpore computes on the CPU (see
+:mod:`mindspeed_ms.device`). Its name sorts after ``msadapter_cpu`` and ``msadapter_cpu_kernels``: its wraps stack
+over theirs (bfloat16 through float32, empty inputs, faster host paths), so every path of theirs gets the fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
+name = "msadapter_cpu_special"
+requires = (MSADAPTER_REQUIREMENT,)
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+_TENSOR = "mindspore.common.tensor.Tensor"
+_REDUCTION = "msadapter.ops.reduction"
+_COMPARISON = "msadapter.ops.comparison"
+
+#: wrapper in mindspeed_ms.compat.special_values (a factory called with its argument when one is given) ->
+#: (targets, why)
+_WRAPS: dict[tuple[str, str | None], tuple[tuple[str, ...], str]] = {
+    ("nan_extreme_wrapper", "max"): ((f"{_REDUCTION}.max", f"{_TENSOR}.max"),
+                                     "max skips nan on CPU: max(x), max(x, dim) (value and index) and max(a, b) give "
+                                     "numbers where PyTorch gives nan (and the first nan's index)"),
+    ("nan_extreme_wrapper", "min"): ((f"{_REDUCTION}.min", f"{_TENSOR}.min"),
+                                     "min skips nan on CPU: min(x), min(x, dim) and min(a, b) give numbers where "
+                                     "PyTorch gives nan (and the first nan's index)"),
+    ("nan_arg_wrapper", None): ((f"{_REDUCTION}.argmax", f"{_TENSOR}.argmax", f"{_REDUCTION}.argmin",
+                                 f"{_TENSOR}.argmin"),
+                                "argmax/argmin skip nan on CPU (PyTorch: the first nan's index)"),
+    ("nan_amax_wrapper", None): ((f"{_REDUCTION}.amax", f"{_TENSOR}.amax", f"{_REDUCTION}.amin", f"{_TENSOR}.amin"),
+                                 "amax/amin skip nan on CPU (PyTorch: nan)"),
+    ("nan_binary_wrapper", None): ((f"{_COMPARISON}.maximum", f"{_TENSOR}.maximum", f"{_COMPARISON}.minimum",
+                                    f"{_TENSOR}.minimum"),
+                                   "maximum/minimum give the other operand where one is nan on CPU (PyTorch: nan)"),
+    ("nan_clamp_wrapper", None): (("msadapter.ops.pointwise.clamp", f"{_TENSOR}.clamp", "msadapter.ops.pointwise.clip",
+                                   f"{_TENSOR}.clip"),
+                                  "clamp/clip of a nan gives a bound on CPU (PyTorch: nan)"),
+    ("nan_clamp__wrapper", None): ((f"{_TENSOR}.clamp_",), "Tensor.clamp_ of a nan writes a bound (PyTorch: nan)"),
+    ("softmax_rows_wrapper", None): (("msadapter.nn.functional.softmax", "msadapter.ops.pointwise.softmax",
+                                      f"{_TENSOR}.softmax", "msadapter.nn.functional.log_softmax",
+                                      f"{_TENSOR}.log_softmax"),
+                                     "softmax/log_softmax of a row whose maximum is +-inf (all -inf: a fully masked "
+                                     "row) or that holds a nan gives numbers on CPU (PyTorch: nan for the row)"),
+    ("logsumexp_wrapper", None): ((f"{_REDUCTION}.logsumexp", f"{_TENSOR}.logsumexp"),
+                                  "logsumexp of a row of -inf or with a +inf gives nan on CPU (PyTorch: -inf, +inf)"),
+    ("nan_sort_wrapper", "sort"): ((f"{_COMPARISON}.sort", f"{_TENSOR}.sort"),
+                                   "sort puts nan among the numbers on CPU (PyTorch: after +inf; first when "
+                                   "descending)"),
+    ("nan_sort_wrapper", "argsort"): ((f"{_COMPARISON}.argsort", f"{_TENSOR}.argsort"),
+                                      "argsort puts nan among the numbers on CPU (PyTorch: after +inf)"),
+    ("nan_topk_wrapper", None): ((f"{_COMPARISON}.topk", f"{_TENSOR}.topk"),
+                                 "topk skips nan on CPU (PyTorch: nan is the largest value)"),
+}
+
+#: wrapper in mindspeed_ms.compat.special_dtypes -> (targets, why)
+_DTYPE_WRAPS: dict[tuple[str, str | None], tuple[tuple[str, ...], str]] = {
+    ("empty_prod_wrapper", None): ((f"{_REDUCTION}.prod", f"{_TENSOR}.prod"),
+                                   "prod over an empty dimension returns uninitialised memory on CPU (PyTorch: 1)"),
+    ("truth_wrapper", "any"): ((f"{_REDUCTION}.any", f"{_TENSOR}.any"),
+                               "any of a float tensor is float32 and counts -0.0 as true on CPU, any of an empty "
+                               "tensor is True (PyTorch: bool, -0.0 is false, False)"),
+    ("truth_wrapper", "all"): ((f"{_REDUCTION}.all", f"{_TENSOR}.all"),
+                               "all of a float tensor is float32 on CPU (PyTorch: bool)"),
+    ("integer_cumprod_wrapper", None): (("msadapter.ops.other.cumprod", f"{_TENSOR}.cumprod"),
+                                        "cumprod of an integer tensor keeps its dtype on CPU (PyTorch: int64)"),
+    ("float32_cumsum_wrapper", None): (("msadapter.ops.other.cumsum", f"{_TENSOR}.cumsum"),
+                                       "float16 cumsum accumulates in float16 on CPU (60000 + 60000 - 60000 is inf; "
+                                       "PyTorch accumulates in float32: 60000)"),
+    ("exact_int64_sum_wrapper", None): ((f"{_REDUCTION}.sum", f"{_TENSOR}.sum"),
+                                        "the int64 sum goes through float64 on CPU (2**53 + 1 + 1 gives 2**53; "
+                                        "PyTorch: exact, wrapping past 2**63)"),
+    ("bfloat16_check_wrapper", None): tuple((tuple(
+        target for name in ("isfinite", "isinf", "isnan") for target in (f"{_COMPARISON}.{name}", f"{_TENSOR}.{name}")),
+        "isfinite/isinf/isnan of bfloat16 have no CPU kernel (PyTorch: bool results)")),  # type: ignore[dict-item]
+}
+
+
+def register(registry: Any, args: Any) -> None:
+    """Register the nan/infinity fixes, or nothing when MindSpore does not compute on the CPU.
+
+    Args:
+        registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
+        args: the training script's flags (unused).
+    """
+    del args
+    from mindspeed_ms.device import device_target
+
+    if device_target() != "CPU":
+        return
+    from mindspeed_ms.compat import special_dtypes, special_values
+
+    for module, wraps in ((special_values, _WRAPS), (special_dtypes, _DTYPE_WRAPS)):
+        for (wrapper_name, argument), (targets, purpose) in wraps.items():
+            wrapper = getattr(module, wrapper_name)
+            if argument is not None:
+                wrapper = wrapper(argument)
+            for target in targets:
+                registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER, purpose=purpose)
+    from mindspeed_ms.compat import bfloat16
+
+    for target in (f"{_REDUCTION}.mean", f"{_TENSOR}.mean"):
+        registry.register(
+            target, bfloat16.via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="mean of bfloat16 fails on CPU (ReduceMean has no bfloat16 kernel); PyTorch accumulates in "
+                    "float32 and rounds once: computed in float32, cast back")
+    _register_index_bounds(registry)
+    from mindspeed_ms.compat import refusals
+
+    for op, targets in (("torch.max", (f"{_REDUCTION}.max", f"{_TENSOR}.max")),
+                        ("torch.min", (f"{_REDUCTION}.min", f"{_TENSOR}.min")),
+                        ("torch.topk", (f"{_COMPARISON}.topk", f"{_TENSOR}.topk"))):
+        for target in targets:
+            registry.register(
+                target, refusals.refusal_class_wrapper(op), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{op} refuses an empty input / k larger than the dim with ValueError on CPU (PyTorch: "
+                        f"RuntimeError): re-raised as OpShapeRefusedError, a RuntimeError")
+
+
+def _register_index_bounds(registry: Any) -> None:
+    """Register the index checks of mindspeed_ms.compat.index_bounds."""
+    from mindspeed_ms.compat import index_bounds
+
+    for op, targets in (("gather", ("msadapter.ops.array.gather", f"{_TENSOR}.gather")),
+                        ("index_select", ("msadapter.ops.array.index_select", f"{_TENSOR}.index_select")),
+                        ("scatter", ("msadapter.ops.array.scatter", f"{_TENSOR}.scatter")),
+                        ("scatter_add", ("msadapter.ops.array.scatter_add", f"{_TENSOR}.scatter_add")),
+                        ("index_add_", (f"{_TENSOR}.index_add_", f"{_TENSOR}.index_add"))):
+        for target in targets:
+            registry.register(
+                target, index_bounds.index_bounds_wrapper(op), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{op} with an index equal to the size or negative returns normally on CPU (gather and "
+                        f"scatter silently read/write elsewhere; index_select and index_add_ wrap negatives); "
+                        f"PyTorch refuses (index_select: IndexError, the others: RuntimeError)")
+    registry.register(
+        f"{_TENSOR}.__setitem__", index_bounds.empty_index_setitem_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="t[index] = v with an empty index tensor raises ValueError on CPU (PyTorch writes nothing), and with "
+                "an index equal to the size ValueError (PyTorch: IndexError)")
+    registry.register(
+        "msadapter.ops.array.where", index_bounds.where_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.where(condition) of an all-False 1-d condition gives two (0, 1) tensors on CPU (PyTorch: "
+                "condition.nonzero(as_tuple=True), one (0,) tensor)")
