@@ -5,9 +5,12 @@ computes the same where no OpenBLAS is found."""
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 
 import numpy as np
 import pytest
+from _helpers import ROOT, result_line, run_python, subprocess_env
 
 from mindspeed_ms.compat import blas_threads, host_kernels
 
@@ -79,3 +82,45 @@ def test_without_openblas_the_product_is_numpys(monkeypatch: pytest.MonkeyPatch)
     out = np.empty((64, 32), np.float32)
     host_kernels.matmul(left, right, out)
     assert np.array_equal(out, np.matmul(left, right))
+
+
+def test_msruns_only_worker_sets_msruns_one_thread_aside_and_everything_else_keeps_openblass_count() -> None:
+    cpus = len(os.sched_getaffinity(0))
+    only = {"MS_ROLE": "MS_WORKER", "MS_WORKER_NUM": "1", "OMP_NUM_THREADS": "1"}
+    assert blas_threads.process_threads(1, only) == max(1, cpus)
+    assert blas_threads.process_threads(cpus + 3, only) == cpus + 3  # never fewer than OpenBLAS started with
+    assert blas_threads.process_threads(1, {**only, "MS_WORKER_NUM": "2"}) == 1  # several workers: one each
+    assert blas_threads.process_threads(1, {**only, "OPENBLAS_NUM_THREADS": "1"}) == 1  # OpenBLAS's own setting
+    assert blas_threads.process_threads(1, {**only, "MS_ROLE": "MS_SCHED"}) == 1
+    assert blas_threads.process_threads(1, {"OMP_NUM_THREADS": "1"}) == 1  # not under msrun
+
+
+_WORKER_SCRIPT = '''
+import ctypes, json
+import numpy as np
+from mindspeed_ms.compat import blas_threads, host_kernels
+
+control = blas_threads.openblas_threads()
+library = ctypes.CDLL(control.path)
+getter = next(getattr(library, f"openblas_get_num_threads{s}") for s in ("64_", "", "_64")
+              if hasattr(library, f"openblas_get_num_threads{s}"))
+started = getter()
+rng = np.random.default_rng(0)
+left, right = rng.standard_normal((512, 512), dtype=np.float32), rng.standard_normal((512, 2048), dtype=np.float32)
+out = np.empty((512, 2048), np.float32)
+host_kernels.matmul(left, right, out)
+print("RESULT " + json.dumps({"started": started, "largest": control.largest, "after_large_product": getter(),
+                              "exact": bool(np.array_equal(out, np.matmul(left, right)))}), flush=True)
+'''
+
+
+def test_in_msruns_only_worker_a_large_product_runs_on_the_processs_cpus() -> None:
+    """msrun's workers start with OMP_NUM_THREADS=1, which OpenBLAS reads: the large host GEMMs ran on one thread."""
+    env = subprocess_env(drop=("MINDSPEED_", "OPENBLAS_"), PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
+                         MS_ROLE="MS_WORKER", MS_WORKER_NUM="1")
+    result = result_line(run_python(sys.executable, "-c", _WORKER_SCRIPT, env=env))
+    assert result["started"] == 1
+    assert result["largest"] == len(os.sched_getaffinity(0))
+    # OpenBLAS caps the count at what it was built for (NumPy's wheel here: 2)
+    assert min(2, result["largest"]) <= result["after_large_product"] <= result["largest"]
+    assert result["exact"]

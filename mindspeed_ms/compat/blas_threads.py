@@ -4,24 +4,33 @@ OpenBLAS splits a GEMM between its threads (NumPy's wheels: up to 2 on this 2-co
 products too (128x64 by 64x256: ~2 million multiply-adds, a few tens of microseconds on one core). There the split
 saves little, and where another process holds a core, the calling thread waits for the second one to be scheduled:
 in a MindSpore training process on the loaded 2-core machine, ``torch.matmul(x, weight.t())`` of the tiny size took
-0.11-0.23 ms (min/median) on one thread and 0.11-5.8 ms on two. The mid size's products keep OpenBLAS's own count.
+0.11-0.23 ms (min/median) on one thread and 0.11-5.8 ms on two. The mid size's products run on all
+(:attr:`OpenBLASThreads.largest`).
 OpenBLAS's result does not depend on its thread count (each output element is summed by one thread in the same
 order; tests/test_compat_fast_matmul.py checks it): only the speed changes.
 
-The setting is OpenBLAS's, for the whole process (like ``OPENBLAS_NUM_THREADS``, which still sets the largest
-count): other NumPy products of the process run on the count last chosen (by the host GEMM, or by
+The setting is OpenBLAS's, for the whole process (like ``OPENBLAS_NUM_THREADS``, which, where set, still sets the
+largest count): other NumPy products of the process run on the count last chosen (by the host GEMM, or by
 :mod:`.host_attention`, which runs its batched products on one thread).
 :func:`openblas_threads` finds the library NumPy loaded (``/proc/self/maps``, as threadpoolctl does); where there is
 none (another BLAS, another system), nothing is set and NumPy multiplies as it always does.
+
+msrun (MindSpore 2.7.1) starts its workers with ``OMP_NUM_THREADS=1`` where the variable is unset, and OpenBLAS
+takes its thread count from it: every host GEMM of a training process ran on one thread, the mid size's too (a
+[512x512]@[512x2048] product: 12.3 ms on one thread, 5.8 on two, 3.9 for PyTorch's MKL on two). PyTorch's
+torchrun sets ``OMP_NUM_THREADS=1`` only when it starts several processes on the node. :func:`process_threads`
+does the same for msrun's workers: msrun's only worker on the node (``MS_WORKER_NUM=1``) gets the CPUs it may run
+on; several workers keep one each. ``OPENBLAS_NUM_THREADS``, where set, is OpenBLAS's count and is kept as it is.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
 from typing import Any, Callable
 
-__all__ = ["ONE_THREAD_PRODUCT", "OpenBLASThreads", "openblas_threads"]
+__all__ = ["ONE_THREAD_PRODUCT", "OpenBLASThreads", "openblas_threads", "process_threads"]
 
 #: products of fewer multiply-adds (``m * k * n``) run on one OpenBLAS thread (every product of the tiny model:
 #: at most 2.1 million; the mid size's are 33 million and more)
@@ -36,14 +45,16 @@ class OpenBLASThreads:
 
     Attributes:
         path: the library's file.
-        largest: the count OpenBLAS started with (``OPENBLAS_NUM_THREADS`` or the cores).
+        largest: the most it runs on: OpenBLAS's count at start (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or
+            the cores), or the process's CPUs in msrun's only worker (:func:`process_threads`).
         current: the count last set.
     """
 
-    def __init__(self, path: str, setter: Callable[[int], Any], largest: int) -> None:
+    def __init__(self, path: str, setter: Callable[[int], Any], largest: int, current: int | None = None) -> None:
         self.path = path
         self._setter = setter
-        self.largest = self.current = max(1, largest)
+        self.largest = max(1, largest)
+        self.current = self.largest if current is None else max(1, current)
 
     def use(self, count: int) -> None:
         """Run OpenBLAS's next calls on ``count`` threads (at most :attr:`largest`)."""
@@ -51,6 +62,27 @@ class OpenBLASThreads:
         if count != self.current:
             self._setter(count)
             self.current = count
+
+
+def process_threads(openblas_count: int, environ: Any = None) -> int:
+    """Return the most threads this process's OpenBLAS should use: ``openblas_count`` (what OpenBLAS started with),
+    or, in msrun's only worker on the node (``MS_ROLE=MS_WORKER``, ``MS_WORKER_NUM=1``) without
+    ``OPENBLAS_NUM_THREADS``, the CPUs the process may run on (msrun's ``OMP_NUM_THREADS=1`` set aside, as torchrun
+    does for a single process).
+
+    Args:
+        openblas_count: ``openblas_get_num_threads()`` at start.
+        environ: the environment to read (``os.environ`` when None).
+    """
+    environ = os.environ if environ is None else environ
+    if (environ.get("OPENBLAS_NUM_THREADS") or environ.get("MS_ROLE") != "MS_WORKER"
+            or environ.get("MS_WORKER_NUM", "").strip() != "1"):
+        return openblas_count
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(openblas_count, cpus)
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,5 +104,6 @@ def openblas_threads() -> OpenBLASThreads | None:
             getter = getattr(library, f"openblas_get_num_threads{suffix}", None)
             if setter is not None and getter is not None:
                 setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
-                return OpenBLASThreads(path, setter, int(getter()))
+                started = int(getter())
+                return OpenBLASThreads(path, setter, process_threads(started), started)
     return None
