@@ -111,4 +111,6 @@ def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - 
     from mindspore import ops
 
     check_inplace("clamp_", self, *(bound for bound in (min, max) if bound is not None))
-    return write_back("clamp_", self, ops.clamp(self, min, max))
+    from mindspeed_ms.compat.ieee_special import clamp_repair
+
+    return write_back("clamp_", self, clamp_repair(self, min, max, ops.clamp(self, min, max)))

@@ -21,9 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat import ieee_special
 from mindspeed_ms.compat.errors import TorchRefusalError
 
-__all__ = ["zero_divisors", "division_wrapper", "integer_zero_wrapper", "refuse_integer_zero"]
+__all__ = ["zero_divisors", "division_wrapper", "floor_wrapper", "repair_floor", "refuse_integer_zero"]
 
 _ZERO_DIVISION = "ZeroDivisionError"
 
@@ -109,17 +110,27 @@ def refuse_integer_zero(op: str, dividend: Any, divisor: Any) -> None:
 
 def division_wrapper(name: str, reflected: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a division ``op(self, other, *, rounding_mode=None, out=None)`` (``other / self`` when ``reflected``):
-    integer division by zero refused (with a rounding mode: true division of integers is a float division), and a
-    float quotient repaired where the divisor is a zero (:func:`zero_divisors`)."""
+    integer division by zero refused (with a rounding mode: true division of integers is a float division), a
+    float quotient repaired where the divisor is a zero (:func:`zero_divisors`), float floor division by PyTorch's
+    formula and float16 truncation in float32 (:mod:`mindspeed_ms.compat.ieee_special`)."""
 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(op)
         def divide(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
             dividend, divisor = (other, self) if reflected else (self, other)
-            if kwargs.get("rounding_mode") is not None:
-                refuse_integer_zero(name, dividend, divisor)
+            mode = kwargs.get("rounding_mode")
             out = kwargs.pop("out", None)
-            quotient = zero_divisors(dividend, divisor, op(self, other, *args, **kwargs))
+            if mode is not None:
+                refuse_integer_zero(name, dividend, divisor)
+            if mode is not None and (_float_operand(self) or _float_operand(other)):
+                plain = dict(kwargs, rounding_mode=None)
+                quotient = zero_divisors(dividend, divisor, op(self, other, *args, **plain))
+                if mode == "floor":
+                    quotient = ieee_special.floor_divide(dividend, divisor, quotient.dtype)
+                else:
+                    quotient = ieee_special.trunc_divide(dividend, divisor, quotient)
+            else:
+                quotient = zero_divisors(dividend, divisor, op(self, other, *args, **kwargs))
             if out is not None:
                 out.copy_(quotient)
                 return out
@@ -130,11 +141,16 @@ def division_wrapper(name: str, reflected: bool = False) -> Callable[[Callable[.
     return wrapper
 
 
-def integer_zero_wrapper(name: str, reflected: bool = False,
-                         repair: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Wrap a floor division or remainder ``op(self, other)``: integer operands with a zero divisor raise
-    PyTorch's ``RuntimeError: ZeroDivisionError``; with ``repair`` (floor division), a float quotient is repaired
-    where the divisor is a zero (:func:`zero_divisors`)."""
+def _float_operand(value: Any) -> bool:
+    return isinstance(value, float) or _floating(value)
+
+
+def floor_wrapper(name: str, reflected: bool = False,
+                  remainder: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap a floor division (or, with ``remainder``, a remainder) ``op(self, other)``: integer operands with a
+    zero divisor raise PyTorch's ``RuntimeError: ZeroDivisionError``; a float result is PyTorch's formula's
+    (:func:`~mindspeed_ms.compat.ieee_special.floor_divide`, :func:`~mindspeed_ms.compat.ieee_special.remainder`)
+    in the dtype MindSpore's op gives."""
 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(op)
@@ -142,8 +158,18 @@ def integer_zero_wrapper(name: str, reflected: bool = False,
             dividend, divisor = (other, self) if reflected else (self, other)
             refuse_integer_zero(name, dividend, divisor)
             result = op(self, other, *args, **kwargs)
-            return zero_divisors(dividend, divisor, result) if repair else result
+            return repair_floor(dividend, divisor, result, remainder)
 
         return divide
 
     return wrapper
+
+
+def repair_floor(dividend: Any, divisor: Any, result: Any, remainder: bool = False) -> Any:
+    """``result`` (MindSpore's float floor division or remainder) as PyTorch's formula computes it; an integral
+    ``result`` as it is."""
+    if not _floating(result):
+        return result
+    if remainder:
+        return ieee_special.remainder(dividend, divisor, result.dtype)
+    return ieee_special.floor_divide(dividend, divisor, result.dtype)

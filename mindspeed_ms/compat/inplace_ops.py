@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.compat.ieee_division import refuse_integer_zero, zero_divisors
+from mindspeed_ms.compat.ieee_division import refuse_integer_zero, repair_floor, zero_divisors
+from mindspeed_ms.compat.ieee_special import trunc_divide
 from mindspeed_ms.compat.inplace import view_adder, write_back
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
@@ -183,8 +184,12 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
     if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
         return write_back("div_", self, integer_division(self, other, rounding_mode))
     original = _original(self, other)
-    quotient = ops.div(original, other, rounding_mode=rounding_mode)
-    return write_back("div_", self, zero_divisors(original, other, quotient))
+    quotient = zero_divisors(original, other, ops.div(original, other))
+    if rounding_mode == "floor":
+        quotient = repair_floor(original, other, quotient)
+    elif rounding_mode == "trunc":
+        quotient = trunc_divide(original, other, quotient)
+    return write_back("div_", self, quotient)
 
 
 def exp_(self: Any) -> Any:
@@ -211,7 +216,7 @@ def floor_divide_(self: Any, other: Any) -> Any:
     if max(category(self), category(other)) <= INTEGRAL:
         return write_back("floor_divide_", self, integer_division(self, other, "floor"))
     original = _original(self, other)
-    return write_back("floor_divide_", self, zero_divisors(original, other, ops.floor_divide(original, other)))
+    return write_back("floor_divide_", self, repair_floor(original, other, ops.floor_divide(original, other)))
 
 
 def remainder_(self: Any, other: Any) -> Any:
@@ -220,7 +225,8 @@ def remainder_(self: Any, other: Any) -> Any:
 
     check_inplace("remainder_", self, other)
     refuse_integer_zero("remainder_", self, other)
-    return write_back("remainder_", self, mint.remainder(_original(self, other), other))
+    original = _original(self, other)
+    return write_back("remainder_", self, repair_floor(original, other, mint.remainder(original, other), True))
 
 
 def _bitwise(op: str, self: Any, other: Any, logical: str, bitwise: str) -> Any:
