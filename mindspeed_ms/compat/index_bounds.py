@@ -6,8 +6,8 @@ to the size or negative return normally (silently: gather(x, 1, [[4], [-1]]) gav
 ``index_select`` wraps a negative index, ``index_add_`` wraps a negative index and refuses one equal to the size
 with IndexError (PyTorch: RuntimeError); ``t[index] = v`` with an empty index tensor raises ValueError (PyTorch:
 writes nothing) and with an index equal to the size ValueError (PyTorch: IndexError); ``torch.where(condition)``
-of an all-False 1-d condition gives two (0, 1) tensors (PyTorch: one of shape (0,)). Each check is one comparison
-of the index tensor and one host read, before the kernel runs (nothing is written when it raises).
+of an all-False 1-d condition gives two (0, 1) tensors (PyTorch: one of shape (0,)). Each check reads the index
+tensor on the host (its min and max), before the kernel runs (nothing is written when it raises).
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ def _check(op: str, input: Any, dim: Any, index: Any, negative: bool = False) ->
     size = int(shape[dim % len(shape)]) if isinstance(dim, int) and -len(shape) <= dim < len(shape) else None
     if size is None:
         return
-    from mindspore import ops
-
-    outside = ops.logical_or(ops.less(index, -size if negative else 0), ops.greater_equal(index, size))
-    if bool(ops.any(outside)):
-        bad = int(ops.masked_select(index, outside)[0])
+    values = index.asnumpy()  # index tensors are small: one host read, no kernels
+    low, high = values.min(), values.max()
+    if low < (-size if negative else 0) or high >= size:
+        bad = int(low if low < (-size if negative else 0) else high)
         raise (IndexOutOfRangeError if op in ("index_select", "__setitem__") else IndexBoundsError)(op, bad, dim, size)
 
 
