@@ -115,17 +115,25 @@ def bias_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def add(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
-        bias_shape = getattr(other, "_shape", None)
+        # every tensor add of a step comes here (13 a tiny step): MindSpore's own attributes read directly (``dtype``
+        # is MindSpore's Python property returning ``_dtype``), no getattr call; a missing one: the wrapped add
+        try:
+            bias_shape = other._shape
+        except AttributeError:
+            bias_shape = None
         if args or kwargs or bias_shape is None or len(bias_shape) != 1:
             return op(input, other, *args, **kwargs)
-        shape = getattr(input, "_shape", None)
-        if (shape is None or len(shape) < 2 or shape[-1] != bias_shape[0] or input.dtype not in _dtypes()
-                or other.dtype is not input.dtype or not input.is_contiguous()):
+        try:
+            shape, dtype = input._shape, input._dtype
+        except AttributeError:
+            return op(input, other)
+        if (shape is None or len(shape) < 2 or shape[-1] != bias_shape[0] or dtype not in _dtypes()
+                or other._dtype is not dtype or not input.is_contiguous()):
             return op(input, other)
         elements = math.prod(shape)
         if elements < MIN_ELEMENTS:
             return _bias_add_last()(input, other) if elements and len(shape) <= _BIAS_ADD_RANK else op(input, other)
-        if input.dtype is _dtypes()[0] and other.is_contiguous():
+        if dtype is _dtypes()[0] and other.is_contiguous():
             return _function().apply(input, other)
         return _bias_add()(input.reshape(-1, shape[-1]), other).reshape(tuple(shape))
 
