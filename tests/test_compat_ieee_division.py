@@ -156,3 +156,16 @@ def test_rounding_modes_of_floats() -> None:
     half = divide(dividend.astype(mindspore.float16), divisor.astype(mindspore.float16), rounding_mode="trunc")
     assert half.dtype == mindspore.float16  # MindSpore's Trunc has no float16 kernel: truncated in float32
     _same_bits(half.astype(mindspore.float32).asnumpy(), np.float32([np.inf, -3.0, -np.inf]))
+
+
+def test_int64_floor_division_beyond_2_to_53_is_exact() -> None:
+    dividend = np.int64([-2 ** 63, 2 ** 63 - 1, 7, -7])
+    divisor = np.int64([3, -2, 2, 2])
+    floor = ieee.floor_wrapper("__floordiv__")(ops.floor_divide)
+    expected = [int(x) // int(y) for x, y in zip(dividend, divisor)]
+    assert floor(mindspore.Tensor(dividend), mindspore.Tensor(divisor)).asnumpy().tolist() == expected
+    mod = ieee.floor_wrapper("__mod__", remainder=True)(lambda a, b: a % b)
+    assert mod(mindspore.Tensor(dividend), 3).asnumpy().tolist() == [int(x) % 3 for x in dividend]
+    small = mindspore.Tensor(np.int64([7, -7]))
+    kernel = ops.floor_divide(small, 2)
+    assert ieee.exact_integer(small, 2, kernel) is kernel  # within 2**53: MindSpore's result as it is

@@ -24,7 +24,8 @@ import numpy as np
 from mindspeed_ms.compat import ieee_special
 from mindspeed_ms.compat.errors import TorchRefusalError
 
-__all__ = ["zero_divisors", "division_wrapper", "floor_wrapper", "repair_floor", "refuse_integer_zero"]
+__all__ = ["zero_divisors", "division_wrapper", "floor_wrapper", "repair_floor", "exact_integer",
+           "refuse_integer_zero"]
 
 _ZERO_DIVISION = "ZeroDivisionError"
 
@@ -166,10 +167,31 @@ def floor_wrapper(name: str, reflected: bool = False,
 
 
 def repair_floor(dividend: Any, divisor: Any, result: Any, remainder: bool = False) -> Any:
-    """``result`` (MindSpore's float floor division or remainder) as PyTorch's formula computes it; an integral
-    ``result`` as it is."""
+    """``result`` (MindSpore's floor division or remainder) as PyTorch computes it: floats by PyTorch's formula,
+    int64 beyond 2**53 exactly (MindSpore's FloorDiv/FloorMod go through float64: ``-2**63 // 3`` is off by 171)."""
     if not _floating(result):
-        return result
+        return exact_integer(dividend, divisor, result, remainder)
     if remainder:
         return ieee_special.remainder(dividend, divisor, result.dtype)
     return ieee_special.floor_divide(dividend, divisor, result.dtype)
+
+
+#: integers up to this magnitude survive MindSpore's float64 floor division exactly
+_EXACT_IN_FLOAT64 = 2 ** 53
+
+
+def exact_integer(dividend: Any, divisor: Any, result: Any, remainder: bool = False) -> Any:
+    """``result`` (an integral floor division or remainder), recomputed by NumPy's exact int64 arithmetic when an
+    operand reaches 2**53 in magnitude (one host pass over each tensor operand to tell; integers have no gradient)."""
+    from mindspore import Tensor
+
+    if not _is_tensor(result) or result.size == 0 or str(result.dtype) not in ("Int64", "UInt64"):
+        return result
+    operands = [value.asnumpy() if _is_tensor(value) else np.asarray(value) for value in (dividend, divisor)]
+    if all(int(np.abs(values.astype(np.float64)).max(initial=0)) < _EXACT_IN_FLOAT64 for values in operands):
+        return result
+    dtype = np.int64 if str(result.dtype) == "Int64" else np.uint64
+    a, b = (np.broadcast_to(values, result.shape).astype(dtype) for values in operands)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        exact = np.remainder(a, b) if remainder else np.floor_divide(a, b)
+    return Tensor(np.ascontiguousarray(exact))

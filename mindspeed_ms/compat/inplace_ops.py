@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.compat.ieee_division import refuse_integer_zero, repair_floor, zero_divisors
+from mindspeed_ms.compat.ieee_division import exact_integer, refuse_integer_zero, repair_floor, zero_divisors
 from mindspeed_ms.compat.ieee_special import trunc_divide
 from mindspeed_ms.compat.inplace import view_adder, write_back
 from mindspeed_ms.compat.inplace_checks import (
@@ -161,7 +161,7 @@ def integer_division(self: Any, other: Any, rounding_mode: str) -> Any:
     from mindspore import ops
 
     refuse_integer_zero("div", self, other)
-    quotient = ops.floor_divide(self, other)
+    quotient = exact_integer(self, other, ops.floor_divide(self, other))
     if rounding_mode == "floor":
         return quotient
     # trunc: floor rounds a negative, inexact quotient one below the truncated one (MindSpore's Trunc has

@@ -21,15 +21,10 @@ import numpy as np
 
 from conformance.samples import register as _register
 
-#: cases whose fix is not landed yet (registered once it is)
-_PENDING = frozenset({"int64_floordiv_signs"})
-
 
 def register(module: str, name: str, ops: tuple[str, ...], function: Callable[[Any], Any],
              rtol: float | None = None, atol: float | None = None) -> None:
     """Register the case with the signs of the zeros of every float tensor it returns (see the docstring)."""
-    if name in _PENDING:
-        return
     if name.startswith(_ZERO_SIGN_OPEN):
         _register(module, name, ops, function, rtol, atol)
     else:
