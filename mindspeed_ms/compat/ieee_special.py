@@ -49,7 +49,13 @@ def _may_hold_nan(tensor: Any) -> bool:
     values = _host(tensor)
     if values is None:
         return True
-    return values.size > 0 and bool(np.isnan(values.sum(dtype=np.float64)))
+    return values.size > 0 and bool(np.isnan(np.add.reduce(values, axis=None)))
+
+
+def _holds_negative_zero(values: np.ndarray) -> bool:
+    """Whether ``values`` hold a -0.0 (its bits: only the sign bit set)."""
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[values.dtype.itemsize]
+    return bool(np.any(values.view(bits) == np.iinfo(bits).min))
 
 
 def _holds_zero(tensor: Any) -> bool:
@@ -157,7 +163,7 @@ def relu_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return result
         result = _keep_nan(input, result)
         values = _host(input)
-        if values is None or np.any(np.signbit(values) & (values == 0)):
+        if values is None or _holds_negative_zero(values):
             result = _where(ops.equal(input, 0), input, result)
         return result
 
