@@ -124,7 +124,12 @@ def _var(op: str, input: Any, dim: Any, unbiased: Any, keepdim: bool, correction
     deviation = mint.sub(input, mean)
     squares = mint.mul(deviation, deviation)
     total = mint.sum(squares, dim=dims, keepdim=keepdim) if dims else squares
-    # PyTorch divides by max(0, N - correction): inf or nan when there are not enough degrees of freedom.
+    # PyTorch divides by max(0, N - correction): inf or nan when there are not enough degrees of freedom, and warns
+    if count - correction <= 0:
+        import warnings
+
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      f"factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     return mint.div(total, max(0.0, count - correction))
 
 

@@ -244,13 +244,20 @@ def _topk_ties(torch: Any) -> Any:
 
 
 def _one_element(torch: Any) -> Any:
+    """nan (Bessel's correction leaves no degree of freedom) with PyTorch's UserWarning; 0 without the correction."""
     import warnings
 
     x = torch.tensor([2.5])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {"var": x.var(), "std": x.std(), "var_biased": torch.var(x, unbiased=False),
-                "std_dim": torch.std(torch.ones(3, 1), dim=1), "var_correction0": x.var(correction=0)}
+    out = {}
+    for name, reduce in {"var": lambda: x.var(), "std": lambda: x.std(), "var_biased": lambda: torch.var(
+            x, unbiased=False), "std_dim": lambda: torch.std(torch.ones(3, 1), dim=1),
+            "var_correction0": lambda: x.var(correction=0)}.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = reduce()
+        out[name] = {"value": value, "warned": [warning.category.__name__ for warning in caught
+                                                if "degrees of freedom" in str(warning.message)]}
+    return out
 
 
 #: compared within the per-dtype tolerances (nan and infinities still at the same places): rounded arithmetic
