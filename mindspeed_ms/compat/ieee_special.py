@@ -54,8 +54,9 @@ def _may_hold_nan(tensor: Any) -> bool:
 
 def _holds_negative_zero(values: np.ndarray) -> bool:
     """Whether ``values`` hold a -0.0 (its bits: only the sign bit set)."""
-    bits = {2: np.int16, 4: np.int32, 8: np.int64}[values.dtype.itemsize]
-    return bool(np.any(values.view(bits) == np.iinfo(bits).min))
+    size = values.dtype.itemsize
+    bits = {2: "i2", 4: "i4", 8: "i8"}[size]  # native order, as the floats are
+    return bool(np.any(values.view(bits) == -(2 ** (8 * size - 1))))
 
 
 def _holds_zero(tensor: Any) -> bool:
