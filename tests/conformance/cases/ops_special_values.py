@@ -111,7 +111,15 @@ INPLACE: dict[str, tuple[tuple[str, ...], Callable[[Any, Any, Any], Any]]] = {
     "sub_": (("Tensor.sub_",), lambda torch, t, b: t.sub_(b)),
     "mul_": (("Tensor.mul_",), lambda torch, t, b: t.mul_(b)),
     "div_": (("Tensor.div_",), lambda torch, t, b: t.div_(b)),
+    "div_floor_": (("Tensor.div_",), lambda torch, t, b: t.div_(b, rounding_mode="floor")),
+    "div_trunc_": (("Tensor.div_",), lambda torch, t, b: t.div_(b, rounding_mode="trunc")),
+    "ifloordiv": (("Tensor.__ifloordiv__",), lambda torch, t, b: operator.ifloordiv(t, b)),
+    "imod": (("Tensor.__imod__",), lambda torch, t, b: operator.imod(t, b)),
+    "floor_divide_": (("Tensor.floor_divide_",), lambda torch, t, b: t.floor_divide_(b)),
+    "remainder_": (("Tensor.remainder_",), lambda torch, t, b: t.remainder_(b)),
 }
+#: in-place forms over the largest finite float16 for the largest finite (see :data:`_MODEST`)
+_INPLACE_MODEST = frozenset({"imod", "remainder_"})
 
 
 #: remainders with the largest finite float32 as dividend over a small divisor (a quotient beyond float32's range)
@@ -158,8 +166,10 @@ def _binary(name: str, ops: tuple[str, ...], op: Callable[[Any, Any, Any], Any])
 
 
 def _inplace(name: str, ops: tuple[str, ...], op: Callable[[Any, Any, Any], Any]) -> None:
+    modest = name in _INPLACE_MODEST
+
     def run(torch: Any) -> Any:
-        a, b = _grid(torch, "float32")
+        a, b = _grid(torch, "float32", modest)
         base = a.clone()
         view = base.view(len(_specials("float32")), -1)
         alias = op(torch, view, b.view(view.shape))
@@ -167,8 +177,8 @@ def _inplace(name: str, ops: tuple[str, ...], op: Callable[[Any, Any, Any], Any]
 
     def scalar(torch: Any) -> Any:
         outs = []
-        for s in _specials("float32"):
-            t = _vector(torch)
+        for s in _specials("float32", modest):
+            t = _vector(torch, modest=modest)
             op(torch, t, s)
             outs.append(t)
         return outs
@@ -179,7 +189,7 @@ def _inplace(name: str, ops: tuple[str, ...], op: Callable[[Any, Any, Any], Any]
 
     register(__name__, f"{name}__float32", ops, run, atol=_TINY["float32"])
     register(__name__, f"{name}__scalar", ops, scalar, atol=_TINY["float32"])
-    if name not in ("isub", "sub_"):  # no bfloat16 Sub CPU kernel in place (MindSpore's TypeError)
+    if name in ("add_", "iadd", "mul_", "imul", "div_", "itruediv"):  # the others: no bfloat16 CPU kernel
         register(__name__, f"{name}__bfloat16", ops, bfloat16, atol=_TINY["float32"])
 
 
