@@ -59,3 +59,11 @@ def test_empty_prod_is_one_and_integer_cumprod_is_int64() -> None:
     out = cumprod(mindspore.tensor(np.array([100, 3], np.int8)), 0)
     assert out.dtype == mindspore.int64
     assert out.asnumpy().tolist() == [100, 300]
+
+
+def test_an_integer_tensor_clamped_by_a_float_bound_is_float32() -> None:
+    clamp = special_dtypes.integer_clamp_wrapper(lambda x, lo, hi: ops.clamp(x, lo, hi))
+    out = clamp(mindspore.tensor(np.array([1, 5, 9], np.int64)), None, 4.5)
+    assert out.dtype == mindspore.float32
+    assert out.asnumpy().tolist() == [1.0, 4.5, 4.5]
+    assert clamp(mindspore.tensor(np.array([1, 5], np.int64)), 0, 3).dtype == mindspore.int64

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["empty_prod_wrapper", "truth_wrapper", "integer_cumprod_wrapper", "float32_cumsum_wrapper",
-           "exact_int64_sum_wrapper", "bfloat16_check_wrapper"]
+           "exact_int64_sum_wrapper", "bfloat16_check_wrapper", "integer_clamp_wrapper"]
 
 
 def _shape(tensor: Any) -> tuple[int, ...]:
@@ -159,3 +159,22 @@ def bfloat16_check_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(ops.cast(input, mindspore.float32))
 
     return check
+
+
+def integer_clamp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``clamp`` of a bool/integer tensor with a float bound: clamped in float32 (PyTorch's result type; MindSpore
+    keeps the integer dtype and truncates the bound: clamp([1, 5, 9], max=4.5) gave [1, 4, 4])."""
+    import mindspore
+
+    @functools.wraps(op)
+    def clamp(input: Any, min: Any = None, max: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+        bounds = (min, max)
+        if getattr(input, "dtype", None) in _integers() and any(
+                isinstance(bound, float) or getattr(bound, "dtype", None) in _floats() for bound in bounds):
+            from mindspore import ops
+
+            floating = [bound.dtype for bound in bounds if getattr(bound, "dtype", None) in _floats()]
+            input = ops.cast(input, floating[0] if floating else mindspore.float32)
+        return op(input, min, max, **kwargs)
+
+    return clamp

@@ -35,12 +35,10 @@ _WRAPS: dict[tuple[str, str | None], tuple[tuple[str, ...], str]] = {
                                 "argmax/argmin skip nan on CPU (PyTorch: the first nan's index)"),
     ("nan_amax_wrapper", None): ((f"{_REDUCTION}.amax", f"{_TENSOR}.amax", f"{_REDUCTION}.amin", f"{_TENSOR}.amin"),
                                  "amax/amin skip nan on CPU (PyTorch: nan)"),
-    ("nan_binary_wrapper", None): ((f"{_COMPARISON}.maximum", f"{_TENSOR}.maximum", f"{_COMPARISON}.minimum",
-                                    f"{_TENSOR}.minimum"),
-                                   "maximum/minimum give the other operand where one is nan on CPU (PyTorch: nan)"),
-    ("nan_clamp_wrapper", None): (("msadapter.ops.pointwise.clamp", f"{_TENSOR}.clamp", "msadapter.ops.pointwise.clip",
-                                   f"{_TENSOR}.clip"),
-                                  "clamp/clip of a nan gives a bound on CPU (PyTorch: nan)"),
+    # maximum/minimum and clamp (torch.*, Tensor.*): msadapter_cpu's ieee_special wraps (nan and signed zeros)
+    ("nan_clamp_wrapper", None): (("msadapter.ops.pointwise.clip", f"{_TENSOR}.clip"),
+                                  "clip of a nan gives a bound on CPU (PyTorch: nan), and of an integer tensor with a "
+                                  "float bound stays integral (PyTorch: float32)"),
     ("nan_clamp__wrapper", None): ((f"{_TENSOR}.clamp_",), "Tensor.clamp_ of a nan writes a bound (PyTorch: nan)"),
     ("softmax_rows_wrapper", None): (("msadapter.nn.functional.softmax", "msadapter.ops.pointwise.softmax",
                                       f"{_TENSOR}.softmax", "msadapter.nn.functional.log_softmax",
@@ -75,6 +73,9 @@ _DTYPE_WRAPS: dict[tuple[str, str | None], tuple[tuple[str, ...], str]] = {
     ("exact_int64_sum_wrapper", None): ((f"{_REDUCTION}.sum", f"{_TENSOR}.sum"),
                                         "the int64 sum goes through float64 on CPU (2**53 + 1 + 1 gives 2**53; "
                                         "PyTorch: exact, wrapping past 2**63)"),
+    ("integer_clamp_wrapper", None): (("msadapter.ops.pointwise.clamp", f"{_TENSOR}.clamp"),
+                                      "clamp of an integer tensor with a float bound stays integral on CPU and "
+                                      "truncates the bound (PyTorch: float32)"),
     ("bfloat16_check_wrapper", None): tuple((tuple(
         target for name in ("isfinite", "isinf", "isnan") for target in (f"{_COMPARISON}.{name}", f"{_TENSOR}.{name}")),
         "isfinite/isinf/isnan of bfloat16 have no CPU kernel (PyTorch: bool results)")),  # type: ignore[dict-item]

@@ -261,8 +261,9 @@ def _one_element(torch: Any) -> Any:
 
 
 #: compared within the per-dtype tolerances (nan and infinities still at the same places): rounded arithmetic
-#: (softmax, logsumexp), or which of -0.0 and +0.0 comes out where they compare equal (clamp's bound, maximum of
-#: a zero and a negative zero, topk's order among equal zeros), which PyTorch does not document
+#: (softmax, logsumexp), topk's order among equal zeros (PyTorch does not document it), and the sign of a zero
+#: against a zero *tensor* in clamp's bounds and maximum (PyTorch keeps -0.0 where -0.0 meets a +0.0 tensor; ours
+#: gives +0.0: compat/ieee_special.py fixes Python-number zero bounds, tensors are left: see ops_special_values.py)
 ROUNDED = frozenset({"clamp_nan_input", "maximum_minimum_nan", "topk_nan", "log_softmax_rows", "logsumexp_rows",
                      "softmax_rows", "softmax_rows__float16", "softmax_rows__bfloat16", "softmax_dtype_rows"})
 
