@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from _helpers import ROOT, reference_python, run_python, subprocess_env
 
 _SCRIPT = '''
@@ -38,7 +39,8 @@ if get_ai_framework() == "mindspore":
     from mindspeed_ms.compat import host_attention
     forward = host_attention.attention_forward
     def counted(*args):
-        taken.append(name)
+        if not taken or taken[-1] != name:  # the halves of the batch: two calls
+            taken.append(name)
         return forward(*args)
     host_attention.attention_forward = counted
     found = host_attention._fused
@@ -285,3 +287,42 @@ def test_the_arithmetic_is_the_exact_attention_to_float32_rounding() -> None:
     attention_backward(np.ascontiguousarray(np.broadcast_to(row, grad.shape)), (q, k, v), probs, mask, 0.3, *copies)
     for got, same in zip((dq, dk, dv), copies):
         assert np.array_equal(got, same)
+
+
+def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_call(monkeypatch) -> None:
+    """each half of the batch on its own thread (the second started and joined inside the call) computes the
+    one-thread path's bits, forward and backward, for every mask kind; an error on the helper thread is raised in
+    the caller; no thread is left behind."""
+    import threading
+
+    from mindspeed_ms.compat import host_attention
+
+    rng = np.random.default_rng(3)
+    qkv = rng.standard_normal((24, 5, 3, 24)).astype(np.float32)  # an odd batch: halves of 2 and 3 sequences
+    inputs = (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:])
+    grad = rng.standard_normal((24, 5, 3, 8)).astype(np.float32)
+    masks = [None, np.triu(np.ones((24, 24), bool), 1), rng.random((5, 1, 24, 24)) < 0.3,
+             rng.random((1, 3, 24, 24)) < 0.3]
+    before = threading.active_count()
+    for mask in masks:
+        results = []
+        for two in (False, True):
+            monkeypatch.setattr(host_attention, "two_threads", lambda two=two: two)
+            out = np.full(grad.shape, np.nan, np.float32)
+            probs = host_attention._forward_in_halves(*inputs, mask, 0.3, out)
+            assert len(probs) == (2 if two else 1)
+            grads = np.full(qkv.shape, np.nan, np.float32)
+            host_attention._backward_in_halves(grad, inputs, probs, mask, 0.3, grads[..., :8], grads[..., 8:16],
+                                               grads[..., 16:])
+            results.append((out, grads))
+        for one, two in zip(*results):
+            assert np.array_equal(one, two)
+    assert threading.active_count() == before
+    assert not [thread for thread in threading.enumerate() if thread.name == "mindspeed-ms-attention"]
+
+    def fails() -> None:
+        raise ValueError("on the helper thread")
+
+    with pytest.raises(ValueError, match="on the helper thread"):
+        host_attention._both(lambda: None, fails)
+    assert threading.active_count() == before

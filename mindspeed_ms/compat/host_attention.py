@@ -38,6 +38,8 @@ forward.
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +48,7 @@ from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
 from mindspeed_ms.compat.host_split import piece_of
 
-__all__ = ["MODULE", "forward_wrapper"]
+__all__ = ["MODULE", "forward_wrapper", "two_threads"]
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -83,7 +85,7 @@ def _functions() -> tuple[Any, Any]:
             kept: tuple[Any, ...] = inputs
         else:  # the split's pieces: tensors of their own memory, kept alive (their versions checked)
             kept = plan.pieces
-        probs = attention_forward(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
+        probs = _forward_in_halves(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
         ctx.saved = (kept, plan.versions, probs, mask, plan.alpha)
         return result
 
@@ -95,8 +97,8 @@ def _functions() -> tuple[Any, Any]:
                 raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
             kept = tuple(host_array(piece, sync=False) for piece in kept)
         _one_blas_thread()
-        attention_backward(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
-                           grad_key, grad_value)
+        _backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
+                            grad_key, grad_value)
 
     class HostAttention(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """Context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value ``[sk, b, np, hn]``."""
@@ -134,6 +136,76 @@ def _functions() -> tuple[Any, Any]:
             return grad_qkv, None
 
     return HostAttention, HostAttentionQKV
+
+
+def _forward_in_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
+    """:func:`~.host_arithmetic.attention_forward` of each half of the batch (the second on a thread of this call,
+    :func:`_both`, where :func:`two_threads`), or of the whole batch; returns the probabilities of each part."""
+    parts = _parts(query.shape[1])
+    if len(parts) == 1:
+        return (attention_forward(query, key, value, mask, alpha, out),)
+    return _both(*(functools.partial(attention_forward, query[:, part], key[:, part], value[:, part],
+                                     _mask_part(mask, part, query.shape[1]), alpha, out[:, part])
+                   for part in parts))
+
+
+def _backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any, ...], mask: Any, alpha: float,
+                        grad_query: Any, grad_key: Any, grad_value: Any) -> None:
+    """:func:`~.host_arithmetic.attention_backward` of the parts :func:`_forward_in_halves` computed."""
+    batch = grad.shape[1]
+    if len(probs) == 1:
+        attention_backward(grad, inputs, probs[0], mask, alpha, grad_query, grad_key, grad_value)
+        return
+    _both(*(functools.partial(attention_backward, grad[:, part], tuple(array[:, part] for array in inputs),
+                              part_probs, _mask_part(mask, part, batch), alpha, grad_query[:, part],
+                              grad_key[:, part], grad_value[:, part])
+            for part, part_probs in zip(_parts(batch), probs)))
+
+
+def _parts(batch: int) -> tuple[slice, ...]:
+    """The batch's halves where :func:`two_threads` and there are two sequences or more, else the whole."""
+    if batch < 2 or not two_threads():
+        return (slice(0, batch),)
+    return slice(0, batch // 2), slice(batch // 2, batch)
+
+
+def _mask_part(mask: Any, part: slice, batch: int) -> Any:
+    """The part of ``mask`` (broadcasting to ``[batch, np, sq, sk]``) for the sequences ``part``."""
+    return mask[part] if mask is not None and mask.ndim == 4 and mask.shape[0] == batch else mask
+
+
+@functools.lru_cache(maxsize=1)
+def two_threads() -> bool:
+    """Whether the halves of the batch run on two threads: OpenBLAS's largest thread count (``OPENBLAS_NUM_THREADS``,
+    :mod:`.blas_threads`) and the cores this process may run on are both two or more. Each thread runs its products
+    on one OpenBLAS thread (NumPy releases the GIL in its loops and products): every head's products and softmax
+    rows are the same operations on the same values as on one thread, so the same bits."""
+    threads = blas_threads.openblas_threads()
+    return threads is not None and threads.largest >= 2 and len(os.sched_getaffinity(0)) >= 2
+
+
+def _both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """``(first(), second())``, ``second`` on a new thread that is joined before this returns (no thread of ours
+    outlives the call: none is alive at the interpreter's or MindSpore's teardown, none holds an array then). The
+    thread runs NumPy only, on arrays the caller keeps alive until the join; its exception is raised here."""
+    result: list[Any] = []
+
+    def run() -> None:
+        try:
+            result.append((True, second()))
+        except BaseException as error:  # noqa: BLE001  # raised in the calling thread below
+            result.append((False, error))
+
+    thread = threading.Thread(target=run, name="mindspeed-ms-attention")
+    thread.start()
+    try:
+        mine = first()
+    finally:
+        thread.join()
+    done, value = result[0]
+    if not done:
+        raise value
+    return mine, value
 
 
 def _one_blas_thread() -> None:
