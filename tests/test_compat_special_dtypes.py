@@ -67,3 +67,21 @@ def test_an_integer_tensor_clamped_by_a_float_bound_is_float32() -> None:
     assert out.dtype == mindspore.float32
     assert out.asnumpy().tolist() == [1.0, 4.5, 4.5]
     assert clamp(mindspore.tensor(np.array([1, 5], np.int64)), 0, 3).dtype == mindspore.int64
+
+
+def test_a_python_int_past_int64_is_refused_with_overflow_error() -> None:
+    from mindspeed_ms.compat.errors import OpOverflowRefusedError
+
+    less = special_dtypes.int_overflow_wrapper("torch.lt")(lambda x, y: ops.less(x, y))
+    x = mindspore.tensor(np.array([1, 2], np.int64))
+    with pytest.raises(OpOverflowRefusedError) as caught:
+        less(x, 2**64)
+    assert isinstance(caught.value, OverflowError)
+    assert isinstance(caught.value, RuntimeError)
+    assert less(x, 2).asnumpy().tolist() == [True, False]
+
+    def other_failure(x: object, y: object) -> object:
+        raise RuntimeError("something else")
+
+    with pytest.raises(RuntimeError, match="something else"):
+        special_dtypes.int_overflow_wrapper("torch.lt")(other_failure)(x, 1)

@@ -43,6 +43,7 @@ __all__ = [
     "OpLookupRefusedError",
     "OpIndexRefusedError",
     "OpValueRefusedError",
+    "OpOverflowRefusedError",
     "CheckpointFormatError",
 ]
 
@@ -350,6 +351,11 @@ class OpLookupRefusedError(OpRefusedError, KeyError):
 
 class OpIndexRefusedError(OpRefusedError, IndexError, ValueError):
     """An index or dimension out of range: PyTorch's IndexError, MindSpore's ValueError or RuntimeError."""
+
+
+class OpOverflowRefusedError(OpRefusedError, OverflowError):
+    """A Python int outside the tensor's integer range: PyTorch's OverflowError, MindSpore's RuntimeError ("Unable
+    to cast Python instance of type <class 'int'> to C++ type 'long'")."""
 
 
 class OpValueRefusedError(OpRefusedError, ValueError, TypeError, KeyError):

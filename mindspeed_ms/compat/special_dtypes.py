@@ -6,7 +6,8 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1: ``prod`` over an empty di
 an empty ``any``; ``cumprod`` of an integer tensor keeps its dtype (PyTorch: int64, like cumsum); float16 ``cumsum``
 accumulates in float16 (PyTorch: float32, rounded once per element, so 60000 + 60000 - 60000 is 60000 again, not
 inf); the int64 ``sum`` goes through float64 (2**53 + 1 + 1 gave 2**53); ``clamp`` of an integer tensor with a float
-bound stays integral (PyTorch: float32); ``isfinite``/``isinf``/``isnan`` of bfloat16 have no CPU kernel.
+bound stays integral (PyTorch: float32); ``isfinite``/``isinf``/``isnan`` of bfloat16 have no CPU kernel; a
+comparison with a Python int past int64 (``t < 2**64``) raises RuntimeError (PyTorch: OverflowError).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Callable
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["empty_prod_wrapper", "truth_wrapper", "integer_cumprod_wrapper", "float32_cumsum_wrapper",
-           "exact_int64_sum_wrapper", "bfloat16_check_wrapper", "integer_clamp_wrapper"]
+           "exact_int64_sum_wrapper", "bfloat16_check_wrapper", "integer_clamp_wrapper", "int_overflow_wrapper"]
 
 
 def _shape(tensor: Any) -> tuple[int, ...]:
@@ -178,3 +179,28 @@ def integer_clamp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input, min, max, **kwargs)
 
     return clamp
+
+
+#: how MindSpore refuses a Python int that does not fit in int64
+_INT_CAST = "Unable to cast Python instance of type <class 'int'> to C++ type"
+
+
+def int_overflow_wrapper(op_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Re-raise MindSpore's refusal of a Python int past int64 as PyTorch's OverflowError (an
+    :class:`~mindspeed_ms.compat.errors.OpOverflowRefusedError`, still a RuntimeError); a C guard: nothing runs on a
+    call that succeeds."""
+
+    def refused(error: BaseException) -> Any:
+        from mindspeed_ms.compat.msadapter import restore_grad_flag
+
+        if _INT_CAST not in str(error):
+            raise error
+        restore_grad_flag()  # MindSpore's executor switched autograd off when the argument did not convert
+        from mindspeed_ms.compat.errors import OpOverflowRefusedError
+
+        raise OpOverflowRefusedError(op_name, error) from error
+
+    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+        return passthrough.guard(op, catch=RuntimeError, on_error=refused)
+
+    return wrapper

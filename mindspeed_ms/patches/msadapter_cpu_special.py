@@ -111,6 +111,12 @@ def register(registry: Any, args: Any) -> None:
             purpose="mean of bfloat16 fails on CPU (ReduceMean has no bfloat16 kernel); PyTorch accumulates in "
                     "float32 and rounds once: computed in float32, cast back")
     _register_index_bounds(registry)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        for target in (f"{_COMPARISON}.{name}", f"{_TENSOR}.{name}", f"{_TENSOR}.__{name}__"):
+            registry.register(
+                target, special_dtypes.int_overflow_wrapper(f"torch.{name}"), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name} with a Python int past int64 (t < 2**64) raises RuntimeError on CPU (PyTorch: "
+                        f"OverflowError): re-raised as OpOverflowRefusedError (both); nothing runs on success")
     from mindspeed_ms.compat import refusals
 
     for op, targets in (("torch.max", (f"{_REDUCTION}.max", f"{_TENSOR}.max")),

@@ -122,6 +122,10 @@ SPECIAL_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any], bool]] = {
         "le": torch.tensor([2**62]) <= 2**62, "ne": torch.tensor([2**63 - 1]) != 2**63 - 2,
         "int32_vs_big": torch.tensor([1, 2], dtype=torch.int32) < 2**40,
         "float_vs_int": torch.tensor([16777216.0]) == 16777217}, True),
+    "comparison_beyond_int64_raises": (("Tensor.__lt__",), lambda torch: torch.tensor([1, 2]) < 2**64, True),
+    "comparison_below_int64_raises": (("Tensor.__eq__",), lambda torch: torch.tensor([1, 2]) == -2**63 - 1, True),
+    "float_comparison_beyond_int64_raises": (("torch.lt",), lambda torch: torch.lt(
+        torch.tensor([1.0]), 2**64), True),
     "equal_nan": (("torch.equal",), lambda torch: {
         "nan_self": torch.equal(_special(torch), _special(torch)),
         "zeros": torch.equal(torch.tensor([0.0]), torch.tensor([-0.0])),
