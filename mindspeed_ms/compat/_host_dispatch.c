@@ -89,7 +89,8 @@ end:
     return result;
 }
 
-/* `setup()` -> a tuple of `n` callables, stored in `slots` (new references); 0 or -1 with an exception */
+/* `setup()` -> a tuple of `n` callables, stored in the empty `slots` (new references), never replaced afterwards;
+ * 0 or -1 with an exception */
 static int set_up(PyObject *setup, PyObject **slots, Py_ssize_t n) {
     PyObject *got = PyObject_CallNoArgs(setup);
     if (got == NULL) return -1;
@@ -98,8 +99,10 @@ static int set_up(PyObject *setup, PyObject **slots, Py_ssize_t n) {
         Py_DECREF(got);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_XSETREF(slots[i], Py_NewRef(PyTuple_GET_ITEM(got, i)));
+    if (slots[0] == NULL) {  /* set once: another thread may have set them while setup() ran (calls use them) */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            slots[i] = Py_NewRef(PyTuple_GET_ITEM(got, i));
+        }
     }
     Py_DECREF(got);
     return 0;
