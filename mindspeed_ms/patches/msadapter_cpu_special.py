@@ -117,6 +117,12 @@ def register(registry: Any, args: Any) -> None:
                 target, special_dtypes.int_overflow_wrapper(f"torch.{name}"), kind="wrap", requires=_MSADAPTER,
                 purpose=f"{name} with a Python int past int64 (t < 2**64) raises RuntimeError on CPU (PyTorch: "
                         f"OverflowError): re-raised as OpOverflowRefusedError (both); nothing runs on success")
+    _register_refusals(registry)
+    _register_bfloat16(registry)
+
+
+def _register_refusals(registry: Any) -> None:
+    """Register the refusal-class fixes of mindspeed_ms.compat.refusals."""
     from mindspeed_ms.compat import refusals
 
     for op, targets in (("torch.max", (f"{_REDUCTION}.max", f"{_TENSOR}.max")),
@@ -152,3 +158,43 @@ def _register_index_bounds(registry: Any) -> None:
         "msadapter.ops.array.where", index_bounds.where_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.where(condition) of an all-False 1-d condition gives two (0, 1) tensors on CPU (PyTorch: "
                 "condition.nonzero(as_tuple=True), one (0,) tensor)")
+
+
+_POINTWISE = "msadapter.ops.pointwise"
+#: bfloat16 ops without a CPU kernel (MindSpore's TypeError "Select CPU operator[...] fail!"): their targets
+_BFLOAT16_FUNCTIONS = (
+    "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "erf", "abs", "neg", "relu", "floor", "ceil",
+    "round", "trunc", "square", "reciprocal", "sign", "expm1", "log1p", "pow", "sub", "floor_divide",
+    "remainder", "clamp")
+_BFLOAT16_METHODS = (
+    "clone", "sub", "__sub__", "__rsub__", "__floordiv__", "__mod__", "__pow__", "pow", "exp", "log", "sqrt", "rsqrt",
+    "sigmoid", "tanh", "sin", "cos", "abs", "neg", "__neg__", "trunc", "floor", "ceil", "round", "square",
+    "reciprocal", "clamp", "maximum", "minimum")
+_BFLOAT16_INPLACE = ("sub_", "__isub__", "abs_", "exp_", "clamp_", "pow_", "__ipow__", "floor_divide_",
+                     "remainder_", "__ifloordiv__", "__imod__")
+
+
+def _register_bfloat16(registry: Any) -> None:
+    """Register bfloat16 through float32 for the elementwise ops without a bfloat16 CPU kernel (last: outermost,
+    so every float32 repair below runs on the widened operands)."""
+    from mindspeed_ms.compat import bfloat16, bfloat16_ops
+
+    targets = (*(f"{_POINTWISE}.{name}" for name in _BFLOAT16_FUNCTIONS), "msadapter.ops.other.clone",
+               f"{_COMPARISON}.maximum", f"{_COMPARISON}.minimum", "msadapter.nn.functional.relu",
+               "msadapter.nn.functional.sigmoid", "msadapter.nn.functional.softplus",
+               *(f"{_TENSOR}.{name}" for name in _BFLOAT16_METHODS))
+    for target in targets:
+        registry.register(
+            target, bfloat16_ops.elementwise_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{target.rpartition('.')[2]} of bfloat16 raises on CPU (no bfloat16 kernel); PyTorch's CPU kernel "
+                    f"computes in float32 and rounds once: computed in float32, rounded back (PyTorch's result dtype)")
+    for target in (f"{_POINTWISE}.nan_to_num", f"{_TENSOR}.nan_to_num"):
+        registry.register(
+            target, bfloat16_ops.nan_to_num_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="nan_to_num of bfloat16 raises on CPU (no bfloat16 kernel): computed in float32 with bfloat16's "
+                    "largest value for +-inf (PyTorch's default), rounded back")
+    for method in _BFLOAT16_INPLACE:
+        registry.register(
+            f"{_TENSOR}.{method}", bfloat16.inplace_via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"Tensor.{method} of a bfloat16 tensor raises on CPU (no bfloat16 kernel): applied to a float32 "
+                    f"copy, written back through views")
