@@ -18,7 +18,7 @@ import pytest
 from mindspeed_ms import PatchRegistry, device
 from mindspeed_ms.adaptation import Adaptation, Settings
 
-CPU_ONLY = {"msadapter_cpu", "msadapter_cpu_kernels", "msadapter_cpu_special", "megatron_core", "megatron_training",
+CPU_ONLY = {"msadapter_cpu", "msadapter_cpu_kernels", "msadapter_cpu_edges", "megatron_core", "megatron_training",
             "tensor_device", "random_state"}
 
 
@@ -42,7 +42,7 @@ def _registered(monkeypatch: pytest.MonkeyPatch, target: str | None) -> PatchReg
 def test_every_builtin_patch_says_why_and_which_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     statuses = _registered(monkeypatch, None).status()
     assert {status.provider for status in statuses} == {"msadapter", "msadapter_cpu", "msadapter_cpu_kernels",
-                                                         "msadapter_cpu_special", "megatron_core", "megatron_training",
+                                                         "msadapter_cpu_edges", "megatron_core", "megatron_training",
                                                          "third_party", "mindspeed", "mindspeed_patch_manager",
                                                          "checkpoint", "tensor_device", "random_state"}
     for status in statuses:

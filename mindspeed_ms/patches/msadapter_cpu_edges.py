@@ -3,8 +3,10 @@
 MindSpore's CPU max/min reductions, comparisons-based ops and sorts skip nan, and its softmax gives numbers for rows
 PyTorch makes nan (tests/conformance/cases/ops_special_reduce.py finds each against real PyTorch). The replacements
 are in :mod:`mindspeed_ms.compat.special_values`. Registered only when MindSpore computes on the CPU (see
-:mod:`mindspeed_ms.device`). Its name sorts after ``msadapter_cpu`` and ``msadapter_cpu_kernels``: its wraps stack
-over theirs (bfloat16 through float32, empty inputs, faster host paths), so every path of theirs gets the fix.
+:mod:`mindspeed_ms.device`). Its name sorts after ``msadapter_cpu`` and before ``msadapter_cpu_kernels``: its wraps
+stack over the former's (bfloat16 through float32, empty inputs, ieee_special) and under the latter's faster host
+paths (host_softmax computes PyTorch's values for infinite rows itself; the small tensors it leaves to MindSpore's
+kernel come here).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
-name = "msadapter_cpu_special"
+name = "msadapter_cpu_edges"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
