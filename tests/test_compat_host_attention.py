@@ -326,3 +326,17 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     with pytest.raises(ValueError, match="on the helper thread"):
         host_attention._both(lambda: None, fails)
     assert threading.active_count() == before
+
+
+def test_without_a_thread_to_be_had_both_halves_run_in_the_caller(monkeypatch) -> None:
+    import threading
+
+    from mindspeed_ms.compat import host_attention
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    ran: list[str] = []
+    assert host_attention._both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
+    assert ran == ["first", "second"]

@@ -197,7 +197,10 @@ def _both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any
             result.append((False, error))
 
     thread = threading.Thread(target=run, name="mindspeed-ms-attention")
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had ("can't start new thread"): both here, one after the other
+        return first(), second()
     try:
         mine = first()
     finally:
