@@ -55,11 +55,14 @@ static int profile_event(PyThreadState *tstate, int what, PyObject *event) {
  * without a profiler: one pointer test. A Python function or method raises its own events. */
 static PyObject *call_traced(PyObject *func, PyObject *arg) {
     PyThreadState *tstate = PyThreadState_Get();
+    /* a bound method of a builtin (MindSpore's executor's `sync`): the events name the builtin, as the interpreter's
+     * do when Python calls the bound method */
+    PyObject *named = PyMethod_Check(func) ? PyMethod_GET_FUNCTION(func) : func;
     if (tstate->c_profilefunc == NULL || tstate->tracing ||
-        !(PyCFunction_Check(func) || (arg != NULL && Py_IS_TYPE(func, &PyMethodDescr_Type)))) {
+        !(PyCFunction_Check(named) || (arg != NULL && Py_IS_TYPE(func, &PyMethodDescr_Type)))) {
         return arg == NULL ? PyObject_CallNoArgs(func) : PyObject_CallOneArg(func, arg);
     }
-    PyObject *event = func, *bound = NULL;
+    PyObject *event = named, *bound = NULL;
     if (Py_IS_TYPE(func, &PyMethodDescr_Type)) {
         bound = Py_TYPE(func)->tp_descr_get(func, arg, (PyObject *)Py_TYPE(arg));
         if (bound == NULL) {

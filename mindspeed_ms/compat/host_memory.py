@@ -26,8 +26,9 @@ HOST_DISPATCH_ABI = 1
 if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
     _dispatch = None  # type: ignore[assignment]
 
-__all__ = ["HOST_DISPATCH_ABI", "executor", "has_compiled_dispatch", "host_array", "host_array_function",
-           "host_memory_reason", "kept_array", "python_host_array", "synchronize", "tensor_reads"]
+__all__ = ["HOST_DISPATCH_ABI", "executor", "executor_sync", "has_compiled_dispatch", "host_array",
+           "host_array_function", "host_memory_reason", "kept_array", "python_host_array", "synchronize",
+           "tensor_reads"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,6 +46,16 @@ def executor() -> Any:
     from mindspore.common.api import _pynative_executor
 
     return _pynative_executor
+
+
+@functools.lru_cache(maxsize=1)
+def executor_sync() -> Callable[[], Any]:
+    """The executor's own ``sync`` (MindSpore's C++ function ``executor().sync()`` calls, without that Python frame):
+    what the hot paths call before reading host memory (a profile books it to MindSpore, as ``mindspore._c_expression
+    .sync``)."""
+    inner = getattr(executor(), "_executor", None)
+    sync = getattr(inner, "sync", None)
+    return sync if callable(sync) else executor().sync  # type: ignore[no-any-return]
 
 
 def synchronize() -> None:
@@ -117,13 +128,13 @@ _MAX_ARRAYS = 1024
 kept_array: Callable[[tuple[Any, ...]], Any] = _ARRAYS.get
 
 
-#: ``(executor().sync, MindSpore's address reader, its stride reader)`` once MindSpore is imported: the hot path
+#: ``(executor_sync(), MindSpore's address reader, its stride reader)`` once MindSpore is imported: the hot path
 #: reads them from a list (no call of the cached functions above, no ``sync`` lookup on the executor per call).
 _HOT: list[tuple[Any, Any, Any]] = []
 
 
 def _hot() -> tuple[Any, Any, Any]:
-    _HOT.append((executor().sync, *tensor_reads()))
+    _HOT.append((executor_sync(), *tensor_reads()))
     return _HOT[0]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from mindspeed_ms.compat.host_memory import executor, host_array, tensor_reads
+from mindspeed_ms.compat.host_memory import executor_sync, host_array, tensor_reads
 
 try:
     from . import _host_dispatch as _dispatch
@@ -32,7 +32,8 @@ __all__ = ["new_float32", "new_float32_function", "owned_float32", "python_new_f
 _ARRAYS: dict[tuple[Any, ...], Any] = {}
 _MAX_ARRAYS = 1024
 
-#: ``(mint.empty of float32 on the CPU, executor().sync, MindSpore's address reader)`` once MindSpore is imported
+#: ``(mint.empty of float32 on the CPU, the executor's own sync, MindSpore's address reader)`` once MindSpore is
+#: imported
 _HOT: list[tuple[Any, Any, Any]] = []
 
 
@@ -45,7 +46,7 @@ def _empty() -> Any:
 
 
 def _hot() -> tuple[Any, Any, Any]:
-    _HOT.append((_empty(), executor().sync, tensor_reads()[0]))
+    _HOT.append((_empty(), executor_sync(), tensor_reads()[0]))
     return _HOT[0]
 
 

@@ -98,7 +98,7 @@ def _both_paths() -> None:
         compiled(base.t())
     profile.disable()
     booked = {f"{key[2]}": calls for key, (_, calls, *_) in pstats.Stats(profile).stats.items()  # type: ignore[attr-defined]
-              if "_data_ptr" in key[2] or "stride" in key[2]}
+              if "_data_ptr" in key[2] or "stride" in key[2] or "sync" in key[2]}
     emit("both_paths", compiled=type(compiled).__name__, default=host_array is compiled, cases=cases, errors=errors,
          booked=booked)
 
