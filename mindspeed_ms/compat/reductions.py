@@ -16,10 +16,23 @@ import math
 from typing import Any, Callable
 
 __all__ = ["empty_sum_wrapper", "mean_wrapper", "count_nonzero", "tensor_count_nonzero", "cumsum_wrapper",
-           "argmax_wrapper", "norm_wrapper", "vector_norm", "linalg_norm", "diff", "equal", "reduced_shape"]
+           "argmax_wrapper", "norm_wrapper", "vector_norm", "linalg_norm", "diff", "equal", "reduced_shape",
+           "normalized_dims"]
 
 
-def _dims(ndim: int, dim: Any) -> tuple[int, ...]:
+def normalized_dims(ndim: int, dim: Any) -> tuple[int, ...]:
+    """The dimensions a reduction over ``dim`` of an ``ndim``-d tensor covers: sorted, non-negative, no repeats.
+
+    Args:
+        ndim: the input's number of dimensions.
+        dim: ``None``/``()``/``[]`` (all), an int or a sequence of ints (negative counts from the end).
+
+    Returns:
+        The dimensions, e.g. ``(0, 2)``; ``()`` for a 0-d input.
+
+    Raises:
+        IndexError: a dimension outside ``[-ndim, ndim - 1]`` (PyTorch's message).
+    """
     if dim is None or dim == () or dim == []:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -33,7 +46,7 @@ def _dims(ndim: int, dim: Any) -> tuple[int, ...]:
 
 def reduced_shape(shape: tuple[int, ...], dim: Any, keepdim: bool) -> tuple[int, ...]:
     """The shape of a reduction of ``shape`` over ``dim`` (None or ``()``: every dimension)."""
-    dims = set(_dims(len(shape), dim))
+    dims = set(normalized_dims(len(shape), dim))
     if keepdim:
         return tuple(1 if i in dims else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in dims)
@@ -138,7 +151,7 @@ def count_nonzero(input: Any, dim: Any = None) -> Any:
         return _full(reduced_shape(shape, dim, False), 0, mindspore.int64)
     flags = input if input.dtype == mindspore.bool_ else ops.not_equal(input, 0)
     counts = ops.cast(flags, mindspore.int64)
-    dims = _dims(len(shape), dim)
+    dims = normalized_dims(len(shape), dim)
     return ops.sum(counts, dims) if dims else counts
 
 
@@ -159,7 +172,7 @@ def cumsum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         if dtype is None and not args and input.dtype in integers:
             dtype = mindspore.int64
         if 0 in input.shape:
-            _dims(len(input.shape), dim)
+            normalized_dims(len(input.shape), dim)
             return _full(tuple(input.shape), 0, dtype if dtype is not None else input.dtype)
         if dtype is not None and input.dtype != dtype:
             from mindspore import ops
@@ -179,7 +192,7 @@ def argmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def argmax(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
         shape = _shape(input)
         if 0 in shape:
-            if dim is None or shape[_dims(len(shape), dim)[0]] == 0:
+            if dim is None or shape[normalized_dims(len(shape), dim)[0]] == 0:
                 raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0."
                                  if dim is None else f"argmax(): Expected reduction dim {dim} to have non-zero size.")
             return _full(reduced_shape(shape, dim, keepdim), 0, mindspore.int64)
@@ -208,7 +221,7 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     result_dtype = x.dtype
     if x.dtype in (mindspore.float16, mindspore.bfloat16):
         x = ops.cast(x, mindspore.float32)
-    dims = _dims(len(x.shape), dim)
+    dims = normalized_dims(len(x.shape), dim)
     if ord == 2:
         result = mint.sqrt(mint.sum(mint.mul(x, x), dims, keepdim)) if dims else mint.abs(x)
     elif ord in (math.inf, -math.inf):
@@ -256,7 +269,8 @@ def linalg_norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False,
     from mindspore import ops
 
     ndim = len(A.shape)
-    if ord is None or ord == "fro" and (dim is None and ndim <= 2 or dim is not None and len(_dims(ndim, dim)) <= 2):
+    if ord is None or ord == "fro" and (dim is None and ndim <= 2
+                                       or dim is not None and len(normalized_dims(ndim, dim)) <= 2):
         return vector_norm(A, 2, dim, keepdim, out=out, dtype=dtype)
     vector = isinstance(dim, int) or (dim is not None and len(tuple(dim)) == 1) or (dim is None and ndim == 1)
     if vector and not isinstance(ord, str):
@@ -279,7 +293,7 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
     ndim = len(input.shape)
     if ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
-    dim = _dims(ndim, dim)[0]
+    dim = normalized_dims(ndim, dim)[0]
     parts = [t for t in (prepend, input, append) if t is not None]
     values = ops.cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
@@ -305,7 +319,7 @@ def extreme_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
             if 0 not in shape or not isinstance(dim, int) or isinstance(dim, bool):
                 return op(input, *args, **kwargs)
             keepdim = bool(args[1] if len(args) > 1 else kwargs.get("keepdim", False))
-            if shape[_dims(len(shape), dim)[0]] == 0:
+            if shape[normalized_dims(len(shape), dim)[0]] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
             from mindspeed_ms.compat.return_types import return_type
 

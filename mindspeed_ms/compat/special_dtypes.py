@@ -132,11 +132,11 @@ def exact_int64_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         from mindspore import ops
 
-        from mindspeed_ms.compat.reductions import _dims, reduced_shape
+        from mindspeed_ms.compat.reductions import normalized_dims, reduced_shape
 
         dim, keepdim = _dims_keepdim(args, kwargs)
         shape = _shape(input)
-        dims = _dims(len(shape), dim)
+        dims = normalized_dims(len(shape), dim)
         kept = [d for d in range(len(shape)) if d not in dims]
         moved = ops.transpose(input, (*kept, *dims)).reshape(*(shape[d] for d in kept), -1)
         total = ops.cumsum(moved, -1)[..., -1]
