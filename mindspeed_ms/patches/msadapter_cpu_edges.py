@@ -120,7 +120,27 @@ def register(registry: Any, args: Any) -> None:
                 purpose=f"{name} with a Python int past int64 (t < 2**64) raises RuntimeError on CPU (PyTorch: "
                         f"OverflowError): re-raised as OpOverflowRefusedError (both); nothing runs on success")
     _register_refusals(registry)
+    _register_alpha(registry)
     _register_bfloat16(registry)
+
+
+def _register_alpha(registry: Any) -> None:
+    """Register PyTorch's ``alpha=`` for add/sub/subtract (mindspeed_ms.compat.alpha_ops)."""
+    from mindspeed_ms.compat import alpha_ops
+
+    for target in ("msadapter.ops.pointwise.sub", f"{_TENSOR}.sub"):
+        registry.register(
+            target, alpha_ops.sub_alpha_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="sub drops alpha= on CPU (torch.sub(a, b, alpha=2) is a - b, silently; PyTorch: a - 2 * b): "
+                    "an alpha other than 1 is add(a, b, alpha=-alpha), as PyTorch's sub kernel computes it")
+    for target in ("msadapter.ops.pointwise.add", f"{_TENSOR}.add"):
+        registry.register(
+            target, alpha_ops.add_alpha_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="add with a float alpha and integer tensors gives floats on CPU, and bool tensors with an int "
+                    "alpha an integer sum (PyTorch: RuntimeError; a or b): PyTorch's alpha checks and bool rule")
+    registry.register(
+        "msadapter.ops.pointwise.subtract", alpha_ops.subtract_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.subtract refuses alpha= and out= with a TypeError on CPU (PyTorch takes both): torch.sub")
 
 
 def _register_refusals(registry: Any) -> None:
