@@ -163,8 +163,9 @@ def _backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[An
 
 
 def _parts(batch: int) -> tuple[slice, ...]:
-    """The batch's halves where :func:`two_threads` and there are two sequences or more, else the whole."""
-    if batch < 2 or not two_threads():
+    """The batch's halves where :func:`two_threads`, a second core is likely free (:func:`_core_free`) and there are
+    two sequences or more, else the whole."""
+    if batch < 2 or not two_threads() or not _core_free():
         return (slice(0, batch),)
     return slice(0, batch // 2), slice(batch // 2, batch)
 
@@ -181,7 +182,20 @@ def two_threads() -> bool:
     on one OpenBLAS thread (NumPy releases the GIL in its loops and products): every head's products and softmax
     rows are the same operations on the same values as on one thread, so the same bits."""
     threads = blas_threads.openblas_threads()
-    return threads is not None and threads.largest >= 2 and len(os.sched_getaffinity(0)) >= 2
+    return threads is not None and threads.largest >= 2 and _cores() >= 2
+
+
+def _core_free() -> bool:
+    """Whether a second core is likely free now: the last minute's load average below the cores this process may
+    run on. On a loaded machine the second thread waits for a core, and the halves took longer than the whole
+    (NumPy block at the mid size, load 11-39 on 2 cores: forward medians 14 -> 28 ms, 26 -> 42 ms); on a quiet
+    one they take about half (the last stop's 14.0 -> 6.4 ms forward and backward). The same bits either way."""
+    return os.getloadavg()[0] < _cores()
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    return len(os.sched_getaffinity(0))
 
 
 def _both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
