@@ -303,18 +303,18 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     grad = rng.standard_normal((24, 5, 3, 8)).astype(np.float32)
     masks = [None, np.triu(np.ones((24, 24), bool), 1), rng.random((5, 1, 24, 24)) < 0.3,
              rng.random((1, 3, 24, 24)) < 0.3]
-    assert isinstance(host_attention._core_free(), bool)  # the load average against the cores
+    assert isinstance(host_attention.core_free(), bool)  # the load average against the cores
     before = threading.active_count()
     for mask in masks:
         results = []
         for two in (False, True):
             monkeypatch.setattr(host_attention, "two_threads", lambda two=two: two)
-            monkeypatch.setattr(host_attention, "_core_free", lambda: True)
+            monkeypatch.setattr(host_attention, "core_free", lambda: True)
             out = np.full(grad.shape, np.nan, np.float32)
-            probs = host_attention._forward_in_halves(*inputs, mask, 0.3, out)
+            probs = host_attention.forward_in_halves(*inputs, mask, 0.3, out)
             assert len(probs) == (2 if two else 1)
             grads = np.full(qkv.shape, np.nan, np.float32)
-            host_attention._backward_in_halves(grad, inputs, probs, mask, 0.3, grads[..., :8], grads[..., 8:16],
+            host_attention.backward_in_halves(grad, inputs, probs, mask, 0.3, grads[..., :8], grads[..., 8:16],
                                                grads[..., 16:])
             results.append((out, grads))
         for one, two in zip(*results):
@@ -325,11 +325,11 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     def fails() -> None:
         raise ValueError("on the helper thread")
 
-    monkeypatch.setattr(host_attention, "_core_free", lambda: False)  # a loaded machine: the whole batch here
+    monkeypatch.setattr(host_attention, "core_free", lambda: False)  # a loaded machine: the whole batch here
     monkeypatch.setattr(host_attention, "two_threads", lambda: True)
-    assert len(host_attention._forward_in_halves(*inputs, None, 0.3, np.empty(grad.shape, np.float32))) == 1
+    assert len(host_attention.forward_in_halves(*inputs, None, 0.3, np.empty(grad.shape, np.float32))) == 1
     with pytest.raises(ValueError, match="on the helper thread"):
-        host_attention._both(lambda: None, fails)
+        host_attention.run_both(lambda: None, fails)
     assert threading.active_count() == before
 
 
@@ -343,5 +343,5 @@ def test_without_a_thread_to_be_had_both_halves_run_in_the_caller(monkeypatch) -
 
     monkeypatch.setattr(threading.Thread, "start", refuse)
     ran: list[str] = []
-    assert host_attention._both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
+    assert host_attention.run_both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
     assert ran == ["first", "second"]

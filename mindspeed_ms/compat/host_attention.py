@@ -48,7 +48,8 @@ from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
 from mindspeed_ms.compat.host_split import piece_of
 
-__all__ = ["MODULE", "forward_wrapper", "two_threads"]
+__all__ = ["MODULE", "backward_in_halves", "core_free", "forward_in_halves", "forward_wrapper", "run_both",
+           "two_threads"]
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -85,7 +86,7 @@ def _functions() -> tuple[Any, Any]:
             kept: tuple[Any, ...] = inputs
         else:  # the split's pieces: tensors of their own memory, kept alive (their versions checked)
             kept = plan.pieces
-        probs = _forward_in_halves(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
+        probs = forward_in_halves(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
         ctx.saved = (kept, plan.versions, probs, mask, plan.alpha)
         return result
 
@@ -97,7 +98,7 @@ def _functions() -> tuple[Any, Any]:
                 raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
             kept = tuple(host_array(piece, sync=False) for piece in kept)
         _one_blas_thread()
-        _backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
+        backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
                             grad_key, grad_value)
 
     class HostAttention(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
@@ -138,34 +139,34 @@ def _functions() -> tuple[Any, Any]:
     return HostAttention, HostAttentionQKV
 
 
-def _forward_in_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
+def forward_in_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
     """:func:`~.host_arithmetic.attention_forward` of each half of the batch (the second on a thread of this call,
-    :func:`_both`, where :func:`two_threads`), or of the whole batch; returns the probabilities of each part."""
+    :func:`run_both`, where :func:`two_threads`), or of the whole batch; returns the probabilities of each part."""
     parts = _parts(query.shape[1])
     if len(parts) == 1:
         return (attention_forward(query, key, value, mask, alpha, out),)
-    return _both(*(functools.partial(attention_forward, query[:, part], key[:, part], value[:, part],
+    return run_both(*(functools.partial(attention_forward, query[:, part], key[:, part], value[:, part],
                                      _mask_part(mask, part, query.shape[1]), alpha, out[:, part])
                    for part in parts))
 
 
-def _backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any, ...], mask: Any, alpha: float,
+def backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any, ...], mask: Any, alpha: float,
                         grad_query: Any, grad_key: Any, grad_value: Any) -> None:
-    """:func:`~.host_arithmetic.attention_backward` of the parts :func:`_forward_in_halves` computed."""
+    """:func:`~.host_arithmetic.attention_backward` of the parts :func:`forward_in_halves` computed."""
     batch = grad.shape[1]
     if len(probs) == 1:
         attention_backward(grad, inputs, probs[0], mask, alpha, grad_query, grad_key, grad_value)
         return
-    _both(*(functools.partial(attention_backward, grad[:, part], tuple(array[:, part] for array in inputs),
+    run_both(*(functools.partial(attention_backward, grad[:, part], tuple(array[:, part] for array in inputs),
                               part_probs, _mask_part(mask, part, batch), alpha, grad_query[:, part],
                               grad_key[:, part], grad_value[:, part])
             for part, part_probs in zip(_parts(batch), probs)))
 
 
 def _parts(batch: int) -> tuple[slice, ...]:
-    """The batch's halves where :func:`two_threads`, a second core is likely free (:func:`_core_free`) and there are
+    """The batch's halves where :func:`two_threads`, a second core is likely free (:func:`core_free`) and there are
     two sequences or more, else the whole."""
-    if batch < 2 or not two_threads() or not _core_free():
+    if batch < 2 or not two_threads() or not core_free():
         return (slice(0, batch),)
     return slice(0, batch // 2), slice(batch // 2, batch)
 
@@ -185,7 +186,7 @@ def two_threads() -> bool:
     return threads is not None and threads.largest >= 2 and _cores() >= 2
 
 
-def _core_free() -> bool:
+def core_free() -> bool:
     """Whether a second core is likely free now: the last minute's load average below the cores this process may
     run on. On a loaded machine the second thread waits for a core, and the halves took longer than the whole
     (NumPy block at the mid size, load 11-39 on 2 cores: forward medians 14 -> 28 ms, 26 -> 42 ms); on a quiet
@@ -198,7 +199,7 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+def run_both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
     """``(first(), second())``, ``second`` on a new thread that is joined before this returns (no thread of ours
     outlives the call: none is alive at the interpreter's or MindSpore's teardown, none holds an array then). The
     thread runs NumPy only, on arrays the caller keeps alive until the join; its exception is raised here."""
