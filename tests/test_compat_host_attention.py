@@ -345,3 +345,28 @@ def test_without_a_thread_to_be_had_both_halves_run_in_the_caller(monkeypatch) -
     ran: list[str] = []
     assert host_attention.run_both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
     assert ran == ["first", "second"]
+
+
+def test_the_backward_keeps_the_forwards_split_when_the_load_changes_between_them(monkeypatch) -> None:
+    """The forward ran in halves (a core was free), the backward runs when the load has risen: it still computes the
+    gradients of both halves (it once decided anew and passed one part to run_both: TypeError in CI)."""
+    from mindspeed_ms.compat import host_attention
+
+    rng = np.random.default_rng(5)
+    qkv = rng.standard_normal((16, 4, 2, 24)).astype(np.float32)
+    inputs = (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:])
+    grad = rng.standard_normal((16, 4, 2, 8)).astype(np.float32)
+    monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+    results = []
+    for free_at_backward in (True, False):
+        monkeypatch.setattr(host_attention, "core_free", lambda: True)
+        out = np.full(grad.shape, np.nan, np.float32)
+        probs = host_attention.forward_in_halves(*inputs, None, 0.3, out)
+        assert len(probs) == 2
+        monkeypatch.setattr(host_attention, "core_free", lambda free=free_at_backward: free)
+        grads = np.full(qkv.shape, np.nan, np.float32)
+        host_attention.backward_in_halves(grad, inputs, probs, None, 0.3, grads[..., :8], grads[..., 8:16],
+                                          grads[..., 16:])
+        assert not np.isnan(grads).any()
+        results.append(grads)
+    assert np.array_equal(results[0], results[1])

@@ -157,10 +157,11 @@ def backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any
     if len(probs) == 1:
         attention_backward(grad, inputs, probs[0], mask, alpha, grad_query, grad_key, grad_value)
         return
+    # the forward's split, not a new decision: the load (core_free) may have changed since
     run_both(*(functools.partial(attention_backward, grad[:, part], tuple(array[:, part] for array in inputs),
                               part_probs, _mask_part(mask, part, batch), alpha, grad_query[:, part],
                               grad_key[:, part], grad_value[:, part])
-            for part, part_probs in zip(_parts(batch), probs)))
+            for part, part_probs in zip(_halves(batch), probs)))
 
 
 def _parts(batch: int) -> tuple[slice, ...]:
@@ -168,6 +169,10 @@ def _parts(batch: int) -> tuple[slice, ...]:
     two sequences or more, else the whole."""
     if batch < 2 or not two_threads() or not core_free():
         return (slice(0, batch),)
+    return _halves(batch)
+
+
+def _halves(batch: int) -> tuple[slice, slice]:
     return slice(0, batch // 2), slice(batch // 2, batch)
 
 
