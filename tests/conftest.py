@@ -89,3 +89,24 @@ def make_registry() -> Iterator[Callable[..., PatchRegistry]]:
     finally:
         for registry in reversed(made):
             registry.revert()
+
+
+#: Modules that must never be imported in pytest's own process: ``import msadapter`` runs its torch proxy, which
+#: replaces ``importlib.metadata.distribution(s)`` process-wide with a fake ``torch 2.1.1+dev``, and every later test
+#: that reads installed versions (doctor, machine) then sees it. Tests run MSAdapter code in a child interpreter.
+FORBIDDEN_IN_PROCESS = ("msadapter",)
+
+
+@pytest.fixture(autouse=True)
+def _no_msadapter_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    before = [name for name in FORBIDDEN_IN_PROCESS if name in sys.modules]
+    yield
+    if before:
+        return  # an earlier test already broke the rule and was reported there
+    imported = [name for name in FORBIDDEN_IN_PROCESS if name in sys.modules]
+    if imported:
+        pytest.fail(
+            f"{request.node.nodeid} imported {', '.join(imported)} in pytest's process; run MSAdapter code in a child "
+            "interpreter (tests/_helpers: run_python with subprocess_env) instead",
+            pytrace=False,
+        )
