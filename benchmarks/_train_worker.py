@@ -4,7 +4,10 @@ Used by bench_train.py under torchrun and msrun: ``python _train_worker.py EXAMP
 ``BENCH_PROFILE=FILE`` the whole run is profiled with cProfile and the stats are written to FILE.rank<r>.
 With ``BENCH_PHASES=1`` the phases of each training step are timed (forward, backward, DDP finalize,
 the optimizer's gradient preparation, grad norm, clipping, zero count, update) and rank 0 prints the
-median of each over the iterations after the third: ``bench: phase NAME MS``.
+median of each over the iterations after the third: ``bench: phase NAME MS``. With ``BENCH_BATON=MINE:OTHER``
+(two FIFOs; tp=1) each iteration waits for a byte on MINE before megatron's forward-backward and writes one to
+OTHER after the optimizer step, so that two runs started together (bench_ab.py --paired) take turns iteration by
+iteration; rank 0 prints each iteration's time from the byte to the step's end: ``bench: step N MS``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Callable
 
 _current: dict[str, float] = {}
 _iterations: list[dict[str, float]] = []
+_steps: list[float] = []
 
 
 def _report_peak_rss() -> None:
@@ -58,10 +62,43 @@ def _instrument() -> None:
                          ("count_zeros", "count zeros"), ("step_with_ready_grads", "optimizer update")):
         setattr(ChainedOptimizer, method, _timed(name, getattr(ChainedOptimizer, method)))
     ChainedOptimizer.step = _timed("optimizer step", ChainedOptimizer.step, closes_iteration=True)
+    baton = os.environ.get("BENCH_BATON")
+    if baton:
+        mine, _, other = baton.partition(":")
+        take_turns(mine, other, schedules, ChainedOptimizer)
+
+
+def take_turns(mine_path: str, other_path: str, schedules: Any, optimizer: Any) -> None:
+    """Wait for a byte on ``mine_path`` before each forward-backward, write one to ``other_path`` after each step.
+    Both FIFOs are opened read-write: no open blocks, and a byte left for a finished run is never waited for."""
+    mine, other = os.open(mine_path, os.O_RDWR), os.open(other_path, os.O_RDWR)
+    forward_backward, step = schedules.forward_backward_no_pipelining, optimizer.step
+    started: list[float] = []
+
+    @functools.wraps(forward_backward)
+    def turn(*args: Any, **kwargs: Any) -> Any:
+        os.read(mine, 1)
+        started.append(time.perf_counter())
+        return forward_backward(*args, **kwargs)
+
+    @functools.wraps(step)
+    def stepped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return step(*args, **kwargs)
+        finally:
+            _steps.append(time.perf_counter() - started[-1])
+            os.write(other, b"x")
+
+    schedules.forward_backward_no_pipelining = turn
+    optimizer.step = stepped
 
 
 def _report_phases() -> None:
-    if os.environ.get("RANK", "0") != "0" or len(_iterations) < 4:
+    if os.environ.get("RANK", "0") != "0":
+        return
+    for index, seconds in enumerate(_steps, 1):
+        print(f"bench: step {index} {1000 * seconds:.3f}", flush=True)
+    if len(_iterations) < 4:
         return
     timed = _iterations[3:]
     for name in ("forward", "backward", "ddp finalize", "prepare grads", "grad norm", "clip", "count zeros",

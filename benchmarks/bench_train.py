@@ -1,7 +1,8 @@
 """The example side by side: MindSpore (msrun, mindspeed_ms) against PyTorch (torchrun, a CPU-torch interpreter).
 
 Default: the example at each ``--sizes`` model size (tiny: hidden 64, seq 32; mid: hidden 512, seq 128;
-mid1024: hidden 1024, seq 128), tp=1, on PyTorch (torchrun) and MindSpore (msrun), interleaved over
+midrope: mid with megatron's rotary embedding, as the field's configs; mid1024: hidden 1024, seq 128), tp=1, on
+PyTorch (torchrun) and MindSpore (msrun), interleaved over
 ``--rounds`` rounds (the machine is shared: runs of one configuration are spread over time): step time min
 and median (first 3 steps excluded), the ratio MindSpore/PyTorch measured in the same run, a per-phase
 table (forward, backward, DDP finalize, gradient preparation, grad norm, clipping, zero count, the
@@ -55,6 +56,8 @@ class Config:
 #: Model sizes: the example's default (tiny) and the mid sizes of issue 24 (2 layers, micro batch 4).
 SIZES = {"tiny": ["--hidden-size", "64", "--num-attention-heads", "4", "--seq-length", "32"],
          "mid": ["--hidden-size", "512", "--num-attention-heads", "8", "--seq-length", "128"],
+         "midrope": ["--hidden-size", "512", "--num-attention-heads", "8", "--seq-length", "128",
+                     "--position-embedding-type", "rope"],
          "mid1024": ["--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "128"]}
 PHASES = ("forward", "backward", "ddp finalize", "prepare grads", "grad norm", "clip", "count zeros",
           "optimizer update", "optimizer step")
@@ -88,27 +91,43 @@ def _command(config: Config, iters: int, reference: str | None, log_dir: Path) -
             "--join=True", "--cluster_time_out=120", f"--log_dir={log_dir}", *args, "--ai-framework", "mindspore"]
 
 
-def _run(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
-         ) -> tuple[str, float]:
+def run_config(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
+               ) -> tuple[str, float]:
+    """Run ``config`` to the end; return its output (with rank 0's log) and its wall time."""
+    return collect(config, *launch(config, iters, reference, scratch, extra_env))
+
+
+def launch(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
+           ) -> tuple[subprocess.Popen[str], Path, float]:
+    """Start ``config``'s run (torchrun or msrun) without waiting: the process, its log folder, its start time."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_MS_") and k != "MINDSPEED_AI_FRAMEWORK"}
     env.update(GLOG_v="3", PYTHONPATH=os.pathsep.join(filter(None, [str(config.root), env.get("PYTHONPATH")])),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]), **config.env,
                **(extra_env or {}))
     log_dir = Path(tempfile.mkdtemp(dir=scratch))
-    start = time.perf_counter()
-    done = subprocess.run(_command(config, iters, reference, log_dir), env=env, capture_output=True, text=True,
-                          timeout=1800, cwd=str(scratch))
+    process = subprocess.Popen(_command(config, iters, reference, log_dir), env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, cwd=str(scratch))
+    return process, log_dir, time.perf_counter()
+
+
+def collect(config: Config, process: subprocess.Popen[str], log_dir: Path, start: float) -> tuple[str, float]:
+    """Wait for a run :func:`launch` started; return its output (with rank 0's log) and its wall time."""
+    try:
+        output, _ = process.communicate(timeout=1800)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        raise SystemExit(f"{config.name}: timed out\n{output[-3000:]}") from None
     wall = time.perf_counter() - start
-    output = done.stdout + done.stderr
     worker = log_dir / "worker_0.log"
     if worker.exists():
         output += worker.read_text(errors="replace")
-    if done.returncode != 0:
-        raise SystemExit(f"{config.name}: exit {done.returncode}\n{output[-3000:]}")
+    if process.returncode != 0:
+        raise SystemExit(f"{config.name}: exit {process.returncode}\n{output[-3000:]}")
     return output, wall
 
 
-def _parse(output: str, result: Result, wall: float) -> None:
+def parse_output(output: str, result: Result, wall: float) -> None:
     times = [float(x) for x in re.findall(r"elapsed time per iteration \(ms\): ([0-9.]+)", output)]
     result.steps_ms.extend(times[3:])
     result.walls.append(wall)
@@ -124,7 +143,7 @@ def _profile(iters: int, scratch: Path, size: str = "tiny"
     """Run MindSpore tp=1 under cProfile; return pstats' raw entries: function -> (cc, calls, self, cumulative,
     callers), and what the worker wrote of our C pass-through wrappers: {"calls": {kind: n}, "cost_s": {kind: s}}."""
     profile = scratch / f"profile{size}{iters}"
-    _run(Config("profiled", "mindspore", 1, size=size), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
+    run_config(Config("profiled", "mindspore", 1, size=size), iters, None, scratch, {"BENCH_PROFILE": str(profile)})
     stats = pstats.Stats(f"{profile}.rank0").stats  # type: ignore[attr-defined]  # undocumented
     wrappers = Path(f"{profile}.rank0.passthrough.json")
     return stats, (json.loads(wrappers.read_text()) if wrappers.exists() else {"calls": {}, "cost_s": {}})
@@ -269,8 +288,8 @@ def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str])
         for round_index in range(options.rounds):
             for config in configs:
                 iters = options.iters if config.size == "tiny" else options.mid_iters
-                output, wall = _run(config, iters, reference, scratch)
-                _parse(output, results[config.name], wall)
+                output, wall = run_config(config, iters, reference, scratch)
+                parse_output(output, results[config.name], wall)
                 print(f"round {round_index + 1}: {config.name}: wall {wall:.1f}s", file=sys.stderr, flush=True)
         if not options.no_profile:
             for size in sizes:
@@ -333,8 +352,8 @@ def _settings(options: argparse.Namespace, reference: str | None) -> None:
         scratch = Path(tmp)
         for round_index in range(options.rounds):
             for config in configs:
-                output, wall = _run(config, options.iters, reference, scratch)
-                _parse(output, results[config.name], wall)
+                output, wall = run_config(config, options.iters, reference, scratch)
+                parse_output(output, results[config.name], wall)
                 print(f"round {round_index + 1}: {config.name}: wall {wall:.1f}s", file=sys.stderr, flush=True)
         profile = None if options.no_profile else _per_step_profile(scratch, 5, 5 + options.iters)
 

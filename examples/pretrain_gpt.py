@@ -74,6 +74,8 @@ def parse_args(argv=None):
     parser.add_argument("--num-attention-heads", type=int, default=4)
     parser.add_argument("--seq-length", type=int, default=32)
     parser.add_argument("--vocab-size", type=int, default=128)
+    parser.add_argument("--position-embedding-type", choices=("learned_absolute", "rope"), default="learned_absolute")
+    parser.add_argument("--rotary-interleaved", action="store_true", help="with rope: megatron's interleaved pairs")
     parser.add_argument("--micro-batch-size", type=int, default=4)
     parser.add_argument("--global-batch-size", type=int, default=None,
                         help="sequences per iteration (default: micro batch size x data parallel size)")
@@ -157,6 +159,7 @@ def build_model(args):
         recompute_num_layers=args.recompute_num_layers,
         hidden_dropout=0.0,
         attention_dropout=0.0,
+        rotary_interleaved=args.rotary_interleaved,
         # Initialise each full weight on the CPU, then split it (the weights are set again by name below).
         use_cpu_initialization=True,
     )
@@ -165,6 +168,7 @@ def build_model(args):
         transformer_layer_spec=get_gpt_layer_local_spec(num_experts=args.num_experts),
         vocab_size=args.vocab_size,
         max_sequence_length=args.seq_length,
+        position_embedding_type=args.position_embedding_type,
         pre_process=parallel_state.is_pipeline_first_stage(),
         post_process=parallel_state.is_pipeline_last_stage(),
     )
