@@ -32,6 +32,8 @@ def _raising(error: Exception):  # noqa: ANN202 - stands in for an op
     ("Tensor.__getitem__", RuntimeError("the 'input_indices' should be in the range [0, 2)"), OpIndexRefusedError,
      IndexError),
     ("torch.tensor", TypeError("the input_data contains unsupported element"), OpValueRefusedError, ValueError),
+    ("Tensor.__getitem__", ValueError("For 'tensor getitem', x.shape and y.shape need to broadcast. The value of "
+                                      "x.shape[0] or y.shape[0] must be 1"), OpIndexRefusedError, IndexError),
 ])
 def test_refusal_is_raised_as_pytorchs_class_and_keeps_mindspores(op: str, error: Exception, expected: type,
                                                                    also: type) -> None:

@@ -38,6 +38,9 @@ RUNTIME, INDEX, VALUE, DIM = "RuntimeError", "IndexError", "ValueError", "dim"
 #: how MindSpore words an index or dimension out of range (``DIM`` ops: PyTorch's IndexError for those only)
 _OUT_OF_RANGE = re.compile(r"out of range|out of bounds|exceed range|should be in the range|must be in \[|"
                            r"axis (value )?must be in")
+#: how MindSpore words index tensors that do not broadcast together (``x[a, b]``; PyTorch: IndexError "shape
+#: mismatch: indexing tensors could not be broadcast together")
+_UNBROADCAST_INDICES = re.compile(r"tensor getitem.*need to broadcast")
 
 #: op -> PyTorch's class for its refusals: RUNTIME, INDEX, VALUE, or DIM (IndexError when out of range, else
 #: RuntimeError); tests/conformance/cases/ops_errors.py holds one refusal of each
@@ -66,7 +69,8 @@ def translate(op: str, error: Exception) -> Exception:
         return error
     rule = REFUSALS.get(op, RUNTIME)
     if rule == DIM:
-        rule = INDEX if _OUT_OF_RANGE.search(str(error)) else RUNTIME
+        message = str(error)
+        rule = INDEX if _OUT_OF_RANGE.search(message) or _UNBROADCAST_INDICES.search(message) else RUNTIME
     if rule == INDEX:
         return error if isinstance(error, IndexError) else OpIndexRefusedError(op, error)
     if rule == VALUE:

@@ -230,7 +230,8 @@ def _register_conformance(registry: Any) -> None:
 
 
 def _register_conformance_misc(registry: Any) -> None:
-    """Register PyTorch's refusals of view/bmm/t/destroy_process_group (mindspeed_ms.compat.conformance_misc)."""
+    """Register PyTorch's refusals of view/bmm/t/destroy_process_group (mindspeed_ms.compat.conformance_misc) and
+    its index forms (mindspeed_ms.compat.index_forms)."""
     from mindspeed_ms.compat import conformance_misc as misc
 
     registry.register(
@@ -264,6 +265,13 @@ def _register_conformance_misc(registry: Any) -> None:
             purpose="torch.as_strided returns a gathered contiguous copy (writes through it, or to its input, are not "
                     "seen by the other); MindSpore's AsStrided view op, with PyTorch's checks (it reads past the "
                     "storage unchecked; where a gradient is recorded the copy stays: the view op has no backward)")
+    from mindspeed_ms.compat import index_forms
+
+    registry.register(
+        f"{_TENSOR}.__getitem__", index_forms.getitem_forms_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x[[]] and x[:, []] raise, a uint8 mask raises (PyTorch: a bool mask), a scalar boolean index raises "
+                "or, as a 0-d tensor in a tuple, silently gives other values (x[..., torch.tensor(False)]: (2, 3) of "
+                "zeros for a (2, 3, 4) x; PyTorch: (2, 3, 4, 0))")
 
 
 #: torch API name -> where MSAdapter defines it (Tensor methods are MindSpore's Tensor's)

@@ -44,6 +44,17 @@ def _embedding_module(torch: Any) -> Any:
             "out": module(_long(torch, [1, 1]))}
 
 
+def _uint8_masks(torch: Any) -> Any:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = _x(torch)[torch.tensor([1, 0, 1], dtype=torch.uint8)]
+        columns = _x(torch)[:, torch.tensor([0, 1, 1, 0], dtype=torch.uint8)]
+    return {"rows": rows, "columns": columns,
+            "warned": any("torch.uint8 is now deprecated" in str(warning.message) for warning in caught)}
+
+
 # name -> (ops, case(torch))
 INDEX_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     "getitem_negative": (("Tensor.__getitem__",), lambda torch: {
@@ -64,6 +75,24 @@ INDEX_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
         "compare": _x(torch)[_x(torch) > 10]}),
     "getitem_repeated": (("Tensor.__getitem__",), lambda torch: {
         "rows": _x(torch)[_long(torch, [2, 2, 0, 2])], "pairs": _x(torch)[_long(torch, [1, 1]), _long(torch, [0, 0])]}),
+    "getitem_empty_list": (("Tensor.__getitem__",), lambda torch: {
+        "alone": _x(torch)[[]], "column": _x(torch)[:, []], "then_int": _x(torch)[[], 1]}),
+    "getitem_uint8_mask": (("Tensor.__getitem__",), lambda torch: _uint8_masks(torch)),
+    "getitem_scalar_bool": (("Tensor.__getitem__",), lambda torch: {
+        "false": _x(torch)[False], "true": _x(torch)[True], "false_last": _x(torch)[..., False],
+        "false_between": _x(torch)[0, False, 1:3], "none_then_false": _x(torch)[None, :, False],
+        "tensor_false": _x(torch)[torch.tensor(False)], "tensor_true": _x(torch)[torch.tensor(True)],
+        "tensor_false_none": _x(torch)[torch.tensor(False), None],
+        "tensor_false_last": _x(torch)[..., torch.tensor(False)]}),
+    # PyTorch reads scalar booleans as index tensors on new dimensions, broadcast with the other index tensors
+    "getitem_scalar_bools_advanced": (("Tensor.__getitem__",), lambda torch: {
+        "true_then_false": _x(torch)[True, :, False], "true_and_tensor": _x(torch)[True, _long(torch, [0, 2])],
+        "tensor_then_true": _x(torch)[_long(torch, [2, 0]), ..., torch.tensor(True)],
+        "mask_and_true": _x(torch)[_x(torch) > 0, True], "true_true": _x(torch)[True, True, 1]}),
+    "getitem_scalar_bool_and_tensor_raises": (("Tensor.__getitem__",),
+                                              lambda torch: _x(torch)[False, _long(torch, [0, 2])]),
+    "getitem_tensors_not_broadcasting_raises": (("Tensor.__getitem__",),
+                                                lambda torch: _x(torch)[_long(torch, [1, 2, 0]), _long(torch, [0, 2])]),
     "setitem_negative": (("Tensor.__setitem__",), lambda torch: {
         "int": _setitem(torch, lambda t: -1, 7.0), "tensor": _setitem(torch, lambda t: _long(t, [-1, -3]), 5.0)}),
     "setitem_equal_to_size_raises": (("Tensor.__setitem__",), lambda torch: _setitem(torch, lambda t: 3, 1.0)),
