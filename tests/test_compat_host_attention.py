@@ -303,13 +303,11 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     grad = rng.standard_normal((24, 5, 3, 8)).astype(np.float32)
     masks = [None, np.triu(np.ones((24, 24), bool), 1), rng.random((5, 1, 24, 24)) < 0.3,
              rng.random((1, 3, 24, 24)) < 0.3]
-    assert isinstance(host_attention.core_free(), bool)  # the load average against the cores
     before = threading.active_count()
     for mask in masks:
         results = []
         for two in (False, True):
             monkeypatch.setattr(host_attention, "two_threads", lambda two=two: two)
-            monkeypatch.setattr(host_attention, "core_free", lambda: True)
             out = np.full(grad.shape, np.nan, np.float32)
             probs = host_attention.forward_in_halves(*inputs, mask, 0.3, out)
             assert len(probs) == (2 if two else 1)
@@ -325,9 +323,9 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     def fails() -> None:
         raise ValueError("on the helper thread")
 
-    monkeypatch.setattr(host_attention, "core_free", lambda: False)  # a loaded machine: the whole batch here
     monkeypatch.setattr(host_attention, "two_threads", lambda: True)
-    assert len(host_attention.forward_in_halves(*inputs, None, 0.3, np.empty(grad.shape, np.float32))) == 1
+    one = inputs[0][:, :1]  # a batch of one sequence: the whole batch here
+    assert len(host_attention.forward_in_halves(one, one, one, None, 0.3, np.empty(one.shape, np.float32))) == 1
     with pytest.raises(ValueError, match="on the helper thread"):
         host_attention.run_both(lambda: None, fails)
     assert threading.active_count() == before
@@ -347,23 +345,34 @@ def test_without_a_thread_to_be_had_both_halves_run_in_the_caller(monkeypatch) -
     assert ran == ["first", "second"]
 
 
-def test_the_backward_keeps_the_forwards_split_when_the_load_changes_between_them(monkeypatch) -> None:
-    """The forward ran in halves (a core was free), the backward runs when the load has risen: it still computes the
-    gradients of both halves (it once decided anew and passed one part to run_both: TypeError in CI)."""
-    from mindspeed_ms.compat import host_attention
+def test_the_split_into_halves_is_decided_once_per_process_never_from_the_load(monkeypatch) -> None:
+    """two_threads is decided once (cached) from OpenBLAS's largest count and the process's CPUs; the machine's load
+    average is never read (a per-call decision from it once made the forward and its backward disagree: TypeError in
+    CI); the backward computes the gradients of the forward's parts even if two_threads changed in between."""
+    import os
 
+    from mindspeed_ms.compat import blas_threads, host_attention
+
+    threads = blas_threads.openblas_threads()
+    expected = threads is not None and threads.largest >= 2 and len(os.sched_getaffinity(0)) >= 2
+    assert host_attention.two_threads() is expected
+    assert host_attention.two_threads.cache_info().currsize == 1  # one decision for the process
+
+    def no_load() -> tuple[float, float, float]:
+        raise AssertionError("the load average was read")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
     rng = np.random.default_rng(5)
     qkv = rng.standard_normal((16, 4, 2, 24)).astype(np.float32)
     inputs = (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:])
     grad = rng.standard_normal((16, 4, 2, 8)).astype(np.float32)
-    monkeypatch.setattr(host_attention, "two_threads", lambda: True)
     results = []
-    for free_at_backward in (True, False):
-        monkeypatch.setattr(host_attention, "core_free", lambda: True)
+    for two_at_backward in (True, False):
+        monkeypatch.setattr(host_attention, "two_threads", lambda: True)
         out = np.full(grad.shape, np.nan, np.float32)
         probs = host_attention.forward_in_halves(*inputs, None, 0.3, out)
         assert len(probs) == 2
-        monkeypatch.setattr(host_attention, "core_free", lambda free=free_at_backward: free)
+        monkeypatch.setattr(host_attention, "two_threads", lambda two=two_at_backward: two)
         grads = np.full(qkv.shape, np.nan, np.float32)
         host_attention.backward_in_halves(grad, inputs, probs, None, 0.3, grads[..., :8], grads[..., 8:16],
                                           grads[..., 16:])

@@ -48,8 +48,7 @@ from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
 from mindspeed_ms.compat.host_split import piece_of
 
-__all__ = ["MODULE", "backward_in_halves", "core_free", "forward_in_halves", "forward_wrapper", "run_both",
-           "two_threads"]
+__all__ = ["MODULE", "backward_in_halves", "forward_in_halves", "forward_wrapper", "run_both", "two_threads"]
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -157,7 +156,7 @@ def backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any
     if len(probs) == 1:
         attention_backward(grad, inputs, probs[0], mask, alpha, grad_query, grad_key, grad_value)
         return
-    # the forward's split, not a new decision: the load (core_free) may have changed since
+    # the forward's split (len(probs)), never a new decision
     run_both(*(functools.partial(attention_backward, grad[:, part], tuple(array[:, part] for array in inputs),
                               part_probs, _mask_part(mask, part, batch), alpha, grad_query[:, part],
                               grad_key[:, part], grad_value[:, part])
@@ -165,9 +164,8 @@ def backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any
 
 
 def _parts(batch: int) -> tuple[slice, ...]:
-    """The batch's halves where :func:`two_threads`, a second core is likely free (:func:`core_free`) and there are
-    two sequences or more, else the whole."""
-    if batch < 2 or not two_threads() or not core_free():
+    """The batch's halves where :func:`two_threads` and there are two sequences or more, else the whole."""
+    if batch < 2 or not two_threads():
         return (slice(0, batch),)
     return _halves(batch)
 
@@ -183,20 +181,19 @@ def _mask_part(mask: Any, part: slice, batch: int) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def two_threads() -> bool:
-    """Whether the halves of the batch run on two threads: OpenBLAS's largest thread count (``OPENBLAS_NUM_THREADS``,
-    :mod:`.blas_threads`) and the cores this process may run on are both two or more. Each thread runs its products
+    """Whether the halves of the batch run on two threads: decided once per process, from what does not change
+    while it runs: OpenBLAS's largest thread count (:mod:`.blas_threads`: ``OPENBLAS_NUM_THREADS`` where set, the
+    process's CPUs in msrun's only worker, one in each of several msrun workers, as ``OMP_NUM_THREADS=1``) and the
+    cores this process may run on (``os.sched_getaffinity``), both two or more. Each thread runs its products
     on one OpenBLAS thread (NumPy releases the GIL in its loops and products): every head's products and softmax
-    rows are the same operations on the same values as on one thread, so the same bits."""
+    rows are the same operations on the same values as on one thread, so the same bits.
+
+    Not from the machine's load: a decision per call from the 1-minute load average (the previous gate) made the
+    path depend on other processes, and a forward and its backward could decide differently. On a quiet machine
+    the halves take about half the time (14.0 -> 6.4 ms a mid layer, forward and backward); on the loaded 2-core
+    machine the forward's second thread waits for a core and the backward still gains (old31/attn2.md)."""
     threads = blas_threads.openblas_threads()
     return threads is not None and threads.largest >= 2 and _cores() >= 2
-
-
-def core_free() -> bool:
-    """Whether a second core is likely free now: the last minute's load average below the cores this process may
-    run on. On a loaded machine the second thread waits for a core, and the halves took longer than the whole
-    (NumPy block at the mid size, load 11-39 on 2 cores: forward medians 14 -> 28 ms, 26 -> 42 ms); on a quiet
-    one they take about half (the last stop's 14.0 -> 6.4 ms forward and backward). The same bits either way."""
-    return os.getloadavg()[0] < _cores()
 
 
 @functools.lru_cache(maxsize=1)
