@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.engine import passthrough
 
-__all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper"]
+__all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper", "grad_in_float32_wrapper"]
 
 
 def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
@@ -91,3 +91,34 @@ def inplace_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return self
 
     return widened
+
+
+
+def grad_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """An op whose forward has a bfloat16 CPU kernel and whose backward has none, on a bfloat16 tensor that
+    requires grad: run on a float32 copy, each float32 result cast back to bfloat16.
+
+    ``x[index]``, ``torch.split`` / ``Tensor.split``: the forward StridedSlice has a bfloat16 CPU kernel, its
+    backward StridedSliceGrad has none, so megatron's query/key/value split of a ``--bf16`` model (and MindSpeed-LLM's
+    rotary ``t[..., :rot_dim]``) failed at ``backward()``. Selecting elements is exact in either dtype: the values
+    and the gradients (cast to float32, scattered, cast back) are PyTorch's. A tensor that does not require grad
+    goes to ``op`` as it is (its pieces keep sharing its memory, as megatron's bfloat16 parameter buffers need).
+    """
+    import mindspore
+    from mindspore import ops
+
+    bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+
+    def narrow(result: Any) -> Any:
+        return ops.cast(result, bfloat16) if getattr(result, "_dtype", None) is float32 else result
+
+    @functools.wraps(op)
+    def widened(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_dtype", None) is not bfloat16 or not self.requires_grad:
+            return op(self, *args, **kwargs)
+        result = op(ops.cast(self, float32), *args, **kwargs)
+        if isinstance(result, (tuple, list)):
+            return type(result)(narrow(piece) for piece in result)
+        return narrow(result)
+
+    return passthrough.fork(op, widened, "_dtype", slow_when=bfloat16)

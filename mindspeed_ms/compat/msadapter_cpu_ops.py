@@ -262,7 +262,8 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """``F.embedding``: rows of ``weight``; the ``padding_idx`` row gets no gradient, as in PyTorch.
 
-    MSAdapter gathers without looking at ``padding_idx``, so the padding row is trained.
+    MSAdapter gathers without looking at ``padding_idx``, so the padding row is trained. bfloat16 rows (megatron's
+    ``--bf16``) are gathered in float32: the CPU Gather has no bfloat16 kernel.
 
     Raises:
         NotImplementedError: ``max_norm`` (renormalises ``weight`` in place), ``scale_grad_by_freq`` or
@@ -286,13 +287,18 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
         if not -rows <= padding_idx < rows:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % rows
+    # bfloat16 rows: the CPU Gather has no bfloat16 kernel; gathered in float32 (exact both ways: a row is
+    # selected, not computed) and cast back, so the gradient reaches the bfloat16 weight through the casts
+    import mindspore
+
+    table = ops.cast(weight, mindspore.float32) if weight.dtype == mindspore.bfloat16 else weight
     # int32 indices from the host: MindSpore's CPU Gather casts int64 ones in a kernel of its own
-    output = ops.gather(weight, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
-    if padding_idx is None:
-        return output
-    # The padding row's gradient is zero: its contribution reaches the output through a detached copy.
-    padded = ops.expand_dims(input == padding_idx, -1)
-    return ops.where(padded, ops.stop_gradient(output), output)
+    output = ops.gather(table, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
+    if padding_idx is not None:
+        # The padding row's gradient is zero: its contribution reaches the output through a detached copy.
+        padded = ops.expand_dims(input == padding_idx, -1)
+        output = ops.where(padded, ops.stop_gradient(output), output)
+    return output if table is weight else ops.cast(output, mindspore.bfloat16)
 
 
 # --- assignment through views -----------------------------------------------------------------------------------

@@ -324,6 +324,12 @@ def _register_conformance(registry: Any) -> None:
             f"{_TENSOR}.{method}", bfloat16.inplace_via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"Tensor.{method} of a bfloat16 tensor fails on CPU (no bfloat16 kernel; megatron's bf16 grad "
                     f"buffers): applied to a float32 copy, written back")
+    for target in (f"{_TENSOR}.__getitem__", "msadapter.ops.array.split", f"{_TENSOR}.split"):
+        registry.register(
+            target, bfloat16.grad_in_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{target.rpartition('.')[2]} of a bfloat16 tensor that requires grad fails at backward() on "
+                    f"CPU (StridedSliceGrad has no bfloat16 kernel; --bf16 models): selected in float32 (exact), "
+                    f"cast back")
     registry.register(
         "msadapter.ops.creation.zeros", bfloat16.zeros_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.zeros(dtype=torch.bfloat16) fails on CPU (Zeros has no bfloat16 kernel)")

@@ -1,0 +1,51 @@
+"""bfloat16 ops whose forward has a MindSpore CPU kernel and whose backward has none (mindspeed_ms.compat.bfloat16
+grad_in_float32_wrapper, msadapter_cpu_ops.embedding): what a ``--bf16`` megatron / MindSpeed-LLM model does on its
+activations and embedding table. megatron's query/key/value ``torch.split`` of the fused QKV output, MindSpeed-LLM's
+rotary ``t[..., :rot_dim], t[..., rot_dim:]`` (an empty piece included), ``F.embedding`` of a bfloat16 table; values,
+result dtypes and gradients bit for bit (selection is exact in either dtype)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import tensor
+
+B = "bfloat16"
+
+
+def _weighted(torch: Any, out: Any, seed: int) -> Any:
+    return (out.float() * tensor(torch, tuple(out.shape), seed=seed)).sum()
+
+
+@case("torch.split", "Tensor.split", "Tensor.backward", exact=True)
+def split_of_bfloat16_qkv_backward(torch: Any) -> Any:
+    mixed = tensor(torch, (4, 1, 2, 12), B, seed=1).requires_grad_(True)
+    query, key, value = torch.split(mixed * 1, [6, 3, 3], dim=3)
+    left, right = (mixed * 1).split(4, dim=-1)[:2]
+    loss = sum(_weighted(torch, piece, seed) for seed, piece in enumerate((query, key, value, left, right)))
+    loss.backward()
+    return {"pieces": [query, key, value, left, right], "dtypes": [p.dtype for p in (query, key, value)],
+            "grad": mixed.grad, "grad_dtype": mixed.grad.dtype}
+
+
+@case("Tensor.__getitem__", "Tensor.backward", exact=True)
+def getitem_of_bfloat16_backward(torch: Any) -> Any:
+    x = tensor(torch, (4, 1, 2, 8), B, seed=2).requires_grad_(True)
+    t = x * 1
+    head, rest = t[..., :8], t[..., 8:]
+    pair = t[1:3, :, 0]
+    out = torch.cat((head * 2, rest), dim=-1)
+    (_weighted(torch, out, 3) + _weighted(torch, pair, 4)).backward()
+    return {"head": head, "rest_shape": list(rest.shape), "pair": pair, "dtype": pair.dtype, "grad": x.grad}
+
+
+@case("torch.nn.functional.embedding", "Tensor.backward", exact=True)
+def embedding_of_a_bfloat16_table(torch: Any) -> Any:
+    weight = tensor(torch, (10, 4), B, seed=5).requires_grad_(True)
+    tokens = torch.tensor([[1, 7, 7], [0, 9, 2]])
+    out = torch.nn.functional.embedding(tokens, weight)
+    padded = torch.nn.functional.embedding(tokens, weight, padding_idx=7)
+    (_weighted(torch, out, 6) + _weighted(torch, padded, 7)).backward()
+    return {"out": out, "dtype": out.dtype, "padded": padded, "grad": weight.grad,
+            "grad_dtype": weight.grad.dtype}
