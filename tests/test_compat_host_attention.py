@@ -90,13 +90,13 @@ def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, ho
         for part, leaf in zip("qkv" if not split else "x", leaves):
             out[f"{case}_d{part}"] = leaf.grad.numpy()
 
-def self_attention(case, heads, groups, rotary=False, qk_layernorm=False):
+def self_attention(case, heads, groups, rotary=False, qk_layernorm=False, interleaved=False):
     """megatron's own SelfAttention of the local spec: the fused QKV projection, its split, the core attention."""
     global name
     name = case
     config = TransformerConfig(num_layers=1, hidden_size=64, num_attention_heads=heads, num_query_groups=groups,
                                attention_dropout=0.0, hidden_dropout=0.0, qk_layernorm=qk_layernorm,
-                               use_cpu_initialization=True)
+                               rotary_interleaved=interleaved, use_cpu_initialization=True)
     spec = get_gpt_layer_local_spec(qk_layernorm=qk_layernorm).submodules.self_attention
     module = build_module(spec, config=config, layer_number=1)
     rng = np.random.default_rng(5)
@@ -105,7 +105,8 @@ def self_attention(case, heads, groups, rotary=False, qk_layernorm=False):
             param.copy_(torch.tensor((rng.standard_normal(tuple(param.shape)) * 0.2).astype(np.float32)))
     hidden = torch.tensor(given["hidden"])
     hidden.requires_grad_(True)
-    embedding = RotaryEmbedding(kv_channels=16, rotary_percent=1.0)(32) if rotary else None
+    embedding = (RotaryEmbedding(kv_channels=16, rotary_percent=1.0, rotary_interleaved=interleaved,
+                                 use_cpu_initialization=True)(32) if rotary else None)
     output, _ = module(hidden, None, rotary_pos_emb=embedding)
     out[case] = output.detach().numpy()
     output.backward(torch.tensor(given["hidden_g"]))
@@ -144,10 +145,12 @@ with torch.no_grad():
     run("no_grad", "", 4, 4, AttnMaskType.causal, causal, grad=False)
 self_attention("self_attention", 4, 4)
 self_attention("self_attention_rotary", 4, 4, rotary=True)
+self_attention("self_attention_rotary_interleaved", 4, 4, rotary=True, interleaved=True)
 self_attention("self_attention_qk_layernorm", 4, 4, qk_layernorm=True)
 written_after_forward("written_after_forward")
 run("grouped_query", "", 4, 2, AttnMaskType.causal, causal)
 self_attention("self_attention_grouped_query", 4, 2)
+self_attention("self_attention_grouped_query_rotary", 4, 2, rotary=True)
 run("hooked_softmax", "", 4, 4, AttnMaskType.causal, causal, hook=True)
 name = "dropout_in_training"
 module = attention(4, 4, 16, AttnMaskType.causal, dropout=0.5)
@@ -165,9 +168,11 @@ with open(sys.argv[3], "w") as file:
 #: the cases the Function takes (the rest run megatron's forward)
 TAKEN = ["causal_mask", "default_causal_mask", "padding_mask", "square_mask", "no_mask", "dropout_in_eval",
          "softmax_scale", "split_views", "mid_size", "no_grad", "self_attention", "self_attention_rotary",
-         "self_attention_qk_layernorm", "written_after_forward"]
-#: the cases whose query, key and value are the QKV split's pieces: the Function reads them from the split
-FUSED = ["split_views", "self_attention", "written_after_forward"]
+         "self_attention_rotary_interleaved", "self_attention_qk_layernorm", "written_after_forward"]
+#: the cases whose query, key and value are the QKV split's pieces (query and key with megatron's rotary embedding,
+#: host_rope's, in the rotary cases): the Function reads them from the split
+FUSED = ["split_views", "self_attention", "self_attention_rotary", "self_attention_rotary_interleaved",
+         "written_after_forward"]
 
 
 def _run(python: str, folder: Path, extra: list[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -216,8 +221,10 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     assert np.abs(got["causal_mask"] - got["padding_mask"]).max() > 0.1
     assert np.array_equal(got["causal_mask"], got["default_causal_mask"])
     assert np.abs(got["causal_mask"] - got["softmax_scale"]).max() > 0.01
-    for case in ("self_attention_rotary", "self_attention_qk_layernorm", "self_attention_grouped_query"):
+    for case in ("self_attention_rotary", "self_attention_rotary_interleaved", "self_attention_qk_layernorm",
+                 "self_attention_grouped_query"):
         assert np.abs(got["self_attention"] - got[case]).max() > 0.01, case
+    assert np.abs(got["self_attention_rotary"] - got["self_attention_rotary_interleaved"]).max() > 0.01
 
 
 def _exact(q: np.ndarray, k: np.ndarray, v: np.ndarray, grad: np.ndarray, mask: np.ndarray,

@@ -20,7 +20,9 @@ Where q, k and v are the three pieces of megatron's QKV split as :mod:`.host_spl
 the Function's input is the split's input instead: it reads the pieces in place (tensors of their own memory,
 kept for the backward with their version counters checked there: a write in place in between raises PyTorch's
 error) and its backward writes the three gradients into one tensor of the QKV shape, so neither the copies nor
-the split's backward (its scatter) run. The same bits. Results agree with PyTorch's to float32 rounding
+the split's backward (its scatter) run. The same bits. Where query and key are megatron's rotary embeddings of the
+pieces as :mod:`.host_rope` computed them (the field's ``rope`` configs), the Function reads those and applies the
+rotary embedding's backward itself, into the QKV gradient. Results agree with PyTorch's to float32 rounding
 (tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
 
 Taken when the call computes exactly that: float32 query/key/value of ``[s, b, np, hn]`` with as many key/value
@@ -46,6 +48,7 @@ from typing import Any
 from mindspeed_ms.compat import blas_threads
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_forward
+from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
 
 __all__ = ["MODULE", "backward_in_halves", "forward_in_halves", "forward_wrapper", "run_both", "two_threads"]
@@ -123,16 +126,26 @@ def _functions() -> tuple[Any, Any]:
 
         @staticmethod
         def forward(ctx: Any, qkv: Any, plan: _Plan) -> Any:
-            ctx.shape = tuple(qkv._shape)
+            ctx.shape, ctx.rope = tuple(qkv._shape), plan.rope
             query, key, value = plan.pieces
             return attend(ctx, query, key, value, plan)
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
-            shape = ctx.shape
+            import numpy as np
+
+            shape, rope = ctx.shape, ctx.rope
             size = shape[3] // 3
             grad_qkv, memory = new_float32(shape)
-            gradients(ctx, grad, memory[..., :size], memory[..., size:2 * size], memory[..., 2 * size:])
+            parts = memory[..., :size], memory[..., size:2 * size], memory[..., 2 * size:]
+            if rope is None:
+                gradients(ctx, grad, *parts)
+                return grad_qkv, None
+            # q and k went through megatron's rotary embedding (.host_rope): its backward into the QKV gradient
+            rotated = np.empty(parts[0].shape, np.float32), np.empty(parts[1].shape, np.float32)
+            gradients(ctx, grad, *rotated, parts[2])
+            for given, each, out in zip(rotated, rope, parts):
+                rope_backward(given, each, out)
             return grad_qkv, None
 
     return HostAttention, HostAttentionQKV
@@ -239,7 +252,7 @@ def _one_blas_thread() -> None:
 class _Plan:
     """What the Function needs besides q, k, v (one Python object: not a tensor input of the autograd node)."""
 
-    __slots__ = ("alpha", "mask", "pieces", "tensor", "versions")
+    __slots__ = ("alpha", "mask", "pieces", "rope", "tensor", "versions")
 
     def __init__(self, mask: Any, tensor: Any, alpha: float) -> None:
         self.mask = mask  # a bool array (megatron's default causal mask) or None
@@ -247,6 +260,7 @@ class _Plan:
         self.alpha = alpha
         self.pieces: Any = None  # None, or q, k, v: the split's pieces (the fused Function)
         self.versions: tuple[int, ...] | None = None  # their version counters at the forward
+        self.rope: Any = None  # None, or the host_rope.Rope of q and of k: q, k are their rotary embeddings
 
 
 @functools.lru_cache(maxsize=1)
@@ -351,9 +365,17 @@ def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, p
 
 def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
     """The split's input when query, key and value are its pieces 0, 1, 2 along the last dimension, unchanged
-    (:func:`.host_split.piece_of`; megatron's ``get_query_key_value_tensors`` with as many groups as heads), with
-    ``plan.pieces`` and ``plan.versions`` set; else None."""
-    found = [piece_of(tensor) for tensor in (query, key, value)]
+    (:func:`.host_split.piece_of`; megatron's ``get_query_key_value_tensors`` with as many groups as heads), or query
+    and key are :mod:`.host_rope`'s rotary embeddings of such pieces, with ``plan.pieces`` (the tensors the forward
+    reads: q, k, v as given), ``plan.versions`` and ``plan.rope`` set; else None."""
+    roped_query, roped_key = rope_of(query), rope_of(key)
+    if roped_query is None and roped_key is None:
+        inputs = (query, key, value)
+    elif roped_query is not None and roped_key is not None:
+        inputs = (roped_query[0], roped_key[0], value)
+    else:
+        return None
+    found = [piece_of(tensor) for tensor in inputs]
     if any(entry is None for entry in found):
         return None
     pieces, sources, sizes, dims, indices = zip(*found)  # type: ignore[misc]  # None: above
@@ -362,6 +384,9 @@ def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
             or len(sizes[0]) != 3 or len(set(sizes[0])) != 1 or not sizes[0][0] or sizes[0][0] != query._shape[3]
             or not source.requires_grad):
         return None
+    if roped_query is not None and roped_key is not None:
+        pieces = (query, key, pieces[2])  # tensors of their own memory (host_rope's results)
+        plan.rope = (roped_query[1], roped_key[1])
     plan.pieces = pieces
     plan.versions = tuple(piece._version for piece in pieces)
     return source

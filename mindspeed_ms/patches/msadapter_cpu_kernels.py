@@ -102,6 +102,17 @@ def _register_attention(registry: Any) -> None:
                 "CPU (PyNative's ~250 us each at the tiny size; BatchMatMul ~12 ms a step at the mid size, "
                 "PyTorch's bmm ~5 ms); one Function computing PyTorch's arithmetic in NumPy/OpenBLAS over the host "
                 "memory, forward and backward")
+    from mindspeed_ms.compat import host_rope
+
+    # megatron's attention module imported the function by name: both names
+    for target in (host_rope.MODULE, "megatron.core.transformer.attention"):
+        registry.register(
+            f"{target}.apply_rotary_pos_emb", host_rope.apply_wrapper, kind="wrap",
+            requires=(MEGATRON_CORE_REQUIREMENT, *_MSADAPTER),
+            purpose="megatron's unfused rotary embedding (the field's rope configs) is ~10 kernels forward and ~10 "
+                    "backward per call, twice a layer, and gave attention new q and k to copy; one host Function "
+                    "(PyTorch's float32 products and sum, the framework's cos/sin once per freqs) whose results "
+                    "attention's fused Function takes, applying its backward into the QKV gradient")
 
 
 def _register_mlp_kernels(registry: Any) -> None:
