@@ -126,11 +126,11 @@ def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             shape_a, shape_b, dtype = input._shape, other._shape, input._dtype
         except AttributeError:  # not two tensors
             return op(input, other)
-        if len(shape_b) != 2 or len(shape_a) < 2 or other._dtype is not dtype or shape_a[-1] != shape_b[0]:
+        if (len(shape_b) != 2 or len(shape_a) < 2 or other._dtype is not dtype or shape_a[-1] != shape_b[0]
+                or 0 in shape_a or 0 in shape_b):  # empty operands: compat/empty_operands.py, under this wrap
             return op(input, other)
         float32, float16 = _float_dtypes()
-        if (dtype is float32 and 0 not in shape_a and 0 not in shape_b
-                and not (_grad_enabled()() and (input.requires_grad or other.requires_grad))):
+        if dtype is float32 and not (_grad_enabled()() and (input.requires_grad or other.requires_grad)):
             result, out = new_float32((*shape_a[:-1], shape_b[1]))
             host_matmul(host_array(input, sync=False), host_array(other, sync=False), out)
             return result

@@ -122,6 +122,30 @@ def register(registry: Any, args: Any) -> None:
     _register_refusals(registry)
     _register_alpha(registry)
     _register_bfloat16(registry)
+    _register_empty_operands(registry)
+
+
+def _register_empty_operands(registry: Any) -> None:
+    """Register PyTorch's products and splits with empty operands (mindspeed_ms.compat.empty_operands)."""
+    from mindspeed_ms.compat import empty_operands
+
+    for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__", "msadapter.ops.blas.mm",
+                   f"{_TENSOR}.mm", "msadapter.ops.blas.bmm", f"{_TENSOR}.bmm"):
+        registry.register(
+            target, empty_operands.empty_product_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="a product whose inner dimension is 0 returns uninitialised memory on CPU (PyTorch: zeros): "
+                    "megatron's SequentialMLP gave an expert that received no token a garbage weight gradient "
+                    "(grad_output.t().matmul(input) over zero rows)")
+    registry.register(
+        "msadapter.nn.functional.linear", empty_operands.empty_linear_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.linear of zero rows: MatMul's bprop gives the weight a gradient of uninitialised memory on CPU "
+                "(PyTorch: zeros); of an empty inner dimension: uninitialised values (PyTorch: the bias)")
+    for target in ("msadapter.ops.array.split", f"{_TENSOR}.split"):
+        registry.register(
+            target, empty_operands.empty_sections_split_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="torch.split with a first section of size 0 (megatron's split by tokens_per_expert when the "
+                    "first expert received no token) fails in its backward on CPU (StridedSliceGrad: memory out "
+                    "of bounds); PyTorch's backward gives the input its gradient")
 
 
 def _register_alpha(registry: Any) -> None:
