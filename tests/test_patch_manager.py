@@ -256,6 +256,34 @@ def test_typo_is_an_error_not_a_created_attribute(target: Any, manager: Any, reg
     assert check.suggestions == ("compute",)
 
 
+def brand_new(x: Any) -> Any:
+    return ("added", x)
+
+
+def test_a_function_registered_under_its_own_name_is_added_as_mindspeed_adds_it(target: Any, manager: Any,
+                                                                                 reg: PatchRegistry) -> None:
+    """MindSpeed's context parallelism adds ``parallel_state.get_context_parallel_group_for_send_recv_overlap`` so."""
+    manager.register_patch("pm_target.brand_new", brand_new)
+    manager.apply_patches()
+    assert target.brand_new(1) == ("added", 1)
+    [status] = reg.status()
+    assert status.stub
+    assert status.state == "applied"
+    reg.revert()
+    assert not hasattr(target, "brand_new")
+
+
+def test_a_missing_name_that_is_not_the_functions_own_stays_an_error(target: Any, manager: Any) -> None:
+    from mindspeed_ms.errors import PatchApplyError
+
+    manager.register_patch("pm_target.brand_new", replacement)
+    manager.register_patch("pm_target.Model.brand_new", brand_new)  # a class: MindSpeed refuses it too
+    with pytest.raises(PatchApplyError):
+        manager.apply_patches()
+    assert not hasattr(target, "brand_new")
+    assert not hasattr(target.Model, "brand_new")
+
+
 def test_create_dummy_adds_the_attribute_on_purpose_and_shows_it(target: Any, manager: Any,
                                                                  reg: PatchRegistry) -> None:
     manager.register_patch("pm_target.brand_new", replacement, create_dummy=True)

@@ -8,6 +8,8 @@ views handed out (one per target and registry) but does not make them: :mod:`.pa
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,7 +21,8 @@ from mindspeed_ms.engine.sites import caller_site
 if TYPE_CHECKING:  # pragma: no cover
     from mindspeed_ms.engine.registry import PatchRegistry
 
-__all__ = ["DEFAULT_MANAGER_NAME", "ManagerBinding", "PatchView", "binding_of", "default_binding", "wrapper_name"]
+__all__ = ["DEFAULT_MANAGER_NAME", "ManagerBinding", "PatchView", "adds_a_function", "binding_of", "default_binding",
+           "wrapper_name"]
 
 #: The provider name registrations made through the manager outside any provider are attributed to.
 DEFAULT_MANAGER_NAME = "mindspeed.patch_utils"
@@ -34,6 +37,23 @@ _FORWARDING_FUNCTIONS = frozenset({"register_patch", "set_patch_func", "wrap_pri
 
 def _is_facade(frame: FrameType) -> bool:
     return frame.f_globals.get("__name__") in _FACADE_MODULES or frame.f_code.co_name in _FORWARDING_FUNCTIONS
+
+
+def adds_a_function(target: str, new_func: Any) -> bool:
+    """Whether registering ``new_func`` on ``target`` adds a function to a module under the function's own name.
+
+    MindSpeed's features add functions to megatron's modules this way (its context parallelism registers
+    ``megatron.core.parallel_state.get_context_parallel_group_for_send_recv_overlap`` with the function of that
+    name, and calls it from megatron's attention): MindSpeed's ``parse_path`` sets a missing module attribute to
+    ``None`` and installs the replacement there. Such a registration is taken as ``create_dummy=True`` (created,
+    shown as a stub in ``status()``, removed on revert). A missing name that is not the replacement's own (a typo,
+    a stale target) stays an error, as does one on a class or on a module not imported yet.
+    """
+    module_path, _, name = target.rpartition(".")
+    if not callable(new_func) or isinstance(new_func, type) or getattr(new_func, "__name__", None) != name:
+        return False
+    module = sys.modules.get(module_path)
+    return isinstance(module, types.ModuleType) and not hasattr(module, name)
 
 
 def wrapper_name(wrapper: Any) -> str:
@@ -134,6 +154,7 @@ class ManagerBinding:
 
         registry = registry if registry is not None else self.registry()
         site = site or caller_site(skip=_is_facade)
+        create_dummy = create_dummy or (kind != "wrap" and adds_a_function(target, new_func))
         if kind != "wrap" and self._replaces(registry, target, new_func, force_patch, site):
             return registry
         if registry_being_filled() is registry:
