@@ -7,6 +7,11 @@ Usage:
       relative at every iteration, and MindSpeed's manager adopted (registrations through
       mindspeed.patch_utils applied, read from the status written at exit with MINDSPEED_MS_TRACE_FILE).
 
+  real_entry_figures.py field --vocab V --iterations N --status STATUS_JSON NAME LOG_DIR
+      One of MindSpeed-LLM's example scripts, shrunk, with every feature flag it sets (CONFIGS of
+      real_mindspeed_llm_pretrain.sh): N iterations logged, every loss finite, no skipped or NaN iteration, the
+      first loss within 5% of ln(V), MindSpeed's manager adopted.
+
 Prints one line per iteration and a verdict; exits 1 when a figure is out of tolerance or missing.
 """
 
@@ -84,6 +89,38 @@ def check_llm(vocab: int, status_file: Path, single: Path, double: Path, iterati
     return 0 if not problems else 1
 
 
+def check_field(name: str, vocab: int, status_file: Path, log_dir: Path, iterations_expected: int) -> int:
+    """Print and judge one shrunk example script's run; return the exit status."""
+    run = iterations(log_dir)
+    problems: list[str] = []
+    if len(run) != iterations_expected:
+        problems.append(f"{name}: expected {iterations_expected} iterations, got {len(run)}")
+    print(f"{name}: iteration  loss")
+    for step, loss, skipped, nan in run:
+        print(f"{name}: {step:9d}  {loss:.6f}")
+        if not math.isfinite(loss):
+            problems.append(f"{name}: iteration {step}: loss not finite")
+        if skipped or nan:
+            problems.append(f"{name}: iteration {step}: skipped {skipped}, nan {nan}")
+    if run:
+        expected = math.log(vocab)
+        first = abs(run[0][1] - expected) / expected
+        print(f"{name}: first loss {run[0][1]:.6f}, ln({vocab}) = {expected:.6f}, rel. {first:.2e}")
+        if first > FIRST_LOSS_RTOL:
+            problems.append(f"{name}: first loss {run[0][1]} is not about ln({vocab}) = {expected:.4f}")
+    if status_file.exists():
+        adopted, line = _adoption(status_file)
+        print(f"{name}: {line}")
+        if not adopted:
+            problems.append(f"{name}: MindSpeed's manager was not adopted")
+    else:
+        problems.append(f"{name}: no status file {status_file}")
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    print(f"{name}: {'PASS' if not problems else 'FAIL'}")
+    return 0 if not problems else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="check", required=True)
@@ -93,7 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     llm.add_argument("--status", type=Path, required=True)
     llm.add_argument("single", type=Path)
     llm.add_argument("double", type=Path)
+    field = sub.add_parser("field")
+    field.add_argument("--vocab", type=int, required=True)
+    field.add_argument("--iterations", type=int, required=True)
+    field.add_argument("--status", type=Path, required=True)
+    field.add_argument("name")
+    field.add_argument("log_dir", type=Path)
     options = parser.parse_args(argv)
+    if options.check == "field":
+        return check_field(options.name, options.vocab, options.status, options.log_dir, options.iterations)
     return check_llm(options.vocab, options.status, options.single, options.double, options.iterations)
 
 

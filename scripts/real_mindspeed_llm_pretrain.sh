@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
 # MindSpeed-LLM 2.2.0's own pretrain_gpt.py, unchanged, on mindspeed_ms (MindSpore CPU backend), in the field's
 # canonical set-up: source checkouts of MindSpeed, MindSpeed-LLM and Megatron-LM on PYTHONPATH, nothing of them
-# pip-installed, no CANN. A tiny LLaMA-shaped mcore model on mock data, 20 iterations on 1 msrun worker and on 2
-# (data parallel 2, same global batch), launched as `mindspeed-ms run -- msrun ...`. A local check, not CI (the
-# sources are not on the package index).
+# pip-installed, no CANN, launched as `mindspeed-ms run -- msrun ...`. A local check, not CI (the sources are not on
+# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = every one):
+#   dp       a tiny LLaMA-shaped mcore model, every fusion off, mock data, 20 iterations on 1 msrun worker and on 2
+#            (data parallel 2, same global batch): the two runs' losses within 1e-3 (scripts/real_entry_figures.py llm)
+#   llama2   examples/mcore/llama2/pretrain_llama2_7b_ptd.sh     } every feature flag of the example script kept
+#   qwen25   examples/mcore/qwen25/pretrain_qwen25_0point5_32k_ptd.sh } (fused RMSNorm/SwiGLU/RoPE, flash attention,
+#   qwen25cp the same with its own layout: context parallel 2    } --bf16, distributed optimizer, overlapped grad
+#   mixtral  examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh  } reduce, GQA, MoE ...), only the sizes shrunk
+#            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
+#            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
+#            manager adopted (scripts/real_entry_figures.py field)
+#   parity   the llama2 flags (fp32, 1 worker) against Megatron-LM's own pretrain_gpt.py under real PyTorch with the
+#            same model unfused: `mindspeed-ms parity --candidate-script`, same weights and batches, losses within
+#            1e-4 relative at every step (needs MINDSPEED_MS_REFERENCE_PYTHON)
 #
-# Usage: scripts/real_mindspeed_llm_pretrain.sh MINDSPEED_DIR MINDSPEED_LLM_DIR MEGATRON_LM_DIR [WORK_DIR]
+# Usage: [CONFIGS=all] scripts/real_mindspeed_llm_pretrain.sh MINDSPEED_DIR MINDSPEED_LLM_DIR MEGATRON_LM_DIR [WORK_DIR]
 #   MINDSPEED_DIR      checkout of Ascend/MindSpeed, branch 2.2.0_core_r0.12.1
 #   MINDSPEED_LLM_DIR  checkout of Ascend/MindSpeed-LLM, tag 2.2.0
 #   MEGATRON_LM_DIR    checkout of NVIDIA/Megatron-LM, tag core_v0.12.1
 # Environment: MINDSPEED_MS_PYTHON  the interpreter with mindspore, msadapter, megatron-core and mindspeed_ms
 #                                   (default: python3 on PATH); its bin/ must hold msrun and mindspeed-ms
+#              MINDSPEED_MS_REFERENCE_PYTHON  real CPU PyTorch + megatron-core (the parity config only)
 #              MASTER_PORT          msrun's port (default 8129)
 # The only mindspeed_ms setting used: MINDSPEED_MS_MISSING_TARGETS=skip (MindSpeed-LLM 2.2.0 patches
 # PretrainedConfig.dict_torch_dtype_to_str, which its own transformers pin 4.57.1 renamed), plus
 # MINDSPEED_MS_TRACE/_TRACE_FILE to read status() at exit.
-# Prints the per-iteration losses of both runs and their relative differences; exits non-zero when a run stops
-# or a figure is out of tolerance (scripts/real_entry_figures.py).
+# Prints each run's per-iteration losses; exits non-zero when a run stops or a figure is out of tolerance.
 set -euo pipefail
-if [ $# -lt 3 ]; then sed -n '2,20p' "$0" >&2; exit 2; fi
+if [ $# -lt 3 ]; then sed -n '2,31p' "$0" >&2; exit 2; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="$(mkdir -p "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && cd "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && pwd)"
@@ -36,6 +47,8 @@ fi
 export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
+CONFIGS="${CONFIGS:-dp}"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,parity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"
@@ -53,14 +66,99 @@ run() {  # run WORKERS: 20 iterations, global batch 4
     --no-rope-fusion --no-bias-dropout-fusion --log-interval 1 --eval-interval 1000 --eval-iters 0 --seed 1234 \
     --distributed-backend gloo --no-load-optim --no-load-rng > "$WORK/msrun-$workers.out" 2>&1
 }
+# The example scripts' flags in their order, sizes shrunk (the examples' own values in the comments where changed).
+SIZES="--num-layers 2 --hidden-size 64 --ffn-hidden-size 172 --num-attention-heads 4 --seq-length 32 \
+  --max-position-embeddings 32 --tokenizer-type NullTokenizer --vocab-size $VOCAB --make-vocab-size-divisible-by 1 \
+  --micro-batch-size 1 --global-batch-size 4 --train-iters 6 --mock-data --log-interval 1 --eval-iters 0 \
+  --distributed-backend gloo"
+# llama2 7b: TP1 PP2 (the example's layout), 32 layers/4096 hidden/32 heads/seq 4096/gbs 256
+LLAMA2_FLAGS="--use-mcore-models --sequence-parallel --lr 1.25e-6 --lr-decay-style cosine \
+  --untie-embeddings-and-output-weights --disable-bias-linear --attention-dropout 0.0 --init-method-std 0.01 \
+  --hidden-dropout 0.0 --position-embedding-type rope --normalization RMSNorm --use-fused-rmsnorm --swiglu \
+  --use-flash-attn --no-masked-softmax-fusion --attention-softmax-in-fp32 --min-lr 1.25e-7 --weight-decay 1e-1 \
+  --lr-warmup-fraction 0.01 --clip-grad 1.0 --adam-beta1 0.9 --initial-loss-scale 65536 --adam-beta2 0.95 \
+  --no-gradient-accumulation-fusion --no-load-optim --no-load-rng --use-distributed-optimizer --use-fused-swiglu \
+  --use-fused-rotary-pos-emb --overlap-grad-reduce --split 949,50,1 --eval-interval 1000 --seed 1234"
+CONFIG_llama2="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 $LLAMA2_FLAGS --bf16"
+# qwen2.5 0.5b: 24 layers/896 hidden/14 heads/2 query groups/vocab 151936/seq 32768; layout TP1 CP2 (qwen25cp) and
+# TP2 (qwen25: tensor + sequence parallel)
+QWEN25_FLAGS="--use-mcore-models --use-cp-send-recv-overlap --use-fused-ring-attention-update \
+  --pipeline-model-parallel-size 1 --context-parallel-algo megatron_cp_algo --sequence-parallel \
+  --use-distributed-optimizer --group-query-attention --num-query-groups 2 --rotary-base 1000000 \
+  --normalization RMSNorm --norm-epsilon 1e-06 --swiglu --add-qkv-bias --disable-bias-linear --attention-dropout 0.0 \
+  --hidden-dropout 0.0 --padded-vocab-size $VOCAB --lr 1.25e-6 --lr-decay-style cosine --lr-warmup-fraction 0.01 \
+  --init-method-std 0.01 --position-embedding-type rope --use-fused-rmsnorm --use-fused-rotary-pos-emb \
+  --use-rotary-position-embeddings --use-fused-swiglu --overlap-grad-reduce --use-flash-attn \
+  --no-masked-softmax-fusion --attention-softmax-in-fp32 --min-lr 1.25e-7 --weight-decay 1e-1 --clip-grad 1.0 \
+  --adam-beta1 0.9 --adam-beta2 0.95 --initial-loss-scale 4096 --no-gradient-accumulation-fusion --no-load-optim \
+  --no-load-rng --seed 42 --bf16 --split 100,0,0 --eval-interval 1000"
+CONFIG_qwen25="--tensor-model-parallel-size 2 --context-parallel-size 1 $QWEN25_FLAGS"
+CONFIG_qwen25cp="--tensor-model-parallel-size 1 --context-parallel-size 2 $QWEN25_FLAGS"
+# mixtral 8x7b: 32 layers/4096 hidden/32 heads/8 query groups/seq 32768/TP8 CP4 EP1; layout EP2 (dp 2)
+CONFIG_mixtral="--num-experts 8 --expert-model-parallel-size 2 --moe-router-topk 2 \
+  --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 0.02 --moe-permutation-async-comm \
+  --moe-token-dispatcher-type alltoall_seq --moe-grouped-gemm --moe-layer-freq -1 --moe-permute-fusion \
+  --first-k-dense-replace -1 --use-cp-send-recv-overlap --use-mcore-models --disable-bias-linear \
+  --init-method-std 0.01 --attention-dropout 0.0 --hidden-dropout 0.0 --normalization RMSNorm \
+  --position-embedding-type rope --swiglu --untie-embeddings-and-output-weights --group-query-attention \
+  --num-query-groups 2 --rotary-base 1000000 --no-masked-softmax-fusion --use-fused-rotary-pos-emb --use-flash-attn \
+  --use-fused-swiglu --use-fused-rmsnorm --no-check-for-nan-in-loss-and-grad --overlap-grad-reduce \
+  --overlap-param-gather --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --sequence-parallel \
+  --use-distributed-optimizer --context-parallel-size 1 --context-parallel-algo megatron_cp_algo --lr 1e-5 \
+  --lr-decay-iters 4 --lr-decay-style cosine --min-lr 1.0e-6 --weight-decay 0.1 --lr-warmup-iters 2 --clip-grad 1.0 \
+  --bf16 --no-load-optim --no-load-rng --no-shared-storage --split 99990,8,2 --eval-interval 5001 --seed 1234"
+field() {  # field NAME: the shrunk example script on 2 workers
+  local name=$1 flags="CONFIG_$1"
+  rm -rf "$WORK/log-$name"
+  # shellcheck disable=SC2086  # the flags are word lists
+  MINDSPEED_MS_TRACE_FILE="$WORK/status-$name.json" "$BIN/mindspeed-ms" run -- "$BIN/msrun" \
+    --worker_num=2 --local_worker_num=2 --master_port="$PORT" --join=True --cluster_time_out=300 \
+    --log_dir="$WORK/log-$name" "$LLM/pretrain_gpt.py" --ai-framework mindspore $SIZES ${!flags} \
+    > "$WORK/msrun-$name.out" 2>&1
+}
+parity() {  # the llama2 flags in fp32 on 1 worker against Megatron-LM's pretrain_gpt.py, unfused, on real PyTorch
+  local common="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --num-layers 2 --hidden-size 64 \
+    --ffn-hidden-size 172 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 \
+    --tokenizer-type NullTokenizer --vocab-size $VOCAB --make-vocab-size-divisible-by 1 --micro-batch-size 2 \
+    --global-batch-size 4 --train-iters 6 --mock-data --log-interval 1 --eval-iters 0 --distributed-backend gloo"
+  local megatron="--transformer-impl local --lr 1.25e-6 --lr-decay-style cosine --untie-embeddings-and-output-weights \
+    --disable-bias-linear --attention-dropout 0.0 --init-method-std 0.01 --hidden-dropout 0.0 \
+    --position-embedding-type rope --normalization RMSNorm --swiglu --no-masked-softmax-fusion \
+    --attention-softmax-in-fp32 --min-lr 1.25e-7 --weight-decay 1e-1 --lr-warmup-fraction 0.01 --clip-grad 1.0 \
+    --adam-beta1 0.9 --adam-beta2 0.95 --no-gradient-accumulation-fusion --no-load-optim --no-load-rng \
+    --use-distributed-optimizer --no-bias-swiglu-fusion --no-rope-fusion --no-bias-dropout-fusion \
+    --no-persist-layer-norm --split 949,50,1 --eval-interval 1000 --seed 1234"
+  rm -rf "$WORK/parity"
+  # shellcheck disable=SC2086
+  "$BIN/mindspeed-ms" parity --reference-python "${MINDSPEED_MS_REFERENCE_PYTHON:?the parity config needs it}" \
+    --work-dir "$WORK/parity" --loss-rtol 1e-4 --timeout 1500 --candidate-script "$LLM/pretrain_gpt.py" \
+    --candidate-args "--ai-framework mindspore $common ${LLAMA2_FLAGS/--sequence-parallel /}" \
+    -- "$MEG/pretrain_gpt.py" $common $megatron
+}
 status=0
-for workers in 1 2; do
-  if ! run "$workers"; then
-    echo "FAIL: MindSpeed-LLM pretrain_gpt.py stopped on $workers worker(s); last lines of its log:" >&2
-    tail -n 30 "$WORK/msrun-$workers.out" "$WORK/log$workers"/worker_*.log >&2 || true
-    status=1
-  fi
+for config in ${CONFIGS//,/ }; do
+  case "$config" in
+    dp)
+      for workers in 1 2; do
+        if ! run "$workers"; then
+          echo "FAIL: MindSpeed-LLM pretrain_gpt.py stopped on $workers worker(s); last lines of its log:" >&2
+          tail -n 30 "$WORK/msrun-$workers.out" "$WORK/log$workers"/worker_*.log >&2 || true
+          status=1
+        fi
+      done
+      "$PY" "$ROOT/scripts/real_entry_figures.py" llm --vocab $VOCAB --iterations $ITERS --status "$WORK/status-1.json" \
+        "$WORK/log1" "$WORK/log2" || status=1 ;;
+    llama2|qwen25|qwen25cp|mixtral)
+      if ! field "$config"; then
+        echo "FAIL: $config stopped; last lines of its log:" >&2
+        tail -n 30 "$WORK/msrun-$config.out" "$WORK/log-$config"/worker_*.log >&2 || true
+        status=1
+      fi
+      "$PY" "$ROOT/scripts/real_entry_figures.py" field --vocab $VOCAB --iterations 6 \
+        --status "$WORK/status-$config.json" "$config" "$WORK/log-$config" || status=1 ;;
+    parity)
+      parity || { echo "FAIL: MindSpeed-LLM (fused flags) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
+    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, parity, all)" >&2; exit 2 ;;
+  esac
 done
-"$PY" "$ROOT/scripts/real_entry_figures.py" llm --vocab $VOCAB --iterations $ITERS --status "$WORK/status-1.json" \
-  "$WORK/log1" "$WORK/log2" || status=1
 exit $status

@@ -129,6 +129,31 @@ def test_example_on_mindspore_matches_pytorch_at_every_step(tmp_path: Path, tp: 
 
 
 
+def test_another_candidate_script_building_the_same_model_is_compared(tmp_path: Path) -> None:
+    """MindSpeed-LLM's pretrain_gpt.py against Megatron-LM's (scripts/real_mindspeed_llm_pretrain.sh) in small: a
+    different file on the MindSpore side, with arguments of its own, fed the reference's weights and batches."""
+    marker = tmp_path / "candidate-ran.txt"
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(textwrap.dedent(f"""
+        import pathlib, runpy, sys
+        pathlib.Path({str(marker)!r}).write_text(" ".join(sys.argv[1:]))
+        sys.argv[0] = {str(EXAMPLE)!r}
+        runpy.run_path({str(EXAMPLE)!r}, run_name="__main__")
+    """))
+    report = run_parity(EXAMPLE, ["--train-iters", "2"], reference_python=reference_python(),
+                        work_dir=tmp_path / "work", candidate_script=candidate,
+                        candidate_args=["--ai-framework", "mindspore", "--train-iters", "2"])
+    assert marker.read_text() == "--train-iters 2"  # the framework flag is dropped, as from the script's own
+    [rank] = report.ranks
+    assert len(rank.steps) == 2
+    assert report.ok
+
+
+def test_a_missing_candidate_script_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(ParitySetupError, match="candidate script"):
+        run_parity(EXAMPLE, [], work_dir=tmp_path, candidate_script=tmp_path / "absent.py")
+
+
 #: the smallest model whose activations reach every host path of the ``msadapter_cpu_kernels`` provider:
 #: [seq 128, batch 4, hidden 128] = 65,536 floats (layer norm, bias add), attention scores 4x4x128x128,
 #: the MLP's 4x hidden (gelu), the QKV output's split (3x hidden), the logits 128x4x128 (cross entropy's

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import tempfile
 from typing import Any
@@ -45,6 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds each run may take; past it every process of that run (workers too) is ended")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--candidate-script", default=None,
+                        help="another script for the MindSpore side (default: the script), building the same model")
+    parser.add_argument("--candidate-args", default=None,
+                        help="its arguments, one shell-quoted string (default: the script's)")
     parser.add_argument("script", help="the training script (after --)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -91,7 +96,9 @@ def run(options: argparse.Namespace) -> int:
         try:
             report = run_parity(options.script, script_args, reference_python=options.reference_python,
                                 nproc=options.nproc, work_dir=options.work_dir or scratch, tolerances=tolerances,
-                                timeout=options.timeout)
+                                timeout=options.timeout, candidate_script=options.candidate_script,
+                                candidate_args=None if options.candidate_args is None
+                                else shlex.split(options.candidate_args))
         except (AdaptationError, ValueError) as exc:
             message = str(exc)
             print(f"mindspeed-ms parity: error: {message.removeprefix('parity: ')}", file=sys.stderr)

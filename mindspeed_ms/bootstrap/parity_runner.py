@@ -158,7 +158,8 @@ def _failure(role: str, returncode: int, command: list[str], log: Path) -> Parit
 
 def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), *, reference_python: str | None = None,
                nproc: int = 1, work_dir: str | os.PathLike[str], tolerances: Tolerances | None = None,
-               timeout: float = 900.0) -> ParityReport:
+               timeout: float = 900.0, candidate_script: str | os.PathLike[str] | None = None,
+               candidate_args: Sequence[str] | None = None) -> ParityReport:
     """Run ``script`` on both backends from the same parameters and batches and compare them.
 
     Args:
@@ -171,6 +172,10 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
             there only what an earlier run of it created.
         tolerances: what counts as equal.
         timeout: seconds each run may take; past it every process of that run is ended.
+        candidate_script: another script for the MindSpore side (default: ``script``), e.g. MindSpeed-LLM's
+            ``pretrain_gpt.py`` against Megatron-LM's: the same model (parameter names and shapes must match), fed
+            the reference's batches.
+        candidate_args: its arguments (default: ``script_args``).
 
     Returns:
         The :class:`~mindspeed_ms.parity.compare.ParityReport`.
@@ -187,6 +192,9 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
     script_path = Path(script).resolve()
     if not script_path.is_file():
         raise ParitySetupError(f"the training script {str(script)!r} does not exist")
+    candidate_path = script_path if candidate_script is None else Path(candidate_script).resolve()
+    if not candidate_path.is_file():
+        raise ParitySetupError(f"the candidate script {str(candidate_script)!r} does not exist")
     python = find_reference_python(reference_python)
     bin_dir = str(Path(sys.executable).parent)
     msrun = shutil.which("msrun", path=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]))
@@ -196,12 +204,13 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
     _claim_work_dir(work)
     reference, candidate = work / "reference", work / "candidate"
     args = without_framework_flag([str(arg) for arg in script_args])
+    theirs = args if candidate_args is None else without_framework_flag([str(arg) for arg in candidate_args])
     caller = os.getcwd()
     reference_cmd = [python, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
                      f"--master-port={_free_port()}", str(script_path), *args]
     candidate_cmd = [msrun, f"--worker_num={nproc}", f"--local_worker_num={nproc}", f"--master_port={_free_port()}",
                      "--join=True", "--cluster_time_out=120", f"--log_dir={work / 'candidate_logs'}",
-                     str(script_path), *args]
+                     str(candidate_path), *theirs]
     reference_env = _environment("reference", reference, None)
     returncode = run_with_timeout(reference_cmd, env=reference_env, cwd=caller, log=work / "reference.log",
                                   timeout=timeout)

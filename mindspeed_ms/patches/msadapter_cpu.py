@@ -308,7 +308,8 @@ def _register_conformance(registry: Any) -> None:
 
     for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__",
                    "msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax", "msadapter.nn.functional.softmax",
-                   "msadapter.nn.functional.layer_norm", "msadapter.ops.pointwise.mul", f"{_TENSOR}.mul",
+                   "msadapter.nn.functional.layer_norm", "msadapter.nn.functional.linear",
+                   "msadapter.ops.pointwise.mul", f"{_TENSOR}.mul",
                    "msadapter.ops.pointwise.div", f"{_TENSOR}.div", f"{_TENSOR}.__truediv__",
                    "msadapter.ops.comparison.eq", f"{_TENSOR}.eq", f"{_TENSOR}.__eq__",
                    *(target for name in ("ne", "ge", "gt", "le", "lt") for target in (

@@ -1,4 +1,4 @@
-"""bfloat16 ops whose forward has a MindSpore CPU kernel and whose backward has none (mindspeed_ms.compat.bfloat16
+"""bfloat16 ops whose backward (or forward) has no MindSpore CPU kernel (mindspeed_ms.compat.bfloat16
 grad_in_float32_wrapper, msadapter_cpu_ops.embedding): what a ``--bf16`` megatron / MindSpeed-LLM model does on its
 activations and embedding table. megatron's query/key/value ``torch.split`` of the fused QKV output, MindSpeed-LLM's
 rotary ``t[..., :rot_dim], t[..., rot_dim:]`` (an empty piece included), ``F.embedding`` of a bfloat16 table; values,
@@ -49,3 +49,16 @@ def embedding_of_a_bfloat16_table(torch: Any) -> Any:
     (_weighted(torch, out, 6) + _weighted(torch, padded, 7)).backward()
     return {"out": out, "dtype": out.dtype, "padded": padded, "grad": weight.grad,
             "grad_dtype": weight.grad.dtype}
+
+
+@case("torch.nn.functional.linear", "Tensor.backward", rtol=2.0 ** -7, atol=1e-30)
+def linear_of_bfloat16(torch: Any) -> Any:
+    """MindSpeed-LLM's MoE router gating (``F.linear`` of the bfloat16 input and weight): MatMul has no bfloat16 CPU
+    kernel; PyTorch's accumulates in float32 and rounds once (compared within one bfloat16 ulp)."""
+    x = tensor(torch, (6, 8), B, seed=8).requires_grad_(True)
+    weight = tensor(torch, (4, 8), B, seed=9).requires_grad_(True)
+    bias = tensor(torch, (4,), B, seed=10)
+    out = torch.nn.functional.linear(x, weight)
+    biased = torch.nn.functional.linear(x, weight, bias)
+    (_weighted(torch, out, 11) + _weighted(torch, biased, 12)).backward()
+    return {"out": out, "dtype": out.dtype, "biased": biased, "grad_x": x.grad, "grad_weight": weight.grad}
