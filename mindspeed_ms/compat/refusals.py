@@ -54,7 +54,7 @@ REFUSALS: Mapping[str, str] = MappingProxyType({
     "Tensor.transpose": DIM, "Tensor.unsqueeze": DIM, "Tensor.select": INDEX, "Tensor.sum": DIM,
     "Tensor.index_select": DIM, "Tensor.__getitem__": DIM, "torch.nn.functional.embedding": DIM,
     "torch.nn.functional.softmax": DIM, "torch.tensor": VALUE,
-    "torch.distributed.get_process_group_ranks": VALUE,
+    "torch.distributed.get_process_group_ranks": VALUE, "torch.bincount": RUNTIME,
 })
 
 

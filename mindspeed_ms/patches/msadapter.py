@@ -279,7 +279,7 @@ _REFUSAL_TARGETS = {"torch.cat": "msadapter.ops.array.cat", "torch.stack": "msad
                     "torch.split": "msadapter.ops.array.split", "torch.chunk": "msadapter.ops.array.chunk",
                     "torch.arange": "msadapter.ops.creation.arange", "torch.zeros": "msadapter.ops.creation.zeros",
                     "torch.neg": "msadapter.ops.pointwise.neg", "torch.randn": "msadapter.ops.random.randn",
-                    "torch.tensor": "msadapter.tensor",
+                    "torch.tensor": "msadapter.tensor", "torch.bincount": "msadapter.ops.other.bincount",
                     "torch.distributed.get_process_group_ranks":
                         "msadapter.distributed.distributed_c10d.get_process_group_ranks"}
 

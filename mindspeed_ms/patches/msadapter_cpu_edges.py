@@ -123,6 +123,23 @@ def register(registry: Any, args: Any) -> None:
     _register_alpha(registry)
     _register_bfloat16(registry)
     _register_empty_operands(registry)
+    _register_histograms(registry)
+
+
+def _register_histograms(registry: Any) -> None:
+    """Register PyTorch's histc and bincount (mindspeed_ms.compat.histograms)."""
+    from mindspeed_ms.compat import histograms
+
+    for target in ("msadapter.ops.other.histc", f"{_TENSOR}.histc"):
+        registry.register(
+            target, histograms.histc_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="histc of an empty tensor returns uninitialised counts on CPU and counts nan (PyTorch: zeros, nan "
+                    "skipped); the default range (min=max=0: the data's), float64 and integer inputs are refused "
+                    "(MindSpeed's MindSpore-backend alltoall dispatcher counts int64 top-k indices, as torch_npu does)")
+    for target in ("msadapter.ops.other.bincount", f"{_TENSOR}.bincount"):
+        registry.register(
+            target, histograms.bincount_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="bincount of an empty tensor ignores minlength on CPU ([]; PyTorch: minlength zeros)")
 
 
 def _register_empty_operands(registry: Any) -> None:
