@@ -127,7 +127,7 @@ def register(registry: Any, args: Any) -> None:
 
 
 def _register_histograms(registry: Any) -> None:
-    """Register PyTorch's histc and bincount (mindspeed_ms.compat.histograms)."""
+    """Register PyTorch's histc, unique and bincount (mindspeed_ms.compat.histograms, unique_values)."""
     from mindspeed_ms.compat import histograms
 
     for target in ("msadapter.ops.other.histc", f"{_TENSOR}.histc"):
@@ -136,6 +136,13 @@ def _register_histograms(registry: Any) -> None:
             purpose="histc of an empty tensor returns uninitialised counts on CPU and counts nan (PyTorch: zeros, nan "
                     "skipped); the default range (min=max=0: the data's), float64 and integer inputs are refused "
                     "(MindSpeed's MindSpore-backend alltoall dispatcher counts int64 top-k indices, as torch_npu does)")
+    from mindspeed_ms.compat import unique_values
+
+    for target in (f"{_REDUCTION}.unique", f"{_TENSOR}.unique"):
+        registry.register(
+            target, unique_values.unique_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="torch.unique returns the values in the order they first occur on CPU (PyTorch: sorted, the "
+                    "default), with an inverse into that order, silently; return_counts=True raises")
     for target in ("msadapter.ops.other.bincount", f"{_TENSOR}.bincount"):
         registry.register(
             target, histograms.bincount_wrapper, kind="wrap", requires=_MSADAPTER,
