@@ -24,6 +24,7 @@ CASES = {
     "MINDSPEED_MS_CPU_OP_THREADS": ("2", 2, "two"),
     "MINDSPEED_MS_CPU_AFFINITY": ("TRUE", True, "Y"),
     "MINDSPEED_MS_QUIET_LAUNCHER": ("off", False, "sometimes"),
+    "MINDSPEED_MS_KEEP_SUBNORMALS": ("No", False, "nope"),
 }
 FIELD = {variable: field for field, variable in VARIABLES.items()}
 

@@ -22,10 +22,18 @@ launcher only gets a core nobody else wants; it computes nothing, so nothing els
 | CPU intra-op threads | ``MINDSPEED_MS_CPU_OP_THREADS`` (int) | MindSpore's | MindSpore's |
 | CPU affinity | ``MINDSPEED_MS_CPU_AFFINITY`` (1/0) | MindSpore's (off) | MindSpore's |
 | msrun launcher at nice 19 | ``MINDSPEED_MS_QUIET_LAUNCHER`` (1/0) | on | off |
+| subnormals kept | ``MINDSPEED_MS_KEEP_SUBNORMALS`` (1/0) | on | MindSpore's (flushed on its CPU threads) |
+
+Subnormals: MindSpore's CPU thread pools flush subnormal floats to zero (MXCSR's FTZ and DAZ, set when a pool
+thread starts), PyTorch keeps them; :func:`mindspeed_ms.compat.fp_mode.keep_subnormals` makes those writes the
+identity before the pools start. It is applied first (a setting such as the CPU thread count may start a pool);
+where it cannot be done (another MindSpore build, a pool started before the adaptor), a warning says why and
+:func:`subnormal_report` holds the details.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -33,20 +41,24 @@ from mindspeed_ms.adaptation.settings import RUNTIME_ENV
 
 if TYPE_CHECKING:
     from mindspeed_ms.adaptation.settings import Settings
+    from mindspeed_ms.compat.fp_mode import KeepReport
 
 __all__ = [
     "RuntimeSetting",
     "SETTINGS_ENV",
     "choose_runtime_settings",
     "apply_runtime_settings",
+    "subnormal_report",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: setting name -> the environment variable that overrides it (read by :mod:`.settings`).
 SETTINGS_ENV = RUNTIME_ENV
 
 #: What measurably helps, per device (anything absent keeps MindSpore's default).
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "CPU": {"launch_blocking": True, "quiet_launcher": True},
+    "CPU": {"launch_blocking": True, "quiet_launcher": True, "keep_subnormals": True},
 }
 
 
@@ -123,12 +135,36 @@ def _quiet_launcher(value: bool) -> None:
         lower_launcher_priority(restore_at_exit=True)
 
 
+_KEEP_REPORT: list[KeepReport] = []
+
+
+def _keep_subnormals(value: bool) -> None:
+    if not value:
+        return
+    import mindspore  # noqa: F401 - its libraries must be loaded to be changed
+
+    from mindspeed_ms.compat.fp_mode import keep_subnormals
+
+    report = keep_subnormals()
+    _KEEP_REPORT[:] = [report]
+    if report.kept:
+        logger.debug("keep_subnormals: %s", report.describe())
+    else:
+        logger.warning("keep_subnormals: %s", report.describe())
+
+
+def subnormal_report() -> KeepReport | None:
+    """Return what the ``keep_subnormals`` setting did in this process, or None when it did not run."""
+    return _KEEP_REPORT[0] if _KEEP_REPORT else None
+
+
 _APPLY: dict[str, Callable[[Any], None]] = {
     "launch_blocking": _launch_blocking,
     "dispatch_threads": _dispatch_threads,
     "cpu_op_threads": _cpu_op_threads,
     "cpu_affinity": _cpu_affinity,
     "quiet_launcher": _quiet_launcher,
+    "keep_subnormals": _keep_subnormals,
 }
 
 
@@ -143,6 +179,6 @@ def apply_runtime_settings(device: str, settings: Settings) -> tuple[RuntimeSett
         What was applied.
     """
     chosen = choose_runtime_settings(device, settings)
-    for setting in chosen:
+    for setting in sorted(chosen, key=lambda setting: setting.name != "keep_subnormals"):  # before any pool starts
         _APPLY[setting.name](setting.value)
     return chosen

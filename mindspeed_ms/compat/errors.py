@@ -45,6 +45,7 @@ __all__ = [
     "OpValueRefusedError",
     "OpOverflowRefusedError",
     "CheckpointFormatError",
+    "FlushDenormalModeError",
 ]
 
 
@@ -387,3 +388,17 @@ class RandomGeneratorTypeError(AdaptationError, TypeError):
     def __init__(self, op: str, message: str) -> None:
         super().__init__(message, target=op)
         self.op = op
+
+
+class FlushDenormalModeError(AdaptationError, RuntimeError):
+    """``torch.set_flush_denormal`` of something that is not a bool (PyTorch raises RuntimeError, its message).
+
+    Raised by :func:`mindspeed_ms.compat.fp_mode.set_flush_denormal`.
+
+    Attributes:
+        given: the type name of what was passed.
+    """
+
+    def __init__(self, given: str) -> None:
+        super().__init__(f"flush_denormal expects a bool, but got {given}", target="torch.set_flush_denormal")
+        self.given = given

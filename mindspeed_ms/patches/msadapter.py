@@ -42,6 +42,11 @@ def register(registry: Any, args: Any) -> None:
         purpose="torch.nn.RMSNorm is missing from MSAdapter: megatron's WrappedTorchNorm builds it for --normalization "
                 "RMSNorm with the local layer spec (Megatron-LM's pretrain_gpt.py stopped at model construction)")
     registry.register(
+        "msadapter.set_flush_denormal", "mindspeed_ms.compat.fp_mode:set_flush_denormal", create_dummy=True,
+        requires=_MSADAPTER,
+        purpose="torch.set_flush_denormal is missing from MSAdapter (AttributeError); PyTorch's sets or clears "
+                "flush-to-zero and denormals-are-zero on the calling thread and returns True on x86_64")
+    registry.register(
         "msadapter.random.manual_seed", compat.seed_mindspore_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.manual_seed leaves nn.init (NumPy) and CPU random ops (MindSpore seed) unseeded, "
                 "so ranks and runs build different models")

@@ -6,9 +6,8 @@ float32, float16 and bfloat16 (where MindSpore has the CPU kernel); integer divi
 Compared exactly where PyTorch is exact: every float tensor comes with the signs of its zeros (``-0.0`` vs ``+0.0``
 is a divergence; the tolerance comparison alone would pass it), infinities must match with their signs and nans
 sit at the same places (the driver's ``allclose``), and ``atol`` is the dtype's smallest normal number, so a zero
-PyTorch gives must be a zero here. Subnormal numbers are left out: MindSpore's CPU kernels flush them to zero from
-a size on (``x * 1`` of 1.4e-45 is 0.0 in a tensor of 128 elements, not of 64; division treats a subnormal divisor
-as zero from 8): a kernel-wide property, not a special-value rule of one op (see /work/notes/conf-arith.md).
+PyTorch gives must be a zero here. Subnormal numbers have their own family (``ops_subnormal.py``): MindSpore's
+CPU thread pools flushed them to zero, a property of the threads rather than a special-value rule of one op.
 """
 
 from __future__ import annotations
