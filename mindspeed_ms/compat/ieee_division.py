@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mindspeed_ms.compat import ieee_special
+from mindspeed_ms.compat import grad_edges, ieee_special
 from mindspeed_ms.compat.errors import TorchRefusalError
 
 __all__ = ["zero_divisors", "division_wrapper", "floor_wrapper", "repair_floor", "exact_integer",
@@ -82,10 +82,11 @@ def zero_divisors(dividend: Any, divisor: Any, quotient: Any) -> Any:
         return fixed.astype(quotient.dtype) if fixed.dtype != quotient.dtype else fixed
     fixed = ops.mul(_as(dividend, work), ops.reciprocal(_as(divisor, work)))
     if str(quotient.dtype) == "BFloat16":
-        return ops.where(ops.equal(_comparable(divisor), 0), fixed, quotient.astype(work)).astype(quotient.dtype)
-    if fixed.dtype != quotient.dtype:
-        fixed = fixed.astype(quotient.dtype)
-    return ops.where(ops.equal(divisor, 0), fixed, quotient)
+        repaired = ops.where(ops.equal(_comparable(divisor), 0), fixed, quotient.astype(work)).astype(quotient.dtype)
+    else:
+        repaired = ops.where(ops.equal(divisor, 0), fixed.astype(quotient.dtype), quotient)
+    # the select's backward would pass nan (its zero times the kernel's g / 0): PyTorch's div backward instead
+    return grad_edges.zero_divisor_quotient(dividend, divisor, repaired)
 
 
 def _float32() -> Any:

@@ -75,13 +75,14 @@ def _where(condition: Any, chosen: Any, other: Any) -> Any:
     return ops.where(condition, chosen, other)
 
 
-def _keep_nan(source: Any, result: Any) -> Any:
-    """``result`` with ``source``'s nans where ``source`` is nan (broadcast)."""
+def _keep_nan(source: Any, result: Any, gradient: bool = True) -> Any:
+    """``result`` with ``source``'s nans where ``source`` is nan (broadcast); ``gradient``: the nans pass the
+    gradient to ``source`` (relu: PyTorch's ``x <= 0 ? 0 : g`` passes it at nan), else none (clamp)."""
     from mindspore import ops
 
     if not _floating(source) or not _may_hold_nan(source):
         return result
-    return _where(ops.isnan(source), source.astype(result.dtype), result)
+    return _where(ops.isnan(source), (source if gradient else ops.stop_gradient(source)).astype(result.dtype), result)
 
 
 def extremum_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -120,7 +121,8 @@ def clamp_repair(x: Any, low: Any, high: Any, result: Any) -> Any:
     bounds = [bound for bound in (low, high) if bound is not None]
     if any(isinstance(bound, float) and math.isnan(bound) for bound in bounds):
         return ops.full_like(result, math.nan)
-    result = _keep_nan(x, result)
+    # a nan x stays nan, with no gradient (PyTorch's clamp backward: x outside [min, max], nan included, gets 0)
+    result = _keep_nan(x, result, gradient=False)
     zero_bound = any(not hasattr(bound, "dtype") and bound == 0 for bound in bounds)
     if zero_bound and _holds_zero(x):
         result = _where(ops.equal(x, 0), x.astype(result.dtype), result)
@@ -165,7 +167,8 @@ def relu_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         result = _keep_nan(input, result)
         values = _host(input)
         if values is None or _holds_negative_zero(values):
-            result = _where(ops.equal(input, 0), input, result)
+            # the zero's own sign, with relu's gradient there (PyTorch: 0 at x == 0, -0.0 included)
+            result = _where(ops.equal(input, 0), ops.stop_gradient(input), result)
         return result
 
     return relu

@@ -247,7 +247,10 @@ def nan_clamp__wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         from mindspeed_ms.compat.inplace_checks import check_inplace
 
         check_inplace("clamp_", self, *(bound for bound in (min, max) if bound is not None))
-        return write_back("clamp_", self, _clamped(ops.clamp, self, min, max))
+        # a tensor autograd records: clamp a copy (MindSpore's clamp saves its input, which the write would
+        # modify: its backward refuses; PyTorch's clamp_ of a non-leaf backpropagates)
+        source = ops.deepcopy(self) if getattr(self, "requires_grad", False) else self
+        return write_back("clamp_", self, _clamped(ops.clamp, source, min, max))
 
     return clamp_
 
@@ -282,9 +285,25 @@ def softmax_rows_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         bad = _rows_without_a_number(input, dim)
         # MindSpore's CPU kernel also spoils the other rows of a tensor holding +inf: those rows go in as zeros
-        return _with_nan(op(_with_zero(input, bad), *args, **kwargs), bad)
+        result = _with_nan(op(_with_zero(input, bad), *args, **kwargs), bad)
+        return _nan_gradient(result, input, bad)
 
     return softmax
+
+
+def _nan_gradient(result: Any, input: Any, rows: Any) -> Any:
+    """``result`` (nan in ``rows``) whose gradient is nan in ``rows`` too, as PyTorch's softmax backward gives
+    (``y * (g - sum(g * y))`` of a nan row; the masked fill alone passes 0): ``+ where(rows, input, 0) * mask``,
+    with ``mask`` nan in ``rows`` and 0 elsewhere (forward: nan + nan in ``rows``, ``x + ±0.0 == x`` elsewhere)."""
+    import mindspore
+    from mindspore import mint, ops
+
+    if not getattr(input, "requires_grad", False):
+        return result
+    work = mindspore.float32 if result.dtype == mindspore.bfloat16 else result.dtype
+    chosen = mint.where(rows, ops.cast(input, work), ops.zeros((), work))
+    mask = ops.masked_fill(ops.zeros(tuple(rows.shape), work), rows, math.nan)
+    return ops.cast(mint.add(ops.cast(result, work), mint.mul(chosen, mask)), result.dtype)
 
 
 def logsumexp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -301,7 +320,11 @@ def logsumexp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         widened = ops.cast(input, mindspore.float32) if input.dtype == mindspore.bfloat16 else input
         top = ops.cast(mint.amax(widened, dim, keepdim), result.dtype)  # skips nan
         fixed = mint.where(mint.isinf(top), top, result)
-        return _with_nan(fixed, ops.any(mint.isnan(widened), dim, keepdim))
+        fixed = _with_nan(fixed, ops.any(mint.isnan(widened), dim, keepdim))
+        from mindspeed_ms.compat import grad_edges
+
+        # the selects' backward is 0 * MindSpore's nan: PyTorch's g * exp(x - result) instead
+        return grad_edges.logsumexp_gradient(input, fixed, dim, keepdim)
 
     return logsumexp
 

@@ -120,6 +120,7 @@ def register(registry: Any, args: Any) -> None:
                 purpose=f"{name} with a Python int past int64 (t < 2**64) raises RuntimeError on CPU (PyTorch: "
                         f"OverflowError): re-raised as OpOverflowRefusedError (both); nothing runs on success")
     _register_refusals(registry)
+    _register_grad_edges(registry)
     _register_alpha(registry)
     _register_bfloat16(registry)
     _register_empty_operands(registry)
@@ -189,6 +190,28 @@ def _register_alpha(registry: Any) -> None:
     registry.register(
         "msadapter.ops.pointwise.subtract", alpha_ops.subtract_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.subtract refuses alpha= and out= with a TypeError on CPU (PyTorch takes both): torch.sub")
+
+
+def _register_grad_edges(registry: Any) -> None:
+    """Register PyTorch's gradients at the edges (mindspeed_ms.compat.grad_edges, conformance ops_special_grad)."""
+    from mindspeed_ms.compat import grad_edges
+
+    for target, ord_name in ((f"{_REDUCTION}.norm", "p"), (f"{_TENSOR}.norm", "p"),
+                             ("msadapter.linalg.vector_norm", "ord")):
+        registry.register(
+            target, grad_edges.norm_wrapper(ord_name), kind="wrap", requires=_MSADAPTER,
+            purpose="the gradient of a 2-norm (p > 1) of a zero slice is nan on CPU (0 / 0; PyTorch: 0): for an "
+                    "input that requires a gradient, the op's values with PyTorch's norm backward")
+    registry.register(
+        "msadapter.nn.functional.normalize", grad_edges.normalize_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.normalize drops eps (input / norm: nan for a zero row; PyTorch: input / norm.clamp_min(eps))")
+    registry.register(
+        "msadapter.nn.functional.dropout", grad_edges.dropout_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.dropout(p=1) raises on CPU (keep_prob must be > 0; PyTorch: input * 0)")
+    for target in (f"{_POINTWISE}.pow", f"{_TENSOR}.pow", f"{_TENSOR}.__pow__"):
+        registry.register(
+            target, grad_edges.pow_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="the gradient of pow(x, 0) is nan at x == 0 on CPU (0 * x ** -1; PyTorch: 0)")
 
 
 def _register_refusals(registry: Any) -> None:
