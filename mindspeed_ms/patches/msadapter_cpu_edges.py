@@ -125,6 +125,17 @@ def register(registry: Any, args: Any) -> None:
     _register_bfloat16(registry)
     _register_empty_operands(registry)
     _register_histograms(registry)
+    from mindspeed_ms.compat import new_tensors
+
+    registry.register(
+        f"{_TENSOR}.new_full", "mindspeed_ms.compat.new_tensors:new_full", requires=_MSADAPTER,
+        purpose="Tensor.new_full raises NotImplementedError on CPU ('support Ascend only') and takes no "
+                "requires_grad; PyTorch: torch.full of self's dtype")
+    for factory in ("zeros", "ones"):
+        registry.register(
+            f"{_TENSOR}.new_{factory}", new_tensors.zero_dim_wrapper(factory), kind="wrap", requires=_MSADAPTER,
+            purpose=f"Tensor.new_{factory}(()) fails (MSAdapter unpacks the empty shape into torch.{factory}() with "
+                    f"no size); PyTorch: a 0-d tensor")
 
 
 def _register_histograms(registry: Any) -> None:

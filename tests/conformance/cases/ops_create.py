@@ -65,6 +65,15 @@ CREATE: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     "new_tensor_legacy": (("Tensor.new",), lambda torch: [tensor(torch, (2,)).new([1, 2]).dtype,
                                                           tuple(tensor(torch, (2,), "int64").new(3).shape)]),
     "get_default_dtype": (("torch.get_default_dtype",), lambda torch: torch.get_default_dtype()),
+    "new_zeros_ones_zero_dim": (("Tensor.new_zeros", "Tensor.new_ones"), lambda torch: {
+        "zeros": tensor(torch, (2,), "float16").new_zeros(()), "ones": tensor(torch, (2,), "int64").new_ones(()),
+        "list": tensor(torch, (2,)).new_zeros([]), "grad": tensor(torch, (2,)).new_ones((), requires_grad=True)}),
+    "new_full": (("Tensor.new_full",), lambda torch: {
+        "float16": tensor(torch, (2,), "float16").new_full((2, 3), 1.5),
+        "int_truncates": tensor(torch, (2,), "int64").to(torch.int32).new_full((2,), 2.7),
+        "dtype": tensor(torch, (2,), "float16").new_full([2], 2, dtype=torch.int64),
+        "zero_dim": tensor(torch, (2,)).new_full((), 3.0),
+        "requires_grad": tensor(torch, (2,)).new_full((1,), 1.0, requires_grad=True).requires_grad}),
 }
 
 
