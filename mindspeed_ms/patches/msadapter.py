@@ -47,6 +47,15 @@ def register(registry: Any, args: Any) -> None:
         purpose="torch.set_flush_denormal is missing from MSAdapter (AttributeError); PyTorch's sets or clears "
                 "flush-to-zero and denormals-are-zero on the calling thread and returns True on x86_64")
     registry.register(
+        "msadapter._amp_foreach_non_finite_check_and_unscale_",
+        "mindspeed_ms.compat.amp_scaling:foreach_non_finite_check_and_unscale_", requires=_MSADAPTER,
+        purpose="never reports an inf/nan gradient (it rebinds its local found_inf): megatron's --fp16 optimizer "
+                "stepped with inf/nan gradients on an overflow and never lowered the loss scale, silently")
+    registry.register(
+        "msadapter._amp_update_scale_", "mindspeed_ms.compat.amp_scaling:update_scale_", create_dummy=True,
+        requires=_MSADAPTER,
+        purpose="torch._amp_update_scale_ is missing (torch.cuda.amp.GradScaler.update raised AttributeError)")
+    registry.register(
         "msadapter.random.manual_seed", compat.seed_mindspore_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.manual_seed leaves nn.init (NumPy) and CPU random ops (MindSpore seed) unseeded, "
                 "so ranks and runs build different models")
