@@ -190,6 +190,22 @@ def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_pat
     assert rank.first_divergent_module is None
     assert report.ok
 
+def test_the_rotary_embedding_on_the_host_trains_as_pytorch_does(tmp_path: Path) -> None:
+    """megatron's rope (the field's configs) through compat/host_rope.py and attention's fused Function: every
+    step's loss, grad norm and the first step's gradients and module outputs as PyTorch's."""
+    report = run_parity(EXAMPLE, ["--train-iters", "5", "--position-embedding-type", "rope"],
+                        reference_python=reference_python(), work_dir=tmp_path)
+    (rank,) = report.ranks
+    assert not rank.problems, rank.problems
+    assert len(rank.steps) == 5
+    for step in rank.steps:
+        assert step.loss_rel <= 1e-4, step
+        assert step.grad_norm_rel <= 1e-3, step
+    assert all(g.rel <= 1e-5 for g in rank.gradients), rank.gradients[:3]
+    assert rank.first_divergent_module is None
+    assert report.ok
+
+
 BROKEN_SCRIPT = """
 import mindspeed_ms.adaptor  # first, as in the example
 import sys
