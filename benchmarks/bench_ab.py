@@ -181,7 +181,10 @@ def _paired_round(index: int, configs: dict[str, bench_train.Config], iters: int
     for side, output in outputs.items():
         result = bench_train.Result()
         bench_train.parse_output(output, result, 0.0)
-        times[side] = [float(value) for value in re.findall(r"^bench: step \d+ ([0-9.]+)$", output, re.MULTILINE)][3:-1]
+        # by iteration: msrun's output and rank 0's log both hold the lines
+        found = {int(index): float(value)
+                 for index, value in re.findall(r"^bench: step (\d+) ([0-9.]+)$", output, re.MULTILINE)}
+        times[side] = [found[index] for index in sorted(found)][3:-1]
         _record(entry, side, result, times[side])
     entry.paired = [after / before for after, before in zip(times["after"], times["before"])]
 
