@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import EXAMPLE, is_running, reference_python
+from _helpers import EXAMPLE, free_port, is_running, reference_python, run_python, subprocess_env
 
 from mindspeed_ms.bootstrap.parity_runner import (
     MANIFEST,
@@ -259,6 +259,8 @@ parser.add_argument("--steps", type=int, default=3)
 parser.add_argument("--no-backward", action="store_true")
 parser.add_argument("--hang-on", choices=("pytorch", "mindspore"), default=None)
 parser.add_argument("--pid-file", default=None)
+parser.add_argument("--pipeline", default=None, help="two stages as megatron's pipeline schedules run them; "
+                    "the losses go to this file")
 args = parser.parse_args()  # an unknown flag (e.g. an appended --ai-framework) exits 2
 
 if args.hang_on and os.environ.get("MINDSPEED_AI_FRAMEWORK") == args.hang_on:
@@ -274,6 +276,35 @@ from megatron.core.pipeline_parallel import schedules
 data = np.loadtxt(args.data, dtype=np.float32).reshape(-1, 5)
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+
+
+class Stages(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.last = torch.nn.Linear(4, 8), torch.nn.Linear(8, 1)
+        self.input_tensor = None  # the last stage's input, received (megatron's set_input_tensor)
+
+    def forward(self, x, stage):
+        return torch.tanh(self.first(x)) if stage == 1 else self.last(self.input_tensor)
+
+
+if args.pipeline:  # megatron's 1F1B on two stages, each stage's output freed once sent (deallocate_pipeline_outputs)
+    model, losses = Stages(), []
+    for step in range(args.steps):
+        hidden = model(torch.tensor(data[:, :4]), 1)
+        model.input_tensor = received = hidden.detach().requires_grad_(True)  # what the last stage receives
+        loss = ((model(torch.tensor(data[:, :4]), 2) - torch.tensor(data[:, 4:])) ** 2).mean()
+        losses.append(float(loss))
+        schedules.deallocate_output_tensor(hidden, True)
+        schedules.deallocate_output_tensor(loss, True)  # the last stage's output: one uninitialised element left
+        schedules.custom_backward(loss, None)
+        schedules.custom_backward(hidden, received.grad)  # the first stage, with the gradient sent back
+        with torch.no_grad():
+            for param in model.parameters():
+                param.copy_(param - 0.1 * param.grad)
+                param.grad = None
+    np.savetxt(args.pipeline, losses)
+    sys.exit(0)
 for step in range(args.steps):
     loss = ((model(torch.tensor(data[:, :4])) - torch.tensor(data[:, 4:])) ** 2).mean()
     if args.no_backward:
@@ -319,6 +350,103 @@ def test_an_unchanged_strict_script_with_relative_paths_and_custom_backward_matc
     assert len(rank["gradients"]) == 4
     assert report["ok"]
     assert "--ai-framework" not in report["commands"]["candidate"]
+
+
+def test_pipeline_stages_record_the_freed_loss_and_no_loss_for_a_stage_output(strict_script: Path,
+                                                                            tmp_path: Path) -> None:
+    # megatron's pipeline schedules free each output's data (deallocate_output_tensor) before its backward: the
+    # loss was read from the one uninitialised element left (garbage on PyTorch, 0 on MindSpore) and the first
+    # stage's backward was taken for a loss step too (Megatron-LM's pretrain_gpt.py at pp=2 "diverged")
+    done = _parity_cli("--json", "--work-dir", str(tmp_path / "work"), "--", "strict.py", "--data", "data.txt",
+                       "--pipeline", str(tmp_path / "losses.txt"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (rank,) = json.loads(done.stdout)["ranks"]
+    losses = np.loadtxt(tmp_path / "losses.txt")  # the candidate's (written last)
+    steps = rank["steps"]
+    assert len(steps) == 6
+    assert [s["reference_loss"] for s in steps[1::2]] == [None] * 3  # the first stage's backwards
+    assert [s["candidate_loss"] for s in steps[1::2]] == [None] * 3
+    np.testing.assert_allclose([s["candidate_loss"] for s in steps[0::2]], losses, rtol=1e-6)
+    np.testing.assert_allclose([s["reference_loss"] for s in steps[0::2]], losses, rtol=1e-5)
+    assert losses[0] != losses[2]  # it trained
+    assert all(s["grad_norm_rel"] <= 1e-5 and s["reference_grad_norm"] > 0 for s in steps)
+
+
+RECOMPUTE_SCRIPT = '''
+import json, os, sys
+import mindspeed_ms.adaptor  # PyTorch mode: the capture is installed from MINDSPEED_MS_PARITY_DIR
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh())
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):  # megatron's full recompute: the block runs again inside the backward
+        return self.head(checkpoint(self.block, x, use_reentrant=True)).sum()
+
+
+torch.manual_seed(0)
+Model()(torch.ones(2, 4, requires_grad=True)).backward()
+print(open(os.path.join(sys.argv[1], "rank0", "forward_order.json")).read())
+'''
+
+
+def test_a_forward_recomputed_in_the_backward_is_not_recorded_again(tmp_path: Path) -> None:
+    # Megatron-LM's pretrain_gpt.py with --recompute-granularity full: the reference recorded the recomputed
+    # attention's submodules ("...scale_mask_softmax#2"), which MindSpore's fused host attention does not call
+    # outside a recorded forward; parity reported "output ... only in the reference"
+    dump = tmp_path / "dump"
+    env = subprocess_env(drop=("MINDSPEED_",), MINDSPEED_AI_FRAMEWORK="pytorch", MINDSPEED_MS_PARITY_DIR=str(dump),
+                         MINDSPEED_MS_PARITY_ROLE="reference")
+    order = json.loads(run_python(reference_python(), "-c", RECOMPUTE_SCRIPT, str(dump), env=env, timeout=300))
+    assert order == ["block.0", "block.1", "block", "head", "model"]
+
+
+OVERLAP_SCRIPT = '''
+import json, os, sys
+import mindspeed_ms.adaptor  # PyTorch mode: the capture is installed from MINDSPEED_MS_PARITY_DIR
+import numpy as np
+import torch
+from megatron.core import parallel_state
+from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
+from megatron.core.transformer import TransformerConfig
+
+torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{sys.argv[2]}", rank=0, world_size=1)
+parallel_state.initialize_model_parallel()
+torch.manual_seed(0)
+inner = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+config = TransformerConfig(num_layers=1, hidden_size=8, num_attention_heads=1)
+ddp = DistributedDataParallel(config, DistributedDataParallelConfig(overlap_grad_reduce=True,
+                                                                     use_distributed_optimizer=True), inner)
+for buffer in ddp.buffers:  # as with two data-parallel ranks: megatron scales by 1/2 before it reduces
+    for bucket in buffer.buckets:
+        bucket.gradient_scaling_factor = 0.5
+x = torch.linspace(-1, 1, 12).reshape(3, 4)
+ddp(x).sum().backward()
+expected = torch.autograd.grad(inner(x).sum(), list(inner.parameters()))
+with np.load(os.path.join(sys.argv[1], "rank0", "grads.npz")) as stored:
+    got = {name: stored[name] for name in stored.files}
+names = [name for name, _ in ddp.named_parameters()]
+print(json.dumps({name: float(np.abs(got[name] - e.numpy()).max() / np.abs(e.numpy()).max())
+                  for name, e in zip(names, expected)}))
+'''
+
+
+def test_gradients_megatron_reduces_inside_the_backward_are_taken_before_the_reduction(tmp_path: Path) -> None:
+    # Megatron-LM's pretrain_gpt.py with --overlap-grad-reduce: DDP scales (1/dp) and reduce-scatters the buckets
+    # inside the backward, so the buffer read after it was half reduced on PyTorch (asynchronous) and all-reduced
+    # on MindSpore (ours, synchronous): first-step gradients "differed" by 1.4 with identical losses
+    dump = tmp_path / "dump"
+    env = subprocess_env(drop=("MINDSPEED_",), MINDSPEED_AI_FRAMEWORK="pytorch", MINDSPEED_MS_PARITY_DIR=str(dump),
+                         MINDSPEED_MS_PARITY_ROLE="reference")
+    out = run_python(reference_python(), "-c", OVERLAP_SCRIPT, str(dump), str(free_port()), env=env, timeout=300)
+    rel = json.loads(out.strip().splitlines()[-1])
+    assert sorted(rel) == ["module.0.bias", "module.0.weight", "module.2.bias", "module.2.weight"]
+    assert max(rel.values()) == 0.0, rel  # the gradients of the backward, not the scaled ones (0.5 off)
 
 
 def test_a_script_that_never_calls_backward_is_a_setup_error_naming_what_is_missing(strict_script: Path,

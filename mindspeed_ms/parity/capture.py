@@ -9,12 +9,14 @@ registry (so they show in ``status()`` and are reverted exactly):
   candidate loads them (names and shapes must match exactly, else :class:`ParityMismatchError`).
   Every forward of the model hands over the batch: the reference dumps its tensor arguments, the
   candidate compares its own with them and then uses the reference's. During the first forward
-  every module's output is recorded, in completion order.
+  every module's output is recorded, in completion order (not again when a backward recomputes it).
 * ``Tensor.backward``, ``torch.autograd.backward`` and megatron's ``schedules.custom_backward`` (which
   megatron.training's ``deallocate_pipeline_outputs`` uses to call the autograd engine directly): each
   backward of a scalar is one step (one micro-batch): its loss, and the norm of the model's gradients
   (``main_grad`` under megatron's DDP) once the backward is done; after the first one every parameter's
-  gradient.
+  gradient. A pipeline stage's backward of its output with the next stage's gradient is a step without a loss;
+  a last stage's loss whose data megatron's ``deallocate_output_tensor`` freed is read before it goes; the
+  gradients megatron's DDP starts reducing inside a backward (``overlap_grad_reduce``) are taken before that.
 
 Installing it imports nothing in PyTorch mode: the patches wait for ``torch`` (and megatron) to be
 imported, and a rank's files are written only once its process calls a model, so the other Python
@@ -55,6 +57,8 @@ PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
 _CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
+_DEALLOCATE = "megatron.core.pipeline_parallel.schedules.deallocate_output_tensor"
+_START_GRAD_SYNC = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup.start_grad_sync"
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:
@@ -82,6 +86,11 @@ def _first_tensor(value: Any, tensor_type: type) -> Any:
             if found is not None:
                 return found
     return None
+
+
+def _only(value: Any) -> Any:
+    """Return the one item of a one-item list or tuple (``torch.autograd.backward([t])``), else ``value``."""
+    return value[0] if isinstance(value, (tuple, list)) and len(value) == 1 else value
 
 
 class ParityCapture:
@@ -115,6 +124,11 @@ class ParityCapture:
         self.reference_batches: Any = None
         self.batch_diffs: dict[int, float] = {}
         self.in_backward = False
+        #: losses of megatron's pipeline schedules, kept when ``deallocate_output_tensor`` frees their data (before
+        #: their backward, in the same order)
+        self.pending_losses: list[float] = []
+        #: gradients kept by name when megatron's DDP started reducing them inside a backward (overlap_grad_reduce)
+        self.before_sync: dict[str, np.ndarray] = {}
 
     @property
     def torch(self) -> Any:
@@ -145,7 +159,10 @@ class ParityCapture:
                 capture.depth -= 1
                 if recording:
                     set_recording_module_outputs(False)
-            if capture.steps == 0 and capture.forwards == 1 and capture.model is not None:
+            # not in a backward: a recomputed forward (activation checkpointing) is the same modules again, and
+            # which of them run there is the backend's business (a fused attention may skip its submodules)
+            if (capture.steps == 0 and capture.forwards == 1 and capture.model is not None
+                    and not capture.in_backward):
                 capture._record_output(module, result)
             return result
 
@@ -230,10 +247,17 @@ class ParityCapture:
         def backward_and_record(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             if capture.in_backward:
                 return backward(tensors, *args, **kwargs)
-            tensor = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
-            is_step = (capture.model is not None and capture.depth == 0
-                       and isinstance(tensor, capture.torch.Tensor) and tensor.numel() == 1)
-            loss = float(_to_numpy(tensor).reshape(())) if is_step else None
+            tensor = _only(tensors)
+            grad = _only(args[0] if args else kwargs.get("gradient", kwargs.get("grad_tensors")))
+            at_top = capture.model is not None and capture.depth == 0 and isinstance(tensor, capture.torch.Tensor)
+            # a pipeline stage's output with the next stage's gradient (its data possibly freed by megatron's
+            # deallocate_output_tensor, which leaves one uninitialised element): a step without a loss
+            is_stage = at_top and isinstance(grad, capture.torch.Tensor) and grad.numel() > 1
+            is_step = is_stage or (at_top and tensor.numel() == 1)
+            loss = None
+            if is_step and not is_stage:
+                loss = (capture.pending_losses.pop(0) if capture.pending_losses
+                        else float(_to_numpy(tensor).reshape(())))
             capture.in_backward = True
             try:
                 result = backward(tensors, *args, **kwargs)
@@ -245,9 +269,45 @@ class ParityCapture:
 
         return backward_and_record
 
-    def _gradients(self) -> dict[str, np.ndarray]:
+    def wrap_deallocate(self, deallocate: Callable[..., Any]) -> Callable[..., Any]:
+        """Return megatron's ``deallocate_output_tensor`` that keeps a last pipeline stage's loss before the data goes.
+
+        Megatron's pipeline schedules replace the data of each micro-batch's output (on the last stage: the scalar
+        loss) with one uninitialised element once it is sent, before its backward; the loss is read here instead.
+        """
+        capture = self
+
+        def deallocate_keeping_the_loss(out: Any, *args: Any, **kwargs: Any) -> Any:
+            if (capture.model is not None and isinstance(out, capture.torch.Tensor) and out.numel() == 1
+                    and out.requires_grad):
+                capture.pending_losses.append(float(_to_numpy(out).reshape(())))
+            return deallocate(out, *args, **kwargs)
+
+        return deallocate_keeping_the_loss
+
+    def wrap_start_grad_sync(self, start_grad_sync: Callable[..., Any]) -> Callable[..., Any]:
+        """Return megatron's ``_ParamAndGradBucketGroup.start_grad_sync`` that keeps the gradients it will reduce.
+
+        With ``overlap_grad_reduce`` megatron's DDP scales and reduces a bucket's gradients as soon as they are
+        ready, inside the backward: what the buffer holds when the backward returns is then partly reduced (an
+        asynchronous reduce-scatter on PyTorch, still running or done). The gradients of the backward are the ones
+        before that, as without the overlap; they are kept here.
+        """
+        capture = self
+
+        def start_grad_sync_keeping_the_gradients(group: Any, *args: Any, **kwargs: Any) -> Any:
+            if capture.model is not None and capture.in_backward:
+                mine = {id(param) for param in getattr(group, "params", ())}
+                capture.before_sync.update(capture._gradients(lambda param: id(param) in mine))
+            return start_grad_sync(group, *args, **kwargs)
+
+        return start_grad_sync_keeping_the_gradients
+
+    def _gradients(self, which: Callable[[Any], bool] | None = None) -> dict[str, np.ndarray]:
         grads = {}
         for name, param in self.model.named_parameters():
+            if which is not None and not which(param):
+                continue
             grad = getattr(param, "main_grad", None)
             grad = param.grad if grad is None else grad
             if grad is not None:
@@ -256,7 +316,8 @@ class ParityCapture:
 
     def _record_step(self, loss: float | None) -> None:
         self.steps += 1
-        grads = self._gradients()
+        grads = {**self._gradients(), **self.before_sync}
+        self.before_sync = {}
         norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values())))
         record = {"step": self.steps, "loss": loss, "grad_norm": norm,
                   "batch_max_abs_diff": self.batch_diffs.get(self.forwards)}
@@ -319,6 +380,13 @@ def install_from_environment(registry: Any, environ: Any = None) -> ParityCaptur
         registry.register(_CUSTOM_BACKWARD, capture.wrap_backward, kind="wrap",
                           purpose="parity: the same for megatron's custom_backward (deallocate_pipeline_outputs: "
                                   "the autograd engine called directly)")
+        registry.register(_DEALLOCATE, capture.wrap_deallocate, kind="wrap",
+                          purpose="parity: keep a last pipeline stage's loss before megatron frees its data "
+                                  "(pipeline parallel: the backward sees one uninitialised element)")
+    if _module_exists(_START_GRAD_SYNC.rsplit(".", 2)[0]):
+        registry.register(_START_GRAD_SYNC, capture.wrap_start_grad_sync, kind="wrap",
+                          purpose="parity: keep the gradients DDP reduces inside a backward (overlap_grad_reduce), "
+                                  "before the reduction")
     registry.apply()
     logger.info("parity capture on (%s, rank %d): %s", capture.role, capture.rank, capture.out)
     return capture
