@@ -44,7 +44,8 @@ def _dim(ndim: int, dim: int) -> int:
 def repeat_interleave(*args: Any, **kwargs: Any) -> Any:
     """``torch.repeat_interleave``: each element (slice along ``dim``) repeated ``repeats`` times.
 
-    An int ``repeats`` broadcasts a new axis and folds it (no copy kernel per element); a tensor of counts gathers
+    An int ``repeats`` broadcasts a new axis and folds it (no copy kernel per element), contiguous like PyTorch's
+    result; a tensor of counts gathers
     ``arange(n)`` repeated by the counts (computed on the host with NumPy, as PyTorch syncs to size its output).
     ``repeat_interleave(counts)`` alone gives those indices. MSAdapter's reads its arguments with ``args.get``.
     """
@@ -76,7 +77,10 @@ def repeat_interleave(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("repeat_interleave: repeats can not be negative")
         shape = tuple(input.shape)
         widened = ops.broadcast_to(ops.expand_dims(input, dim + 1), shape[:dim + 1] + (repeats,) + shape[dim + 1:])
-        return widened.reshape(shape[:dim] + (size * repeats,) + shape[dim + 1:])
+        result = widened.reshape(shape[:dim] + (size * repeats,) + shape[dim + 1:])
+        # a new tensor, as PyTorch's: the fold of a size-1 dim keeps the broadcast's 0 stride (a view), and
+        # megatron's GQA with one query group per rank views the repeated keys ([sk, b, np, hn] -> [sk, b*np, hn])
+        return result if result.is_contiguous() else result.contiguous()
     counts = repeats.asnumpy() if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts.ndim != 1 or counts.shape[0] != size:
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "

@@ -27,6 +27,24 @@ def _grad(torch: Any, x: Any) -> Any:
     return leaf.grad
 
 
+@case("Tensor.repeat_interleave", "Tensor.is_contiguous", "Tensor.stride")
+def repeat_interleave_gives_a_new_contiguous_tensor(torch: Any) -> Any:
+    # megatron's group-query attention with one query group per tensor-parallel rank: the keys [sk, b, 1, hn]
+    # repeated to the heads (ours was a broadcast view, stride 0, when the repeated dim had size 1)
+    key = torch.tensor(data((3, 2, 1, 4), seed=43))
+    one, two = key.repeat_interleave(2, dim=2), key.repeat(1, 1, 2, 1).repeat_interleave(2, dim=2)
+    return {"one_group": (one.is_contiguous(), tuple(one.stride())), "two_groups": (two.is_contiguous(),
+            tuple(two.stride())), "flat": tuple(torch.repeat_interleave(key.reshape(-1)[:1], 3).stride())}
+
+
+@case("Tensor.repeat_interleave", "Tensor.view")
+def repeat_interleave_then_view(torch: Any) -> Any:
+    # ... then viewed as [sk, b * np, hn] (megatron's DotProductAttention; the view was refused)
+    key = torch.tensor(data((3, 2, 1, 4), seed=43))
+    return {"one_group": key.repeat_interleave(2, dim=2).view(3, 4, -1),
+            "two_groups": key.repeat(1, 1, 2, 1).repeat_interleave(2, dim=2).view(3, 8, -1)}
+
+
 @case("Tensor.roll", "torch.diag")
 def roll_and_diag_offsets(torch: Any) -> Any:
     x = torch.tensor(data((3, 4), seed=42))
