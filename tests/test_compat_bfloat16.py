@@ -70,3 +70,29 @@ def test_other_tensors_go_to_the_op_untouched() -> None:
     assert wrapped(frozen, 0) is frozen
     assert wrapped(f32, 0) is f32
     assert seen == [frozen, f32]
+
+
+def test_any_bfloat16_operand_is_widened_and_the_result_cast_back() -> None:
+    where = bfloat16.any_via_float32_wrapper(ops.where)
+    condition = mindspore.tensor(np.array([True, False, True]))
+    out = where(condition, _bf16([1.5, 2.0, 3.0]), _bf16([-1.0, -2.0, -3.0]))
+    assert out.dtype == mindspore.bfloat16
+    assert ops.cast(out, mindspore.float32).asnumpy().tolist() == [1.5, -2.0, 3.0]
+    stack = bfloat16.any_via_float32_wrapper(ops.stack)
+    stacked = stack([_bf16([1.0]), _bf16([2.0])])
+    assert stacked.dtype == mindspore.bfloat16
+    assert ops.cast(stacked, mindspore.float32).asnumpy().tolist() == [[1.0], [2.0]]
+
+
+def test_a_float32_operand_keeps_the_promoted_result_and_no_bfloat16_goes_untouched() -> None:
+    seen: list[Any] = []
+
+    def op(*args: Any) -> Any:
+        seen.append(tuple(arg.dtype for arg in args))
+        return args[-1]
+
+    wrapped = bfloat16.any_via_float32_wrapper(op)
+    f32 = mindspore.tensor(np.array([1.0], np.float32))
+    assert wrapped(_bf16([2.0]), f32).dtype == mindspore.float32  # PyTorch's promotion: float32
+    assert wrapped(f32, f32) is f32
+    assert seen == [(mindspore.float32, mindspore.float32), (mindspore.float32, mindspore.float32)]

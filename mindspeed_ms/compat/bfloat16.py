@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 from mindspeed_ms.engine import passthrough
 
-__all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper", "grad_in_float32_wrapper"]
+__all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper", "grad_in_float32_wrapper",
+           "any_via_float32_wrapper"]
 
 
 def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
@@ -122,3 +123,43 @@ def grad_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return narrow(result)
 
     return passthrough.fork(op, widened, "_dtype", slow_when=bfloat16)
+
+
+def any_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``op`` with a bfloat16 tensor anywhere among its arguments (``torch.where(condition, x, y)``,
+    ``torch.stack([...])``): every bfloat16 tensor (in a list or tuple argument too) widened to float32, the float32
+    results cast back to bfloat16. Where a floating tensor of another dtype is among the arguments the results stay
+    as ``op`` gives them (PyTorch promotes ``bfloat16`` with ``float32`` to ``float32``). Selecting, stacking and
+    filling are exact in either dtype."""
+    import mindspore
+    from mindspore import ops
+
+    bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+    floating = (mindspore.float16, mindspore.float32, mindspore.float64)
+
+    def scan(value: Any, found: list[bool]) -> Any:
+        if isinstance(value, (list, tuple)) and not hasattr(value, "shape"):
+            return type(value)(scan(item, found) for item in value)
+        dtype = getattr(value, "_dtype", None)
+        if dtype is bfloat16:
+            found[0] = True
+            return ops.cast(value, float32)
+        if dtype in floating:
+            found[1] = True
+        return value
+
+    def narrow(result: Any) -> Any:
+        if isinstance(result, (list, tuple)):
+            return type(result)(narrow(item) for item in result)
+        return ops.cast(result, bfloat16) if getattr(result, "_dtype", None) is float32 else result
+
+    @functools.wraps(op)
+    def widened(*args: Any, **kwargs: Any) -> Any:
+        found = [False, False]  # a bfloat16 tensor, a floating tensor of another dtype
+        wide_args = scan(args, found)
+        if not found[0] or kwargs.get("dtype") is not None:
+            return op(*args, **kwargs)
+        result = op(*wide_args, **{key: scan(value, found) for key, value in kwargs.items()})
+        return result if found[1] else narrow(result)
+
+    return widened

@@ -277,6 +277,26 @@ _BFLOAT16_METHODS = (
 _BFLOAT16_INPLACE = ("sub_", "__isub__", "abs_", "exp_", "clamp_", "pow_", "__ipow__", "floor_divide_",
                      "remainder_", "__ifloordiv__", "__imod__")
 
+_ARRAY = "msadapter.ops.array"
+#: more bfloat16 ops a --bf16 model calls (MindSpeed-LLM's MoE routing and dispatch): (targets, wrapper, why)
+_BFLOAT16_MORE = (
+    ((f"{_COMPARISON}.topk", f"{_TENSOR}.topk", f"{_COMPARISON}.sort", f"{_TENSOR}.sort", f"{_COMPARISON}.argsort",
+      f"{_TENSOR}.argsort", f"{_ARRAY}.index_select", f"{_TENSOR}.index_select", f"{_ARRAY}.gather",
+      f"{_TENSOR}.gather", f"{_ARRAY}.scatter_add", f"{_TENSOR}.scatter_add", f"{_ARRAY}.index_add",
+      f"{_TENSOR}.index_add", "msadapter.ops.blas.bmm", f"{_TENSOR}.bmm", "msadapter.ops.other.masked_fill",
+      f"{_TENSOR}.masked_fill"), "via_float32_wrapper",
+     "raises on CPU (TopK, Sort, Gather, GatherD, TensorScatterAdd, BatchMatMul, MaskedFill have no bfloat16 kernel): "
+     "computed in float32 (selection exact; sums and products accumulated in float32 and rounded once, as PyTorch's "
+     "CPU kernels), cast back"),
+    ((f"{_ARRAY}.where", f"{_TENSOR}.where", f"{_ARRAY}.stack"), "any_via_float32_wrapper",
+     "raises on CPU (Select, Stack have no bfloat16 kernel; the bfloat16 operand is not the first argument): the "
+     "bfloat16 operands in float32 (exact), cast back"),
+    ((f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow", f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
+      "msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
+     "that requires grad fails at backward() on CPU (Zeros, SliceGrad, ReduceSum have no bfloat16 kernel): selected "
+     "in float32 (exact), cast back"),
+)
+
 
 def _register_bfloat16(registry: Any) -> None:
     """Register bfloat16 through float32 for the elementwise ops without a bfloat16 CPU kernel (last: outermost,
@@ -297,6 +317,10 @@ def _register_bfloat16(registry: Any) -> None:
             target, bfloat16_ops.nan_to_num_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="nan_to_num of bfloat16 raises on CPU (no bfloat16 kernel): computed in float32 with bfloat16's "
                     "largest value for +-inf (PyTorch's default), rounded back")
+    for names, wrapper, purpose in _BFLOAT16_MORE:
+        for target in names:
+            registry.register(target, getattr(bfloat16, wrapper), kind="wrap", requires=_MSADAPTER,
+                              purpose=f"{target.rpartition('.')[2]} of bfloat16 {purpose}")
     for method in _BFLOAT16_INPLACE:
         registry.register(
             f"{_TENSOR}.{method}", bfloat16.inplace_via_float32_wrapper, kind="wrap", requires=_MSADAPTER,

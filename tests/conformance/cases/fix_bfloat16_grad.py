@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.harness import case
-from conformance.samples import tensor
+from conformance.samples import register, tensor
 
 B = "bfloat16"
 
@@ -62,3 +62,44 @@ def linear_of_bfloat16(torch: Any) -> Any:
     biased = torch.nn.functional.linear(x, weight, bias)
     (_weighted(torch, out, 11) + _weighted(torch, biased, 12)).backward()
     return {"out": out, "dtype": out.dtype, "biased": biased, "grad_x": x.grad, "grad_weight": weight.grad}
+
+
+def _routing(torch: Any) -> Any:
+    """MindSpeed-LLM's MoE routing and token dispatch on a bfloat16 model: top-k of the router logits, the sort
+    of the routing map, the gather/scatter of tokens, the experts' batched matmul, masks."""
+    logits = tensor(torch, (6, 8), B, seed=13).requires_grad_(True)
+    tokens = tensor(torch, (6, 4), B, seed=14).requires_grad_(True)
+    experts = tensor(torch, (2, 4, 3), B, seed=15).requires_grad_(True)
+    values, indices = torch.topk(logits, 2, dim=1)
+    method_values = logits.topk(3).values
+    ordered, order = torch.sort(logits, dim=1, descending=True)
+    argsorted = logits.argsort(dim=0)
+    rows = torch.index_select(tokens, 0, torch.tensor([0, 2, 2, 5]))
+    picked = torch.gather(logits, 1, indices)
+    scattered = torch.zeros(6, 8, dtype=torch.bfloat16).scatter_add(1, indices, values)
+    added = torch.zeros(3, 4, dtype=torch.bfloat16).index_add(0, torch.tensor([0, 2, 0, 1]), rows)
+    batched = torch.bmm(rows.reshape(2, 2, 4), experts)
+    mask = torch.tensor([[True, False] * 4] * 6)
+    filled = logits.masked_fill(mask, 0.0)
+    chosen = torch.where(mask, logits, torch.zeros_like(logits))
+    stacked = torch.stack([values, picked])
+    first, second = torch.chunk(tokens, 2, dim=1)
+    middle = tokens.narrow(1, 1, 2)
+    widened = tokens[:, :1].expand(6, 4)
+    repeated = tokens.repeat_interleave(2, dim=0)
+    outputs = {"values": values, "indices": indices, "method_values": method_values, "ordered": ordered,
+               "order": order, "argsorted": argsorted, "rows": rows, "picked": picked, "scattered": scattered,
+               "added": added, "batched": batched, "filled": filled, "chosen": chosen, "stacked": stacked,
+               "first": first, "second": second, "middle": middle, "widened": widened, "repeated": repeated}
+    loss = sum(_weighted(torch, out, seed) for seed, out in enumerate(outputs.values())
+               if out.dtype == torch.bfloat16 and out.requires_grad)
+    loss.backward()
+    return {**outputs, "dtypes": [out.dtype for out in outputs.values()], "grad_logits": logits.grad,
+            "grad_tokens": tokens.grad, "grad_experts": experts.grad}
+
+
+register(__name__, "moe_routing_and_dispatch_of_bfloat16",
+         ("torch.topk", "Tensor.topk", "torch.sort", "Tensor.argsort", "torch.index_select", "torch.gather",
+          "Tensor.scatter_add", "Tensor.index_add", "torch.bmm", "Tensor.masked_fill", "torch.where", "torch.stack",
+          "torch.chunk", "Tensor.narrow", "Tensor.expand", "Tensor.repeat_interleave", "Tensor.backward"),
+         _routing, rtol=2.0 ** -7, atol=1e-30)
