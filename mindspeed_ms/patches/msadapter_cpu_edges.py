@@ -284,14 +284,25 @@ _BFLOAT16_MORE = (
       f"{_TENSOR}.argsort", f"{_ARRAY}.index_select", f"{_TENSOR}.index_select", f"{_ARRAY}.gather",
       f"{_TENSOR}.gather", f"{_ARRAY}.scatter_add", f"{_TENSOR}.scatter_add", f"{_ARRAY}.index_add",
       f"{_TENSOR}.index_add", "msadapter.ops.blas.bmm", f"{_TENSOR}.bmm", "msadapter.ops.other.masked_fill",
-      f"{_TENSOR}.masked_fill"), "via_float32_wrapper",
-     "raises on CPU (TopK, Sort, Gather, GatherD, TensorScatterAdd, BatchMatMul, MaskedFill have no bfloat16 kernel): "
+      f"{_TENSOR}.masked_fill", f"{_ARRAY}.scatter", f"{_TENSOR}.scatter", f"{_REDUCTION}.logsumexp",
+      f"{_TENSOR}.logsumexp", f"{_REDUCTION}.argmax", f"{_TENSOR}.argmax", "msadapter.ops.other.tril",
+      f"{_TENSOR}.tril", "msadapter.ops.other.triu", f"{_TENSOR}.triu", "msadapter.nn.functional.pad",
+      "msadapter.nn.functional.cross_entropy", "msadapter.ops.creation.ones_like", "msadapter.ops.blas.baddbmm",
+      f"{_TENSOR}.baddbmm"), "via_float32_wrapper",
+     "raises on CPU (TopK, Sort, Gather, GatherD, TensorScatterAdd, Scatter, BatchMatMul, MaskedFill, ReduceMax, "
+     "Argmax, Tril, Triu, PadV3, LogSoftmax, OnesLike have no bfloat16 kernel): "
      "computed in float32 (selection exact; sums and products accumulated in float32 and rounded once, as PyTorch's "
      "CPU kernels), cast back"),
     ((f"{_ARRAY}.where", f"{_TENSOR}.where", f"{_ARRAY}.stack"), "any_via_float32_wrapper",
      "raises on CPU (Select, Stack have no bfloat16 kernel; the bfloat16 operand is not the first argument): the "
      "bfloat16 operands in float32 (exact), cast back"),
-    ((f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow", f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
+    (("msadapter.ops.creation.full",), "zeros_wrapper",
+     "raises on CPU (FillV2 has no bfloat16 kernel): filled in float32, cast (exact)"),
+    ((f"{_TENSOR}.scatter_", f"{_TENSOR}.scatter_add_", f"{_TENSOR}.index_add_", f"{_TENSOR}.masked_fill_"),
+     "inplace_via_float32_wrapper",
+     "raises on CPU (TensorScatterUpdate/Add, MaskedFill have no bfloat16 kernel): applied to a float32 copy, "
+     "written back through views"),
+    ((f"{_ARRAY}.unbind", f"{_TENSOR}.unbind", f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow", f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
       "msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
      "that requires grad fails at backward() on CPU (Zeros, SliceGrad, ReduceSum have no bfloat16 kernel): selected "
      "in float32 (exact), cast back"),

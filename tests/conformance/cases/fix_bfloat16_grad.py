@@ -103,3 +103,37 @@ register(__name__, "moe_routing_and_dispatch_of_bfloat16",
           "Tensor.scatter_add", "Tensor.index_add", "torch.bmm", "Tensor.masked_fill", "torch.where", "torch.stack",
           "torch.chunk", "Tensor.narrow", "Tensor.expand", "Tensor.repeat_interleave", "Tensor.backward"),
          _routing, rtol=2.0 ** -7, atol=1e-30)
+
+
+def _more(torch: Any) -> Any:
+    """megatron's MoE capacity routing (``zeros_like(logits).scatter(1, top_indices, probs)``), losses and masks of a
+    bfloat16 model, and the in-place forms."""
+    logits = tensor(torch, (6, 8), B, seed=16).requires_grad_(True)
+    square = tensor(torch, (2, 3, 3), B, seed=17).requires_grad_(True)
+    probs, indices = torch.topk(logits, 2, dim=1)
+    capacity = torch.zeros_like(logits).scatter(1, indices, probs)
+    functional = torch.scatter(torch.zeros_like(logits), 1, indices, probs)
+    outputs = {"capacity": capacity, "functional": functional, "logsumexp": torch.logsumexp(logits, dim=-1),
+               "tril": torch.tril(logits), "triu": logits.triu(1), "pad": torch.nn.functional.pad(logits, (0, 2)),
+               "cross_entropy": torch.nn.functional.cross_entropy(logits, torch.tensor([1, 2, 3, 0, 7, 5])),
+               "ones_like": torch.ones_like(logits) * logits, "full": torch.full((6, 8), 0.5, dtype=torch.bfloat16),
+               "baddbmm": torch.baddbmm(square, square, square), "unbind": square.unbind(0)[1]}
+    loss = sum(_weighted(torch, out, seed) for seed, out in enumerate(outputs.values()) if out.requires_grad)
+    loss.backward()
+    inplace = torch.zeros(6, 8, dtype=torch.bfloat16)
+    view = inplace[1:]
+    view.scatter_(1, indices[1:], probs.detach()[1:])
+    view.scatter_add_(1, indices[1:], probs.detach()[1:])
+    view.index_add_(0, torch.tensor([0, 2]), logits.detach()[:2])
+    view.masked_fill_(view > 0.5, -1.0)
+    return {**outputs, "argmax": logits.argmax(dim=1), "dtypes": [out.dtype for out in outputs.values()],
+            "grad_logits": logits.grad, "grad_square": square.grad, "inplace": inplace}
+
+
+register(__name__, "routing_losses_masks_and_inplace_of_bfloat16",
+         ("Tensor.scatter", "torch.scatter", "torch.logsumexp", "torch.tril", "Tensor.triu", "torch.nn.functional.pad",
+          "torch.nn.functional.cross_entropy", "torch.ones_like", "torch.full", "torch.baddbmm", "Tensor.unbind",
+          "Tensor.argmax", "Tensor.scatter_", "Tensor.scatter_add_", "Tensor.index_add_", "Tensor.masked_fill_",
+          "Tensor.backward"), _more, rtol=2.0 ** -7, atol=2.0 ** -6)
+# atol: ``logits`` feeds seven consumers whose bfloat16 gradients autograd sums in bfloat16, in its own order on each
+# framework; a sum that cancels to about 0.03 keeps the rounding of terms of about 3 (half a bfloat16 ulp there, 2**-7)
