@@ -288,9 +288,9 @@ _BFLOAT16_MORE = (
       f"{_TENSOR}.logsumexp", f"{_REDUCTION}.argmax", f"{_TENSOR}.argmax", "msadapter.ops.other.tril",
       f"{_TENSOR}.tril", "msadapter.ops.other.triu", f"{_TENSOR}.triu", "msadapter.nn.functional.pad",
       "msadapter.nn.functional.cross_entropy", "msadapter.ops.creation.ones_like", "msadapter.ops.blas.baddbmm",
-      f"{_TENSOR}.baddbmm"), "via_float32_wrapper",
+      f"{_TENSOR}.baddbmm", f"{_ARRAY}.masked_select", f"{_TENSOR}.masked_select"), "via_float32_wrapper",
      "raises on CPU (TopK, Sort, Gather, GatherD, TensorScatterAdd, Scatter, BatchMatMul, MaskedFill, ReduceMax, "
-     "Argmax, Tril, Triu, PadV3, LogSoftmax, OnesLike have no bfloat16 kernel): "
+     "Argmax, Tril, Triu, PadV3, LogSoftmax, OnesLike, MaskedSelect have no bfloat16 kernel): "
      "computed in float32 (selection exact; sums and products accumulated in float32 and rounded once, as PyTorch's "
      "CPU kernels), cast back"),
     ((f"{_ARRAY}.where", f"{_TENSOR}.where", f"{_ARRAY}.stack"), "any_via_float32_wrapper",
@@ -302,7 +302,8 @@ _BFLOAT16_MORE = (
      "inplace_via_float32_wrapper",
      "raises on CPU (TensorScatterUpdate/Add, MaskedFill have no bfloat16 kernel): applied to a float32 copy, "
      "written back through views"),
-    ((f"{_ARRAY}.unbind", f"{_TENSOR}.unbind", f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow", f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
+    ((f"{_ARRAY}.unbind", f"{_TENSOR}.unbind", f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow",
+      f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
       "msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
      "that requires grad fails at backward() on CPU (Zeros, SliceGrad, ReduceSum have no bfloat16 kernel): selected "
      "in float32 (exact), cast back"),

@@ -137,3 +137,18 @@ register(__name__, "routing_losses_masks_and_inplace_of_bfloat16",
           "Tensor.backward"), _more, rtol=2.0 ** -7, atol=2.0 ** -6)
 # atol: ``logits`` feeds seven consumers whose bfloat16 gradients autograd sums in bfloat16, in its own order on each
 # framework; a sum that cancels to about 0.03 keeps the rounding of terms of about 3 (half a bfloat16 ulp there, 2**-7)
+
+
+@case("Tensor.masked_select", "Tensor.scatter_add_", "Tensor.backward", exact=True)
+def moe_permute_and_unpermute_of_bfloat16(torch: Any) -> Any:
+    """megatron's MoE permute (``probs.T.contiguous().masked_select(routing_map)``) and unpermute (the expert outputs
+    summed into zeros with ``scatter_add_``), gradients through both."""
+    probs = tensor(torch, (3, 4), B, seed=18).requires_grad_(True)
+    routing = torch.tensor([[True, False, True, True], [False, True, True, False], [True, True, False, False]])
+    permuted = probs.T.contiguous().masked_select(routing.T)
+    tokens = tensor(torch, (4, 3), B, seed=19).requires_grad_(True)
+    out = torch.zeros(3, 3, dtype=torch.bfloat16)
+    out.scatter_add_(0, torch.tensor([0, 2, 1, 1]).unsqueeze(1).expand(-1, 3), tokens * 1)
+    (_weighted(torch, permuted, 20) + _weighted(torch, out, 21)).backward()
+    return {"permuted": permuted, "out": out, "requires_grad": out.requires_grad, "grad_probs": probs.grad,
+            "grad_tokens": tokens.grad}
