@@ -125,3 +125,14 @@ def test_cpu_backend_wrapper_runs_accelerator_backends_on_gloo(given: Any, used:
 
 def test_no_accelerator_reports_false() -> None:
     assert compat.no_accelerator() is False
+
+
+def test_the_cpu_backends_current_stream_synchronizes_and_is_one_stream() -> None:
+    """MindSpeed's alltoall_seq dispatcher: ``torch.cuda.current_stream().synchronize()`` (MSAdapter's is None)."""
+    stream = compat.current_stream()
+    assert stream.synchronize() is None
+    assert stream.query() is True
+    assert stream == compat.current_stream("cuda:0")
+    assert stream != object()
+    assert len({stream, compat.current_stream()}) == 1
+    stream.wait_stream(compat.current_stream())

@@ -39,6 +39,8 @@ from mindspeed_ms.compat.inplace_ops import (
 )
 
 __all__ = [
+    "HostStream",
+    "current_stream",
     "zero_",
     "masked_fill_",
     "add_",
@@ -189,6 +191,49 @@ def no_accelerator() -> bool:
         False.
     """
     return False
+
+
+class HostStream:
+    """The one stream of MindSpore's CPU backend: ``torch.cuda.current_stream()`` there.
+
+    Work is queued in order on it, so waiting on another stream or event is already done; ``synchronize()`` waits
+    for what is queued (MindSpore's PyNative executor). Equal to every other ``HostStream``: there is one.
+    """
+
+    def synchronize(self) -> None:
+        """Wait until every queued operation has run."""
+        from mindspeed_ms.compat.host_memory import synchronize
+
+        synchronize()
+
+    def query(self) -> bool:
+        """Whether every queued operation has run (it has, once :meth:`synchronize` returns)."""
+        self.synchronize()
+        return True
+
+    def wait_stream(self, stream: Any) -> None:
+        """Order after ``stream``'s work: one stream, already in order."""
+        del stream
+
+    def wait_event(self, event: Any) -> None:
+        """Order after ``event``: one stream, already in order."""
+        del event
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HostStream)
+
+    def __hash__(self) -> int:
+        return hash(HostStream)
+
+    def __repr__(self) -> str:
+        return "<mindspeed_ms HostStream (MindSpore CPU backend)>"
+
+
+def current_stream(device: Any = None) -> HostStream:
+    """``torch.cuda.current_stream()`` on the CPU backend: the :class:`HostStream` (MSAdapter's gives ``None``, so
+    MindSpeed's alltoall_seq MoE dispatcher failed at ``torch.cuda.current_stream().synchronize()``)."""
+    del device
+    return HostStream()
 
 
 def true_divide(self: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Any:

@@ -170,6 +170,10 @@ def register(registry: Any, args: Any) -> None:
         purpose="torch.cuda.is_available() is always True under msadapter, so scripts pick CUDA/NCCL paths "
                 "(set_device, backend='nccl') that fail on the CPU backend")
     registry.register(
+        "msadapter.cuda.current_stream", compat.current_stream, requires=_MSADAPTER,
+        purpose="torch.cuda.current_stream() is None on CPU: MindSpeed's alltoall_seq MoE dispatcher calls its "
+                "synchronize() (AttributeError); the CPU backend's one stream, synchronize waits for queued work")
+    registry.register(
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
