@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mindspore
 import numpy as np
 import pytest
+from _helpers import run_reference
 from mindspore import Tensor
 
 from mindspeed_ms.ops import npu_rotary_position_embedding
@@ -97,3 +100,66 @@ def test_rotary_rejects_sin_of_another_shape_than_cos() -> None:
     sin = Tensor(np.ones((5, 1, 1, 8), np.float32))  # broadcastable to x too, but not cos's shape
     with pytest.raises(ValueError, match=r"argument 'sin'.*shape of cos \(1, 5, 1, 8\), got \(5, 1, 1, 8\)"):
         npu_rotary_position_embedding(x, cos, sin)
+
+
+#: MindSpeed-LLM's unfused RoPE (``apply_rotary_pos_emb_bshd`` without ``--use-fused-rotary-pos-emb``; megatron's
+#: ``_rotate_half``), in real PyTorch: what the fused op replaces
+TORCH_ROPE = """
+import sys
+import numpy as np
+import torch
+
+def rotate_half(x, interleaved):
+    if not interleaved:
+        x1, x2 = torch.chunk(x, 2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).view(x.shape)
+
+data = np.load(sys.argv[1])
+out = {}
+for mode in (0, 1):
+    t = torch.tensor(data["x"], requires_grad=True)
+    cos, sin = torch.tensor(data[f"cos{mode}"]), torch.tensor(data[f"sin{mode}"])
+    y = t * cos + rotate_half(t, mode == 1) * sin
+    (y * torch.tensor(data["w"])).sum().backward()
+    out[f"y{mode}"], out[f"dx{mode}"] = y.detach().numpy(), t.grad.numpy()
+np.savez(sys.argv[2], **out)
+"""
+
+
+def test_rotary_and_its_gradients_match_the_unfused_rope_in_pytorch(tmp_path: Path) -> None:
+    """--use-fused-rotary-pos-emb (MindSpeed-LLM's mcore path: npu_rotary_position_embedding; its legacy path:
+    torch_npu.npu_rotary_mul) against what the script computes without it, on real PyTorch, forward and gradient."""
+    from mindspeed_ms.compat.torch_npu import npu_rotary_mul
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 2, 3, 8)).astype(np.float32)  # SBND, as megatron's attention holds it
+    w = rng.standard_normal(x.shape).astype(np.float32)
+    inputs = {"x": x, "w": w}
+    for mode in (0, 1):
+        cos, sin = angles(6, 8, mode)
+        inputs[f"cos{mode}"], inputs[f"sin{mode}"] = cos[:, None, None, :], sin[:, None, None, :]
+    want = run_reference(TORCH_ROPE, inputs, tmp_path)
+    for mode, fused in ((0, None), (1, None), (0, "half"), (1, "interleave")):
+        cos, sin = Tensor(inputs[f"cos{mode}"]), Tensor(inputs[f"sin{mode}"])
+
+        def rope(t: Tensor, mode: int = mode, fused: str | None = fused, cos: Tensor = cos,
+                 sin: Tensor = sin) -> Tensor:
+            if fused is None:
+                return npu_rotary_position_embedding(t, cos, sin, mode)
+            return npu_rotary_mul(t, cos, sin, fused)
+
+        y = rope(Tensor(x))
+        dx = mindspore.grad(lambda t, rope=rope: (rope(t) * Tensor(w)).sum())(Tensor(x))
+        np.testing.assert_allclose(y.asnumpy(), want[f"y{mode}"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(dx.asnumpy(), want[f"dx{mode}"], rtol=1e-5, atol=1e-6)
+
+
+def test_npu_rotary_mul_rejects_an_unknown_rotary_mode() -> None:
+    from mindspeed_ms.compat.torch_npu import npu_rotary_mul
+    from mindspeed_ms.ops import OpArgumentError
+
+    x = Tensor(np.ones((2, 1, 1, 4), np.float32))
+    with pytest.raises(OpArgumentError, match="rotary_mode"):
+        npu_rotary_mul(x, x, x, "sideways")

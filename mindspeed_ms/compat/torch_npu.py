@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["npu_fusion_attention", "NO_LIMIT"]
+__all__ = ["npu_fusion_attention", "npu_rotary_mul", "NO_LIMIT"]
 
 #: torch_npu's "no limit" for the pre/next token band.
 NO_LIMIT = 2147483647
@@ -59,3 +59,21 @@ def npu_fusion_attention(query: Any, key: Any, value: Any, head_num: int, input_
         inner_precise=inner_precise, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
         actual_seq_kvlen=actual_seq_kvlen, sparse_mode=sparse_mode, gen_mask_parallel=gen_mask_parallel,
         sync=sync, pre_tokens=pre_tokens, next_tokens=next_tokens)
+
+
+def npu_rotary_mul(input: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> Any:
+    """``torch_npu.npu_rotary_mul(x, cos, sin)``: rotate-half RoPE, ``x * cos + rotate_half(x) * sin``.
+
+    MindSpeed-LLM's legacy ``apply_rotary_pos_emb`` calls it under ``--use-fused-rotary-pos-emb``; MSAdapter's calls
+    MindSpore's fused RotaryPositionEmbedding kernel, which the CPU backend lacks. ``rotary_mode="interleave"`` is
+    mode 1 of :func:`mindspeed_ms.ops.npu_rotary_position_embedding`.
+
+    Raises:
+        OpArgumentError: an unknown ``rotary_mode`` (a ``ValueError``), or what the op raises.
+    """
+    from mindspeed_ms.ops import OpArgumentError, npu_rotary_position_embedding
+
+    modes = {"half": 0, "interleave": 1}
+    if rotary_mode not in modes:
+        raise OpArgumentError("npu_rotary_mul", "rotary_mode", f"expected 'half' or 'interleave', got {rotary_mode!r}")
+    return npu_rotary_position_embedding(input, r1, r2, modes[rotary_mode])

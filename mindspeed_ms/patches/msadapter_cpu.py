@@ -193,6 +193,10 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.compat import torch_npu as npu_compat
 
     registry.register(
+        "torch_npu.npu_rotary_mul", npu_compat.npu_rotary_mul, requires=_MSADAPTER,
+        purpose="msadapter's torch_npu.npu_rotary_mul calls RotaryPositionEmbedding, which has no CPU kernel "
+                "(MindSpeed-LLM's legacy RoPE under --use-fused-rotary-pos-emb)")
+    registry.register(
         "torch_npu.npu_fusion_attention", npu_compat.npu_fusion_attention, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_fusion_attention calls FlashAttentionScore, which has no CPU kernel")
 
