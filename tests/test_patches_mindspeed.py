@@ -85,9 +85,12 @@ def test_every_mindspeed_patch_applies_with_requires_purpose_and_a_compatible_si
     for module_name in [*EXPECTED, "mindspeed.ops.lcal_functional"]:
         importlib.import_module(module_name)
     statuses = registry.status()
-    assert len(statuses) == sum(map(len, EXPECTED.values())) + len(COC_METHODS)
+    # on the CPU backend, MindSpeed's MindSpore grouped matmul too (its module imports torch: not imported here)
+    cpu = {"mindspeed.mindspore.ops.gmm.npu_gmm", "mindspeed.mindspore.ops.gmm.npu_gmm_v2"}
+    assert len(statuses) == sum(map(len, EXPECTED.values())) + len(COC_METHODS) + len(cpu)
     for status in statuses:
-        assert status.state == "applied", (status.target, status.reason)
+        assert status.state == ("pending-import" if status.target in cpu else "applied"), (status.target,
+                                                                                            status.reason)
         assert status.provider == "mindspeed"
         assert status.requires == (MINDSPEED_REQUIREMENT,)
         assert status.purpose

@@ -17,7 +17,7 @@ from mindspeed_ms.compat.errors import CollectiveError
 
 __all__ = ["CompletedWork", "CollectiveError", "all_gather_into_tensor", "all_gather_object", "gather_object",
            "broadcast_object_list", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "all_gather_wrapper",
-           "reduce_scatter", "into_caller_wrapper", "IN_PLACE_COLLECTIVES"]
+           "reduce_scatter", "into_caller_wrapper", "IN_PLACE_COLLECTIVES", "group_named", "mint_all_to_all_single"]
 
 #: Collectives that write their result into their first argument (``tensor``) and need nothing else converted.
 IN_PLACE_COLLECTIVES = ("broadcast",)
@@ -331,3 +331,32 @@ def into_caller_wrapper(collective: Any) -> Any:
         return CompletedWork() if waited else result
 
     return collective_
+
+
+def group_named(name: Any, op: str) -> Any:
+    """The MSAdapter process group named ``name`` (``group._name``: what MSAdapter's ``P2POp`` and MindSpeed's MindSpore
+    code hand over instead of the group); ``name`` itself when it is not a string (a group, or ``None``).
+
+    Raises:
+        CollectiveError: no process group has that name (a ``RuntimeError``), naming ``op``.
+    """
+    if name is None or not isinstance(name, str):
+        return name
+    from msadapter.distributed import distributed_c10d
+
+    for group in distributed_c10d._world.pg_names:
+        if getattr(group, "_name", None) == name:
+            return group
+    raise CollectiveError(op, f"no process group is named {name!r}",
+                          "create the group with torch.distributed.new_group")
+
+
+def mint_all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  # noqa: A002  (MindSpore's name)
+                           input_split_sizes: Any = None, group: Any = None, async_op: bool = False) -> Any:
+    """``mindspore.mint.distributed.all_to_all_single`` on the CPU backend (DistCommAllToAllVSingle has no CPU kernel):
+    MindSpeed's MindSpore all-to-all (``mindspeed.mindspore.core.tensor_parallel.mappings.all_to_all_forward``, the
+    MoE alltoall dispatchers' token exchange) calls it with the group's name; :func:`all_to_all_single` on that
+    group, the same blocks received into ``output``."""
+    return all_to_all_single(output, input, output_split_sizes, input_split_sizes,
+                             group=group_named(group, "mindspore.mint.distributed.all_to_all_single"),
+                             async_op=async_op)

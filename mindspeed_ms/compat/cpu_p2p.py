@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mindspeed_ms.compat.cpu_collectives import CollectiveError, owned_copy, wire_dtype
+from mindspeed_ms.compat.cpu_collectives import CollectiveError, group_named, owned_copy, wire_dtype
 
 __all__ = ["isend_wrapper", "irecv_wrapper", "batch_isend_irecv", "ReceiveWork"]
 
@@ -78,19 +78,6 @@ def irecv_wrapper(irecv: Any) -> Any:
     return irecv_
 
 
-def _group_named(name: Any) -> Any:
-    """The process group MSAdapter's ``P2POp`` refers to by name (it keeps the name, not the group)."""
-    if name is None or not isinstance(name, str):
-        return name
-    from msadapter.distributed import distributed_c10d
-
-    for group in distributed_c10d._world.pg_names:
-        if getattr(group, "_name", None) == name:
-            return group
-    raise CollectiveError("batch_isend_irecv", f"no process group is named {name!r}",
-                          "build each P2POp with a group created by torch.distributed.new_group")
-
-
 def batch_isend_irecv(p2p_op_list: list[Any]) -> list[Any]:
     """Post every send of ``p2p_op_list``, then every receive; return their handles in the list's order.
 
@@ -111,5 +98,6 @@ def batch_isend_irecv(p2p_op_list: list[Any]) -> list[Any]:
         for index, (item, name) in enumerate(zip(p2p_op_list, names)):
             if name == wanted:
                 function = getattr(torch.distributed, name)
-                works[index] = function(item.tensor, item.peer, group=_group_named(item.group), tag=item.tag)
+                group = group_named(item.group, "batch_isend_irecv")
+                works[index] = function(item.tensor, item.peer, group=group, tag=item.tag)
     return works

@@ -55,9 +55,31 @@ def register(registry: Any, args: Any) -> None:
         "mindspeed.ops.fusion_attention_v2.npu_fusion_attention",
         "mindspeed_ms.compat.torch_npu:npu_fusion_attention",
         requires=_MINDSPEED, purpose=f"MindSpeed's flash attention (v2) {_BUILDER}")
+    _register_cpu(registry)
     if getattr(args, "use_ascend_coc", False):
         for method in _COC_METHODS:
             registry.register(
                 f"{_COC_CLASS}.{method}", f"{_OPS_MODULE}:{method}", requires=_MINDSPEED,
                 purpose=f"--use-ascend-coc: CoCOperations.{method} calls LCAL kernels through a torch_npu op "
                         f"builder; use the MindSpore matmul + collective")
+
+
+#: MindSpeed's own MindSpore versions of its fused ops that call MindSpore kernels the CPU backend lacks
+_MINDSPORE_OPS_ON_CPU = {
+    "mindspeed.mindspore.ops.gmm.npu_gmm": "npu_gmm",
+    "mindspeed.mindspore.ops.gmm.npu_gmm_v2": "npu_gmm_v2",
+}
+
+
+def _register_cpu(registry: Any) -> None:
+    """On the CPU backend: MindSpeed's MindSpore-mode grouped matmul (``--moe-grouped-gemm``: its
+    ``grouped_gemm_util.Ops.gmm`` imports ``mindspeed.mindspore.ops.gmm.npu_gmm`` when called) runs MindSpore's Gmm
+    kernel, which has no CPU implementation; :mod:`mindspeed_ms.ops`' composite instead."""
+    from mindspeed_ms.device import device_target
+
+    if device_target() != "CPU":
+        return
+    for target, op in _MINDSPORE_OPS_ON_CPU.items():
+        registry.register(target, f"{_OPS_MODULE}:{op}", requires=_MINDSPEED,
+                          purpose=f"MindSpeed's MindSpore {op} (--moe-grouped-gemm) calls MindSpore's Gmm kernel, "
+                                  f"which the CPU backend lacks; the composite (one matmul per group)")

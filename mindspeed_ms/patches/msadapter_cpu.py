@@ -263,6 +263,10 @@ def _register_collectives(registry: Any) -> None:
     from mindspeed_ms.compat import cpu_collectives
 
     registry.register(
+        "mindspore.mint.distributed.all_to_all_single", cpu_collectives.mint_all_to_all_single, requires=_MSADAPTER,
+        purpose="mindspore.mint.distributed.all_to_all_single has no CPU kernel (DistCommAllToAllVSingle); MindSpeed's "
+                "MindSpore all-to-all (the MoE alltoall_seq dispatcher) calls it with a group name")
+    registry.register(
         f"{_C10D}.all_to_all", cpu_collectives.all_to_all, requires=_MSADAPTER,
         purpose="torch.distributed.all_to_all (list) fails on CPU ('ProcessGroup' object has no attribute "
                 "'alltoall'; MindSpeed's unaligned Ulysses context parallel); built on all_to_all_single")

@@ -426,7 +426,27 @@ def group_collectives(dtype: str) -> Any:
             "pair_gather": encode(gathered), "single_gather": encode(single), "outsider_sum": encode(outsider)}
 
 
+def mindspore_all_to_all_single(dtype: str) -> Any:
+    """MindSpeed's MindSpore all-to-all (the MoE alltoall_seq dispatcher): ``mindspore.mint.distributed
+    .all_to_all_single(output, input, splits, splits, group=group._name)`` on our side, PyTorch's
+    ``all_to_all_single`` on the same group on the reference side: the same blocks."""
+    send = [RANK + 1, 2]
+    receive = [source + 1 for source in range(WORLD)] if RANK == 0 else [2] * WORLD
+    rows = values(dtype, sum(send) * 2, RANK).reshape(sum(send), 2)
+    output = sentinel(dtype, sum(receive) * 2).view(sum(receive), 2)
+    if SIDE == "mindspore":
+        import mindspore
+
+        mindspore.mint.distributed.all_to_all_single(output, rows, output_split_sizes=receive, input_split_sizes=send,
+                                                     group=pair._name)
+    else:
+        dist.all_to_all_single(output, rows, output_split_sizes=receive, input_split_sizes=send, group=pair)
+    return {"output": encode(output)}
+
+
 run("new_group/facts/-/sync", group_facts)
+for dtype in ("float32", "bfloat16"):
+    run(f"new_group/{dtype}/mint_all_to_all_single/sync", mindspore_all_to_all_single, dtype)
 for dtype in ("float32", "float64", "int64", "bool"):
     run(f"new_group/{dtype}/collectives/sync", group_collectives, dtype)
 run("new_group/object/all_gather_object/sync", object_case, "all_gather_object", pair)

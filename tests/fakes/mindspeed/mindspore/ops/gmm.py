@@ -9,3 +9,11 @@ def _GMM_patched_load(self):
 
 def _GMM_patched_load2(self):
     return ("mindspore", "_GMM_patched_load2")
+
+
+def npu_gmm(x, weight, *, bias=None, group_list=None, group_type=0, gemm_fusion=False, original_weight=None):
+    return ("mindspore", "npu_gmm")
+
+
+def npu_gmm_v2(x, weight, *, bias=None, group_list=None, group_type=0, gemm_fusion=False, original_weight=None):
+    return ("mindspore", "npu_gmm_v2")
