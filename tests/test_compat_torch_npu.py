@@ -51,3 +51,18 @@ def test_adapter_accepts_every_keyword_of_torch_npu_and_mindspeed_v2() -> None:
                           "sparse_mode", "gen_mask_parallel", "sync", "pse_type", "q_start_idx", "kv_start_idx"}
     mindspeed_v2_keywords = {"pre_tokens", "next_tokens"}
     assert torch_npu_keywords | mindspeed_v2_keywords <= names
+
+
+def test_npu_matmul_add_fp32_takes_torch_npus_argument_order() -> None:
+    """MindSpeed's MindSpore wgrad fusion: ``torch_npu.npu_matmul_add_fp32(grad_output, total_input, main_grad)``."""
+    from mindspeed_ms.compat.torch_npu import npu_matmul_add_fp32
+
+    rng = np.random.default_rng(4)
+    grad_output = rng.standard_normal((3, 2, 5)).astype(np.float32)  # (s, b, out)
+    total_input = rng.standard_normal((3, 2, 4)).astype(np.float32)  # (s, b, in)
+    start = rng.standard_normal((5, 4)).astype(np.float32)
+    main_grad = mindspore.Tensor(start.copy())
+    out = npu_matmul_add_fp32(mindspore.Tensor(grad_output), mindspore.Tensor(total_input), main_grad)
+    want = start + grad_output.reshape(6, 5).T @ total_input.reshape(6, 4)
+    assert out is main_grad
+    np.testing.assert_allclose(main_grad.asnumpy(), want, rtol=1e-5, atol=1e-5)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["npu_fusion_attention", "npu_rotary_mul", "NO_LIMIT"]
+__all__ = ["npu_fusion_attention", "npu_rotary_mul", "npu_matmul_add_fp32", "NO_LIMIT"]
 
 #: torch_npu's "no limit" for the pre/next token band.
 NO_LIMIT = 2147483647
@@ -77,3 +77,16 @@ def npu_rotary_mul(input: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> A
     if rotary_mode not in modes:
         raise OpArgumentError("npu_rotary_mul", "rotary_mode", f"expected 'half' or 'interleave', got {rotary_mode!r}")
     return npu_rotary_position_embedding(input, r1, r2, modes[rotary_mode])
+
+
+def npu_matmul_add_fp32(x: Any, weight: Any, C: Any) -> Any:  # noqa: N803  (torch_npu's name)
+    """``torch_npu.npu_matmul_add_fp32(x, weight, C)``: ``C += x^T @ weight`` in float32, in place (an ATB kernel).
+
+    MindSpeed's MindSpore gradient-accumulation fusion (megatron's ``wgrad_gemm_accum_fp32`` when a script leaves
+    ``--gradient-accumulation-fusion`` on, as the mixtral one does) calls it with ``(grad_output, total_input,
+    main_grad)``; MSAdapter's loads an ATB op builder, which the CPU backend cannot. This is
+    :func:`mindspeed_ms.ops.npu_matmul_add_fp32` with MindSpeed's argument order.
+    """
+    from mindspeed_ms.ops import npu_matmul_add_fp32 as matmul_add
+
+    return matmul_add(weight, x, C)

@@ -193,6 +193,10 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.compat import torch_npu as npu_compat
 
     registry.register(
+        "torch_npu.npu_matmul_add_fp32", npu_compat.npu_matmul_add_fp32, requires=_MSADAPTER,
+        purpose="msadapter's torch_npu.npu_matmul_add_fp32 loads an ATB op builder (none on CPU): MindSpeed's "
+                "gradient-accumulation fusion; the composite, main_grad += grad_output^T @ input in float32")
+    registry.register(
         "torch_npu.npu_rotary_mul", npu_compat.npu_rotary_mul, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_rotary_mul calls RotaryPositionEmbedding, which has no CPU kernel "
                 "(MindSpeed-LLM's legacy RoPE under --use-fused-rotary-pos-emb)")
