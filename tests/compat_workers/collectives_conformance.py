@@ -438,7 +438,7 @@ def mindspore_all_to_all_single(dtype: str) -> Any:
         import mindspore
 
         mindspore.mint.distributed.all_to_all_single(output, rows, output_split_sizes=receive, input_split_sizes=send,
-                                                     group=pair._name)
+                                                     group=pair.name())  # MSAdapter: group._name
     else:
         dist.all_to_all_single(output, rows, output_split_sizes=receive, input_split_sizes=send, group=pair)
     return {"output": encode(output)}
