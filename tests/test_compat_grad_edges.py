@@ -79,6 +79,18 @@ assert g[0, 0] == 0.0 and np.isnan(g[0, 1]) and g[0, 2] == 0.0 and np.isnan(g[1]
 x = leaf([[1.0, -math.inf, 0.0], [-math.inf, -math.inf, -math.inf]])
 (g,) = grad_of(lambda x: torch.softmax(x, -1), x)
 assert np.isfinite(g[0]).all() and np.isnan(g[1]).all(), g
+x = leaf([-1.0, 0.0, 2.0])
+assert grad_of(torch.sign, x)[0].tolist() == [0.0, 0.0, 0.0]
+x = leaf([2.0, 0.0, 3.0, 4.0])
+assert grad_of(lambda x: torch.cumprod(x, 0), x)[0].tolist() == [1.0, 32.0, 0.0, 0.0]
+c, a, b = leaf([[[1.0, -2.0]]]), leaf([[[1.0, 2.0]]]), leaf([[[1.0, 0.0], [2.0, 1.0]]])
+gc, _, _ = grad_of(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.0), c, a, b)
+assert gc.tolist() == [[[0.0, 0.0]]], gc
+x = torch.tensor([[1.0, 2.0, 3.0]]).to(torch.bfloat16).requires_grad_(True)
+y = torch.nn.functional.log_softmax(x, -1)
+assert y.dtype == torch.bfloat16
+y.backward(torch.tensor([[4.0, 5.0, 6.0]]).to(torch.bfloat16))
+assert x.grad.dtype == torch.bfloat16 and np.isfinite(x.grad.float().numpy()).all()
 print("checked")
 '''
 
@@ -104,3 +116,14 @@ def test_norm_backward_of_higher_powers() -> None:
     expected = np.array([1.0, -4.0]) / 9.0 ** (2 / 3)  # x |x| / norm^2
     assert result[0].tolist() == [0.0, 0.0]
     assert np.allclose(result[1], expected, rtol=1e-6)
+
+
+def test_cumprod_backward_through_zeros_is_pytorchs_exact_formula() -> None:
+    x = np.array([[2.0, 0.0, 3.0, 4.0], [2.0, 0.0, 3.0, 0.0], [0.0, 2.0, 3.0, 1.0]], np.float32)
+    grad = np.array([[1.0, 2.0, 3.0, 4.0]] * 3, np.float32)
+    result = grad_edges.cumprod_backward(grad, x, np.cumprod(x, axis=1), 1)
+    # row 0: d/dx1 = 2 * (2 + 3 * 3 + 4 * 3 * 4) = 118; row 2 (first zero at 0): 1 + 2*2 + 3*6 + 4*6 = 47
+    assert result.tolist() == [[1.0, 118.0, 0.0, 0.0], [1.0, 22.0, 0.0, 0.0], [47.0, 0.0, 0.0, 0.0]]
+    no_zero = np.array([2.0, 0.5, 4.0], np.float32)
+    assert np.allclose(grad_edges.cumprod_backward(np.ones(3, np.float32), no_zero, np.cumprod(no_zero), 0),
+                       [1.0 + 0.5 + 2.0, 2.0 + 8.0, 1.0])

@@ -27,7 +27,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["norm_wrapper", "norm_backward", "normalize", "normalize_wrapper", "dropout_wrapper", "pow_wrapper",
-           "pow_backward", "zero_divisor_quotient", "logsumexp_gradient"]
+           "pow_backward", "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper",
+           "cumprod_backward", "bfloat16_log_softmax_wrapper", "cross_entropy_wrapper", "logsigmoid", "logsigmoid_wrapper"]
 
 
 def _float_tensor(value: Any) -> bool:
@@ -184,13 +185,217 @@ def pow_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, exponent, *args, **kwargs)
         result = op(input, exponent, *args, **kwargs)
         if exponent == 0 and not isinstance(exponent, bool) and _wants_grad(input) and not args and not kwargs:
-            from mindspore import ops
-
-            # the values of the op, a gradient of zeros to the input (the select passes none to the unchosen side)
-            return ops.where(ops.ones_like(result, dtype=_bool()), ops.stop_gradient(result), input)
+            return _with_zero_gradient(result, input)
         return result
 
     return power
+
+
+def _with_zero_gradient(result: Any, input: Any) -> Any:
+    """``result``'s values with a gradient of zeros to ``input`` (a select that passes none to its unchosen side;
+    the select's backward sums a broadcast ``input``'s share)."""
+    from mindspore import ops
+
+    return ops.where(ops.ones(tuple(result.shape), _bool()), ops.stop_gradient(result), input)
+
+
+def sign_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``sign(input)``: for an input that requires a gradient, PyTorch's gradient of zeros (MindSpore's sign
+    has none: ``x.grad`` stayed None)."""
+
+    @functools.wraps(op)
+    def sign(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        result = op(input, *args, **kwargs)
+        if _wants_grad(input) and not args and not kwargs:
+            return _with_zero_gradient(result, input)
+        return result
+
+    return sign
+
+
+@functools.lru_cache(maxsize=1)
+def _cumprod_function() -> Any:
+    from msadapter.autograd import Function
+
+    class CumprodThroughZeros(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """``cumprod`` (the op's values) of an input holding a zero, with PyTorch's exact backward."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any, dim: int, compute: Callable[[], Any]) -> Any:
+            result = compute()
+            ctx.saved = (input, result, dim)
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            from mindspore import Tensor
+
+            input, result, dim = ctx.saved
+            del ctx.saved
+            values = cumprod_backward(_host32(grad), _host32(input), _host32(result), dim)
+            return Tensor(values).astype(input.dtype), None, None
+
+    return CumprodThroughZeros
+
+
+def cumprod_backward(grad: np.ndarray, input: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
+    """PyTorch's ``cumprod_backward`` along ``dim``: before a slice's first zero ``k``, the reversed cumulative sum of
+    ``grad * output`` over ``input``; at ``k``, the product before it times ``grad``'s sum weighted by the products
+    after it; past ``k``, 0 (``output`` is 0 there; no division by a zero)."""
+    moved = [np.moveaxis(a, dim, -1) for a in (grad, input, output)]
+    shape = moved[0].shape
+    g, x, out = (a.reshape(-1, shape[-1]) for a in moved)
+    result = np.zeros_like(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for row in range(x.shape[0]):
+            zeros = np.flatnonzero(x[row] == 0)
+            k = int(zeros[0]) if zeros.size else x.shape[1]
+            result[row, :k] = np.cumsum((g[row, :k] * out[row, :k])[::-1])[::-1] / x[row, :k]
+            if k < x.shape[1]:
+                before = out[row, k - 1] if k else np.float32(1.0)
+                after = np.concatenate(([np.float32(1.0)], np.cumprod(x[row, k + 1:])))
+                result[row, k] = before * np.sum(g[row, k:] * after)
+    return np.ascontiguousarray(np.moveaxis(result.reshape(shape), -1, dim))
+
+
+def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``cumprod(input, dim, ...)``: for a float input that requires a gradient and holds a zero, PyTorch's
+    exact backward (MindSpore's divides by the input: nan); every other call is the op's."""
+
+    @functools.wraps(op)
+    def cumprod(input: Any, dim: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if (not _wants_grad(input) or args or set(kwargs) - {"dim"} or str(input.dtype) in ("BFloat16",)
+                or not isinstance(kwargs.get("dim", dim), int)):
+            return op(input, dim, *args, **kwargs) if dim is not None else op(input, *args, **kwargs)
+        dim = kwargs.pop("dim", dim)
+        if bool(np.all(_host32(input))):  # no zero: MindSpore's backward is PyTorch's formula
+            return op(input, dim)
+        rank = max(len(input.shape), 1)
+        return _cumprod_function().apply(input, dim % rank, lambda: op(input, dim))
+
+    return cumprod
+
+
+@functools.lru_cache(maxsize=1)
+def _log_softmax_function() -> Any:
+    from msadapter.autograd import Function
+
+    class BFloat16LogSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """bfloat16 log_softmax as PyTorch's CPU kernel computes it: in float32, rounded once; the backward
+        ``g - exp(y) * sum(g)`` in float32 from the *rounded* output ``y``, rounded once."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any, dim: int, compute: Callable[[Any], Any]) -> Any:
+            import mindspore
+
+            result = compute(input.astype(mindspore.float32)).astype(mindspore.bfloat16)
+            ctx.saved = (result, dim)
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            import mindspore
+            from mindspore import mint
+
+            result, dim = ctx.saved
+            del ctx.saved
+            g, y = grad.astype(mindspore.float32), result.astype(mindspore.float32)
+            values = mint.sub(g, mint.mul(mint.exp(y), g.sum(dim, keepdim=True)))
+            return values.astype(mindspore.bfloat16), None, None
+
+    return BFloat16LogSoftmax
+
+
+def bfloat16_log_softmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``log_softmax(input, dim)`` (``F.log_softmax``/``Tensor.log_softmax``): a bfloat16 input (no CPU
+    kernel: TypeError) goes through :class:`BFloat16LogSoftmax`; every other call is the op's."""
+
+    @functools.wraps(op)
+    def log_softmax(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if str(getattr(input, "dtype", "")) != "BFloat16" or kwargs.get("dtype") is not None:
+            return op(input, *args, **kwargs)
+        dim = args[0] if args else kwargs.get("dim")
+        if not isinstance(dim, int) or len(args) > 1 or set(kwargs) - {"dim", "dtype"}:
+            return op(input, *args, **kwargs)
+        rank = max(len(input.shape), 1)
+        return _log_softmax_function().apply(input, dim % rank, lambda x: op(x, dim))
+
+    return log_softmax
+
+
+def cross_entropy_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``F.cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean', ...)``: with every
+    target ignored, the mean's gradient is PyTorch's zeros (MindSpore's is ``0 / 0`` weight: nan); the loss stays
+    nan as in PyTorch. The targets are read on the host only for an input that requires a gradient."""
+
+    @functools.wraps(op)
+    def cross_entropy(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        result = op(input, target, *args, **kwargs)
+        named = dict(zip(("weight", "ignore_index", "reduction", "label_smoothing"), args), **kwargs)
+        if (not _wants_grad(input) or named.get("reduction", "mean") != "mean" or _float_tensor(target)
+                or not hasattr(target, "asnumpy")):
+            return result
+        if not bool(np.all(target.asnumpy() == named.get("ignore_index", -100))):
+            return result
+        from mindspore import ops
+
+        return ops.where(ops.ones((), _bool()), ops.stop_gradient(result), input.sum().astype(result.dtype))
+
+    return cross_entropy
+
+
+@functools.lru_cache(maxsize=1)
+def _logsigmoid_function() -> Any:
+    from msadapter.autograd import Function
+
+    class LogSigmoid(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """PyTorch's CPU log_sigmoid: ``min(x, 0) - log1p(exp(-|x|))``, its backward
+        ``g * (max_deriv - sign * z / (1 + z))`` with ``z = exp(-|x|)`` (exact at +-inf and for large ``|x|``)."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any) -> Any:
+            from mindspore import ops
+
+            x = _widened(input)
+            result = ops.sub(ops.minimum(x, ops.zeros((), x.dtype)), ops.log1p(ops.exp(ops.neg(ops.abs(x)))))
+            ctx.saved = input
+            return result.astype(input.dtype)
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            from mindspore import ops
+
+            input = ctx.saved
+            del ctx.saved
+            x = _widened(input)
+            z = ops.exp(ops.neg(ops.abs(x)))
+            ratio = ops.div(z, ops.add(z, 1.0))
+            # max_deriv - sign * z / (1 + z): x < 0: 1 - z / (1 + z); else z / (1 + z) (nan stays nan)
+            derivative = ops.where(ops.less(x, 0), ops.sub(1.0, ratio), ratio)
+            return ops.mul(_widened(grad), derivative).astype(input.dtype)
+
+    return LogSigmoid
+
+
+def _widened(tensor: Any) -> Any:
+    import mindspore
+
+    return tensor.astype(mindspore.float32) if str(tensor.dtype) in ("BFloat16", "Float16") else tensor
+
+
+def logsigmoid(input: Any) -> Any:  # noqa: A002 - PyTorch's name
+    """``F.logsigmoid``: PyTorch's formula (MindSpore's is -inf at -100 and nan in the gradient at -inf)."""
+    return _logsigmoid_function().apply(input)
+
+
+def logsigmoid_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Replace ``F.logsigmoid(input)`` of a float tensor by :func:`logsigmoid`."""
+
+    @functools.wraps(op)
+    def wrapped(input: Any) -> Any:  # noqa: A002
+        return logsigmoid(input) if _float_tensor(input) else op(input)
+
+    return wrapped
 
 
 @functools.lru_cache(maxsize=1)

@@ -101,6 +101,7 @@ def baddbmm_wrapper(baddbmm: Callable[..., Any]) -> Callable[..., Any]:
                                **kwargs: Any) -> Any:
         if not _ignores_input(beta):
             return baddbmm(input, batch1, batch2, beta=beta, alpha=alpha, **kwargs)
+        import mindspore
         from mindspore import ops
 
         product = ops.bmm(batch1, batch2)
@@ -111,6 +112,8 @@ def baddbmm_wrapper(baddbmm: Callable[..., Any]) -> Callable[..., Any]:
                              f"shape {tuple(product.shape)}") from error
         if not (isinstance(alpha, (int, float)) and alpha == 1):
             product = ops.mul(product, alpha)
+        if getattr(input, "requires_grad", False):  # PyTorch's gradient for input: beta * g, zeros (not None)
+            product = ops.where(ops.ones(tuple(product.shape), mindspore.bool_), product, input)
         out = kwargs.get("out")
         if out is not None:
             out.copy_(product)

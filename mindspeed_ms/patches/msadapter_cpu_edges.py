@@ -219,6 +219,22 @@ def _register_grad_edges(registry: Any) -> None:
     registry.register(
         "msadapter.nn.functional.dropout", grad_edges.dropout_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.dropout(p=1) raises on CPU (keep_prob must be > 0; PyTorch: input * 0)")
+    registry.register(
+        "msadapter.nn.functional.cross_entropy", grad_edges.cross_entropy_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="cross_entropy (mean) with every target ignored has a nan gradient on CPU (PyTorch: zeros)")
+    registry.register(
+        "msadapter.nn.functional.logsigmoid", grad_edges.logsigmoid_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="logsigmoid is -inf at -100 on CPU and its gradient nan at -inf, 0 for large x (PyTorch: "
+                "min(x, 0) - log1p(exp(-|x|)) and its exact backward)")
+    for target in (f"{_POINTWISE}.sign", f"{_TENSOR}.sign"):
+        registry.register(
+            target, grad_edges.sign_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="sign has no gradient on CPU (x.grad stays None; PyTorch: zeros)")
+    for target in ("msadapter.ops.other.cumprod", f"{_TENSOR}.cumprod"):
+        registry.register(
+            target, grad_edges.cumprod_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="the gradient of cumprod through a zero is nan on CPU (a division by the input; PyTorch's "
+                    "exact formula): for an input that requires a gradient and holds a zero")
     for target in (f"{_POINTWISE}.pow", f"{_TENSOR}.pow", f"{_TENSOR}.__pow__"):
         registry.register(
             target, grad_edges.pow_wrapper, kind="wrap", requires=_MSADAPTER,
@@ -324,6 +340,13 @@ def _register_bfloat16(registry: Any) -> None:
             target, bfloat16_ops.elementwise_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rpartition('.')[2]} of bfloat16 raises on CPU (no bfloat16 kernel); PyTorch's CPU kernel "
                     f"computes in float32 and rounds once: computed in float32, rounded back (PyTorch's result dtype)")
+    from mindspeed_ms.compat import grad_edges
+
+    for target in ("msadapter.nn.functional.log_softmax", f"{_TENSOR}.log_softmax"):
+        registry.register(
+            target, grad_edges.bfloat16_log_softmax_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="log_softmax of bfloat16 raises on CPU (LogSoftmax has no bfloat16 kernel); PyTorch computes in "
+                    "float32 and rounds once, its backward from the rounded output: the same")
     for target in (f"{_POINTWISE}.nan_to_num", f"{_TENSOR}.nan_to_num"):
         registry.register(
             target, bfloat16_ops.nan_to_num_wrapper, kind="wrap", requires=_MSADAPTER,

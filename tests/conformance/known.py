@@ -8,10 +8,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
     # refusals (conformance/cases/ops_errors.py)
     # gradients at the edges (conformance/cases/ops_special_grad.py; /work/notes/conf-grad.md)
-    "ops_special_grad.cross_entropy_all_ignored": "cross_entropy (mean) with every target ignored: the gradient is "
-                                                  "nan on CPU (0 / 0 weight); PyTorch: zeros",
-    "ops_special_grad.logsigmoid_at_inf": "logsigmoid's gradient is nan at -inf and 0 for large x on CPU (PyTorch: "
-                                          "1, exp(-x) / (1 + exp(-x)))",
     "ops_special_grad.std_var_constant": "std of a constant row has a nan gradient on CPU (PyTorch masks the "
                                          "division by std == 0: zeros)",
 }

@@ -13,10 +13,8 @@ places, -0.0 is not +0.0) where PyTorch's formula is exact; otherwise within the
 Found and left out of the family (they name ops on the GPT or MindSpeed-LLM path,
 where a known divergence may not stand, and are not fixed yet): ``-0.0`` into ``log``/``pow(x, 0.5)`` (MindSpore's
 Div gives ``g / -0.0`` the sign of ``g / +0.0`` inside the backward formulas, and ``pow(-0.0, 0.5)`` is ``+0.0``;
-PyTorch: ``-inf``, ``-0.0``), ``cumprod`` through a zero (nan; PyTorch's exact formula), ``sign``'s gradient
-(None; PyTorch: zeros), ``mean``/``sum`` of an empty tensor requiring a gradient (MindSpore refuses the
-backward), ``baddbmm``'s gradient for ``input`` with ``beta=0`` (None; PyTorch: zeros) and bfloat16 ``log_softmax``
-(no CPU kernel). Ops the field does not call are not cases here (hardtanh, relu6, threshold, leaky_relu, median,
+PyTorch: ``-inf``, ``-0.0``) and ``mean``/``sum`` of an empty tensor requiring a gradient (MindSpore refuses the
+backward). Ops the field does not call are not cases here (hardtanh, relu6, threshold, leaky_relu, median,
 kthvalue, atan2, var_mean, fmax, clamp_min_, relu_, addmm)."""
 
 from __future__ import annotations
@@ -98,7 +96,8 @@ def _clamp_tensor_bounds(torch: Any) -> Any:
 def _kinks(torch: Any, dtype: str) -> Any:
     return {"relu": grads(torch, torch.relu, ZERO_SIGNS, dtype=dtype),
             "relu_functional": grads(torch, torch.nn.functional.relu, ZERO_SIGNS, dtype=dtype),
-            "abs": grads(torch, torch.abs, ZERO_SIGNS, dtype=dtype)}
+            "abs": grads(torch, torch.abs, ZERO_SIGNS, dtype=dtype),
+            "sign": grads(torch, torch.sign, ZERO_SIGNS, dtype=dtype)}
 
 
 def _where_trap(torch: Any) -> Any:
@@ -154,6 +153,15 @@ def _prod(torch: Any) -> Any:
             "no_zero": grads(torch, torch.prod, [2.0, 0.5, 4.0])}
 
 
+def _cumprod(torch: Any) -> Any:
+    return {"one_zero": grads(torch, lambda x: torch.cumprod(x, 0), [2.0, 0.0, 3.0, 4.0]),
+            "two_zeros": grads(torch, lambda x: x.cumprod(0), [2.0, 0.0, 3.0, 0.0, 5.0]),
+            "first_zero": grads(torch, lambda x: torch.cumprod(x, 0), [0.0, 2.0, 3.0]),
+            "rows": grads(torch, lambda x: torch.cumprod(x, 1), [[0.0, 2.0, 3.0], [1.0, 2.0, 0.0], [1.0, 2.0, 3.0]]),
+            "dim0": grads(torch, lambda x: torch.cumprod(x, dim=0), [[1.0, 0.0], [2.0, 3.0], [0.0, 4.0]]),
+            "no_zero": grads(torch, lambda x: torch.cumprod(x, 0), [2.0, 0.5, 3.0])}
+
+
 def _zero_norm(torch: Any) -> Any:
     zeros = [[0.0, 0.0, 0.0], [3.0, 0.0, -4.0]]
     return {"norm": grads(torch, lambda x: x.norm(), [0.0, 0.0, 0.0]),
@@ -189,8 +197,11 @@ def _softmax(torch: Any, dtype: str) -> Any:
             "log_softmax_masked_row": grads(torch, lambda x: x.log_softmax(-1), SOFTMAX_ROWS, dtype=dtype)}
 
 
-def _softmax_bfloat16(torch: Any) -> Any:  # log_softmax: see the module docstring
+def _softmax_bfloat16(torch: Any) -> Any:
     return {"softmax": grads(torch, lambda x: torch.softmax(x, -1), SOFTMAX_ROWS[1:], dtype="bfloat16"),
+            "log_softmax": grads(torch, lambda x: torch.nn.functional.log_softmax(x, -1), SOFTMAX_ROWS[1:],
+                                 dtype="bfloat16"),
+            "log_softmax_masked_row": grads(torch, lambda x: x.log_softmax(-1), SOFTMAX_ROWS, dtype="bfloat16"),
             "softmax_masked_row": grads(torch, lambda x: torch.nn.functional.softmax(x, -1), SOFTMAX_ROWS,
                                         dtype="bfloat16")}
 
@@ -281,15 +292,19 @@ def _activations(torch: Any, dtype: str) -> Any:
 
 
 def _logsigmoid(torch: Any) -> Any:
-    return grads(torch, torch.nn.functional.logsigmoid, ACTIVATION_EDGES)
+    out = {dtype: grads(torch, torch.nn.functional.logsigmoid, ACTIVATION_EDGES, dtype=dtype)
+           for dtype in ("float32", "float16")}
+    out["large"] = grads(torch, torch.nn.functional.logsigmoid, [-100.0, -30.0, 30.0, 1e4])
+    return out
 
 
 def _gemm_beta_zero(torch: Any) -> Any:
     bias = [[NAN, INF], [-INF, 1.0]]
     batch1, batch2 = [[[1.0, 2.0], [0.0, 1.0]]], [[[1.0, -1.0], [2.0, 0.5]]]
-    # the input itself does not require a gradient (megatron's buffer): see the module docstring for its gradient
     return {"baddbmm": grads(torch, lambda a, b: torch.baddbmm(torch.tensor([bias]), a, b, beta=0.0, alpha=0.5),
                              batch1, batch2),
+            "baddbmm_input_grad": grads(torch, lambda c, a, b: torch.baddbmm(c, a, b, beta=0.0), [[[1.0, -2.0]]],
+                                        batch1, batch2),
             "baddbmm_beta_one": grads(torch, lambda c, a, b: torch.baddbmm(c, a, b), [[[1.0, 2.0], [0.0, 1.0]]],
                                       batch1, batch2)}
 
@@ -379,19 +394,20 @@ GRAD_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     **_dtypes("maximum_equal_operands", ("torch.maximum", "torch.minimum", "torch.max"), _equal_operands),
     **_dtypes("clamp_at_bounds", _CLAMP, _clamp),
     "clamp_tensor_bounds": (("torch.clamp",), _clamp_tensor_bounds),
-    **_dtypes("kinks_at_zero", _KINKS, _kinks),
+    **_dtypes("kinks_at_zero", _KINKS + ("torch.sign",), _kinks),
     "where_nan_trap": (("torch.where", "Tensor.masked_fill", "torch.sqrt", "Tensor.log"), _where_trap),
     "at_zero": (("torch.sqrt", "torch.rsqrt", "torch.log", "torch.reciprocal"), _at_zero),
     "pow_at_zero": (("torch.pow", "Tensor.pow", "Tensor.__pow__", "torch.square"), _pow),
     "pow_tensor_exponent_at_zero": (("torch.pow", "Tensor.pow", "Tensor.__pow__"), _pow_tensor_exponent),
     "division_by_zero": (("torch.div", "Tensor.__truediv__", "Tensor.__rtruediv__"), _division),
     "prod_zeros": (("torch.prod", "Tensor.prod"), _prod),
+    "cumprod_zeros": (("torch.cumprod", "Tensor.cumprod"), _cumprod),
     "norm_zero_vector": (("Tensor.norm", "torch.norm", "torch.linalg.vector_norm", "torch.nn.functional.normalize"),
                          _zero_norm),
     "std_var_constant": (("Tensor.std", "torch.var", "Tensor.var"), _constant_std),
     "logsumexp_infinite": (("torch.logsumexp",), _logsumexp),
     **_dtypes("softmax_inf_rows", _SOFTMAX, _softmax, ("float32", "float16")),
-    "softmax_inf_rows__bfloat16": (("torch.softmax", "torch.nn.functional.softmax"), _softmax_bfloat16),
+    "softmax_inf_rows__bfloat16": (_SOFTMAX, _softmax_bfloat16),
     "cross_entropy_ignore_index": (("torch.nn.functional.cross_entropy",), _cross_entropy),
     "cross_entropy_all_ignored": (("torch.nn.functional.cross_entropy",), _cross_entropy_all_ignored),
     **_dtypes("layer_norm_constant_rows", ("torch.nn.functional.layer_norm",), _layer_norm),
@@ -423,6 +439,7 @@ ROUNDED = frozenset({
     *(f"{name}__{dtype}" for name in ("layer_norm_constant_rows", "softmax_inf_rows", "activations_at_inf")
       for dtype in ("float32", "float16", "bfloat16")),
     "cross_entropy_ignore_index", "cross_entropy_all_ignored", "logsumexp_infinite", "logsigmoid_at_inf",
+    "cumprod_zeros",
     "pow_tensor_exponent_at_zero",
     "host_layer_norm_constant_rows", "host_softmax_inf_rows", "host_cross_entropy_ignored"})
 
