@@ -1,7 +1,7 @@
 """mindspeed_ms.compat.grad_edges: PyTorch's gradients at the edges (zero norms, pow(x, 0), a tensor exponent at a
-zero base, division by a zero, logsumexp and softmax with infinities) and F.normalize's eps / F.dropout(p=1), through
-the adaptor's patches in a child interpreter (importing MSAdapter in pytest's process patches importlib.metadata);
-PyTorch's values are compared by tests/conformance/cases/ops_special_grad.py."""
+zero base, division by a zero, logsumexp and softmax with infinities, sign, cumprod through zeros, baddbmm's input
+with beta=0), through the adaptor's patches in a child interpreter (importing MSAdapter in pytest's process
+patches importlib.metadata); PyTorch's values are compared by tests/conformance/cases/ops_special_grad.py."""
 
 from __future__ import annotations
 
@@ -46,18 +46,6 @@ x = leaf([0.0, 0.0, 0.0])
 assert grad_of(lambda x: torch.linalg.vector_norm(x), x)[0].tolist() == [0.0, 0.0, 0.0]
 assert float(torch.norm(torch.tensor([3.0, 4.0]))) == 5.0  # no gradient wanted: the op as it was
 
-x = leaf([[0.0, 0.0], [3.0, 4.0]])
-out = torch.nn.functional.normalize(x, dim=1)
-assert out.numpy().tolist() == [[0.0, 0.0], [0.6000000238418579, 0.800000011920929]], out
-out.sum().backward()
-assert (x.grad.numpy()[0] == np.float32(1e12)).all(), x.grad  # 1 / eps (PyTorch's too), not nan
-
-x = leaf([1.0, -2.0])
-(gx,) = grad_of(lambda x: torch.nn.functional.dropout(x, 1.0), x)
-assert gx.tolist() == [0.0, 0.0]
-assert torch.nn.functional.dropout(x, 1.0).numpy().tolist() == [0.0, -0.0]
-assert torch.nn.Dropout(1.0)(x).numpy().tolist() == [0.0, -0.0]
-
 x = leaf([0.0, 2.0])
 assert grad_of(lambda x: x ** 0, x)[0].tolist() == [0.0, 0.0]
 base, exponent = leaf([0.0, 0.0, 2.0]), leaf([0.0, 2.0, 0.0])
@@ -86,11 +74,6 @@ assert grad_of(lambda x: torch.cumprod(x, 0), x)[0].tolist() == [1.0, 32.0, 0.0,
 c, a, b = leaf([[[1.0, -2.0]]]), leaf([[[1.0, 2.0]]]), leaf([[[1.0, 0.0], [2.0, 1.0]]])
 gc, _, _ = grad_of(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.0), c, a, b)
 assert gc.tolist() == [[[0.0, 0.0]]], gc
-x = torch.tensor([[1.0, 2.0, 3.0]]).to(torch.bfloat16).requires_grad_(True)
-y = torch.nn.functional.log_softmax(x, -1)
-assert y.dtype == torch.bfloat16
-y.backward(torch.tensor([[4.0, 5.0, 6.0]]).to(torch.bfloat16))
-assert x.grad.dtype == torch.bfloat16 and np.isfinite(x.grad.float().numpy()).all()
 print("checked")
 '''
 

@@ -6,16 +6,17 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1:
 - ``norm`` / ``linalg.vector_norm`` (p = 2, ``"fro"``, finite p > 1) of a zero slice: MindSpore's backward
   ``x / norm`` is ``0 / 0``, nan (PyTorch masks it: 0). :func:`norm_wrapper` keeps the forward's bits and, only
   for an input that requires a gradient, attaches PyTorch's ``norm_backward``.
-- ``F.normalize`` ignores ``eps`` (``input / norm``: nan for a zero row, huge for a tiny one): PyTorch's
-  ``input / norm.clamp_min(eps)``.
-- ``F.dropout(p=1)`` raises (MindSpore's keep_prob must be > 0); PyTorch multiplies by zero.
-- ``pow(x, 0)``: MindSpore's backward ``0 * x ** -1`` is nan at ``x == 0`` (PyTorch: 0 for the zero exponent).
+- ``pow(x, 0)``: MindSpore's backward ``0 * x ** -1`` is nan at ``x == 0`` (PyTorch: 0 for the zero exponent); a
+  tensor exponent: nan for the base at ``(0, 0)`` and for the exponent where the base is 0 (PyTorch masks both).
 - ``a / b`` with a zero in ``b``: the forward repair of :mod:`.ieee_division` (a select between two quotients) left
   nan gradients (the select's zero times the kernel's ``g / 0``); :func:`zero_divisor_quotient` gives the repaired
   quotient PyTorch's ``div`` backward (``g / b`` and ``-g * (a / b) / b``, IEEE's division by a signed zero).
+- ``logsumexp`` with a +inf in a slice (repaired forward): nan gradients; PyTorch's ``g * exp(x - result)``.
+- ``sign``: no gradient (``x.grad`` None; PyTorch: zeros); ``cumprod`` through a zero: nan (PyTorch's exact formula).
 
-Nothing here runs on the common path: the norm's Function only for an input that requires a gradient, the others
-behind a Python comparison (``p == 1``, ``exponent == 0``) or on the rare path that already found a zero divisor.
+Nothing here runs on the common path: the Functions only for an input that requires a gradient (cumprod: and
+holds a zero), the others behind a Python comparison (``exponent == 0``, a tensor exponent) or on the rare path
+that already found a zero divisor / an infinity. The nn-level edges are in :mod:`.nn_edges`.
 """
 
 from __future__ import annotations
@@ -26,25 +27,24 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["norm_wrapper", "norm_backward", "normalize", "normalize_wrapper", "dropout_wrapper", "pow_wrapper",
-           "pow_backward", "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper",
-           "cumprod_backward", "bfloat16_log_softmax_wrapper", "cross_entropy_wrapper", "logsigmoid", "logsigmoid_wrapper"]
+__all__ = ["float_tensor", "wants_grad", "norm_wrapper", "norm_backward", "pow_wrapper", "pow_backward",
+           "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper", "cumprod_backward"]
 
 
-def _float_tensor(value: Any) -> bool:
+def float_tensor(value: Any) -> bool:
     from mindspore import Tensor
 
     return isinstance(value, Tensor) and value.is_floating_point()
 
 
-def _wants_grad(value: Any) -> bool:
+def wants_grad(value: Any) -> bool:
     """Whether autograd records ``value`` (a float tensor requiring a gradient, grad mode on): the cheap attribute
     first, so a tensor without a gradient costs one attribute read."""
     if not getattr(value, "requires_grad", False):
         return False
     import msadapter
 
-    return _float_tensor(value) and msadapter.is_grad_enabled()
+    return float_tensor(value) and msadapter.is_grad_enabled()
 
 
 # --- norms ---------------------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def norm_wrapper(ord_name: str) -> Callable[[Callable[..., Any]], Callable[..., 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(op)
         def norm(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
-            if not _wants_grad(input):
+            if not wants_grad(input):
                 return op(input, *args, **kwargs)
             given = dict(zip((ord_name, "dim", "keepdim"), args))
             if len(args) > 3 or set(given) & set(kwargs):
@@ -137,40 +137,7 @@ def norm_wrapper(ord_name: str) -> Callable[[Callable[..., Any]], Callable[..., 
     return wrapper
 
 
-def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Any:  # noqa: A002
-    """``F.normalize``: PyTorch's ``input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)``."""
-    denominator = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
-    result = input / denominator
-    if out is not None:
-        out.copy_(result)
-        return out
-    return result
-
-
-def normalize_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Replace MSAdapter's ``F.normalize`` (which drops ``eps``) by :func:`normalize`."""
-
-    @functools.wraps(op)
-    def wrapped(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Any:  # noqa: A002
-        return normalize(input, p, dim, eps, out)
-
-    return wrapped
-
-
-# --- dropout, pow ----------------------------------------------------------------------------------------------
-
-
-def dropout_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``F.dropout(input, p=0.5, training=True, inplace=False)``: ``p == 1`` in training is ``input * 0``
-    (PyTorch; MindSpore refuses a keep probability of 0)."""
-
-    @functools.wraps(op)
-    def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
-        if p == 1 and training and _float_tensor(input):
-            return input.mul_(0.0) if inplace else input * 0.0
-        return op(input, p, training, inplace)
-
-    return dropout
+# --- pow -------------------------------------------------------------------------------------------------------
 
 
 def pow_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -180,11 +147,11 @@ def pow_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(op)
     def power(input: Any, exponent: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
         if not isinstance(exponent, (int, float)):
-            if (_wants_grad(exponent) or (_wants_grad(input) and _float_tensor(exponent))) and not args and not kwargs:
+            if (wants_grad(exponent) or (wants_grad(input) and float_tensor(exponent))) and not args and not kwargs:
                 return _pow_function().apply(input, exponent, lambda: op(input, exponent))
             return op(input, exponent, *args, **kwargs)
         result = op(input, exponent, *args, **kwargs)
-        if exponent == 0 and not isinstance(exponent, bool) and _wants_grad(input) and not args and not kwargs:
+        if exponent == 0 and not isinstance(exponent, bool) and wants_grad(input) and not args and not kwargs:
             return _with_zero_gradient(result, input)
         return result
 
@@ -206,7 +173,7 @@ def sign_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(op)
     def sign(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
         result = op(input, *args, **kwargs)
-        if _wants_grad(input) and not args and not kwargs:
+        if wants_grad(input) and not args and not kwargs:
             return _with_zero_gradient(result, input)
         return result
 
@@ -264,7 +231,7 @@ def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def cumprod(input: Any, dim: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if (not _wants_grad(input) or args or set(kwargs) - {"dim"} or str(input.dtype) in ("BFloat16",)
+        if (not wants_grad(input) or args or set(kwargs) - {"dim"} or str(input.dtype) in ("BFloat16",)
                 or not isinstance(kwargs.get("dim", dim), int)):
             return op(input, dim, *args, **kwargs) if dim is not None else op(input, *args, **kwargs)
         dim = kwargs.pop("dim", dim)
@@ -277,128 +244,6 @@ def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _log_softmax_function() -> Any:
-    from msadapter.autograd import Function
-
-    class BFloat16LogSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """bfloat16 log_softmax as PyTorch's CPU kernel computes it: in float32, rounded once; the backward
-        ``g - exp(y) * sum(g)`` in float32 from the *rounded* output ``y``, rounded once."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any, dim: int, compute: Callable[[Any], Any]) -> Any:
-            import mindspore
-
-            result = compute(input.astype(mindspore.float32)).astype(mindspore.bfloat16)
-            ctx.saved = (result, dim)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            import mindspore
-            from mindspore import mint
-
-            result, dim = ctx.saved
-            del ctx.saved
-            g, y = grad.astype(mindspore.float32), result.astype(mindspore.float32)
-            values = mint.sub(g, mint.mul(mint.exp(y), g.sum(dim, keepdim=True)))
-            return values.astype(mindspore.bfloat16), None, None
-
-    return BFloat16LogSoftmax
-
-
-def bfloat16_log_softmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``log_softmax(input, dim)`` (``F.log_softmax``/``Tensor.log_softmax``): a bfloat16 input (no CPU
-    kernel: TypeError) goes through :class:`BFloat16LogSoftmax`; every other call is the op's."""
-
-    @functools.wraps(op)
-    def log_softmax(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if str(getattr(input, "dtype", "")) != "BFloat16" or kwargs.get("dtype") is not None:
-            return op(input, *args, **kwargs)
-        dim = args[0] if args else kwargs.get("dim")
-        if not isinstance(dim, int) or len(args) > 1 or set(kwargs) - {"dim", "dtype"}:
-            return op(input, *args, **kwargs)
-        rank = max(len(input.shape), 1)
-        return _log_softmax_function().apply(input, dim % rank, lambda x: op(x, dim))
-
-    return log_softmax
-
-
-def cross_entropy_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``F.cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean', ...)``: with every
-    target ignored, the mean's gradient is PyTorch's zeros (MindSpore's is ``0 / 0`` weight: nan); the loss stays
-    nan as in PyTorch. The targets are read on the host only for an input that requires a gradient."""
-
-    @functools.wraps(op)
-    def cross_entropy(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        result = op(input, target, *args, **kwargs)
-        named = dict(zip(("weight", "ignore_index", "reduction", "label_smoothing"), args), **kwargs)
-        if (not _wants_grad(input) or named.get("reduction", "mean") != "mean" or _float_tensor(target)
-                or not hasattr(target, "asnumpy")):
-            return result
-        if not bool(np.all(target.asnumpy() == named.get("ignore_index", -100))):
-            return result
-        from mindspore import ops
-
-        return ops.where(ops.ones((), _bool()), ops.stop_gradient(result), input.sum().astype(result.dtype))
-
-    return cross_entropy
-
-
-@functools.lru_cache(maxsize=1)
-def _logsigmoid_function() -> Any:
-    from msadapter.autograd import Function
-
-    class LogSigmoid(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """PyTorch's CPU log_sigmoid: ``min(x, 0) - log1p(exp(-|x|))``, its backward
-        ``g * (max_deriv - sign * z / (1 + z))`` with ``z = exp(-|x|)`` (exact at +-inf and for large ``|x|``)."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any) -> Any:
-            from mindspore import ops
-
-            x = _widened(input)
-            result = ops.sub(ops.minimum(x, ops.zeros((), x.dtype)), ops.log1p(ops.exp(ops.neg(ops.abs(x)))))
-            ctx.saved = input
-            return result.astype(input.dtype)
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            from mindspore import ops
-
-            input = ctx.saved
-            del ctx.saved
-            x = _widened(input)
-            z = ops.exp(ops.neg(ops.abs(x)))
-            ratio = ops.div(z, ops.add(z, 1.0))
-            # max_deriv - sign * z / (1 + z): x < 0: 1 - z / (1 + z); else z / (1 + z) (nan stays nan)
-            derivative = ops.where(ops.less(x, 0), ops.sub(1.0, ratio), ratio)
-            return ops.mul(_widened(grad), derivative).astype(input.dtype)
-
-    return LogSigmoid
-
-
-def _widened(tensor: Any) -> Any:
-    import mindspore
-
-    return tensor.astype(mindspore.float32) if str(tensor.dtype) in ("BFloat16", "Float16") else tensor
-
-
-def logsigmoid(input: Any) -> Any:  # noqa: A002 - PyTorch's name
-    """``F.logsigmoid``: PyTorch's formula (MindSpore's is -inf at -100 and nan in the gradient at -inf)."""
-    return _logsigmoid_function().apply(input)
-
-
-def logsigmoid_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Replace ``F.logsigmoid(input)`` of a float tensor by :func:`logsigmoid`."""
-
-    @functools.wraps(op)
-    def wrapped(input: Any) -> Any:  # noqa: A002
-        return logsigmoid(input) if _float_tensor(input) else op(input)
-
-    return wrapped
-
-
-@functools.lru_cache(maxsize=1)
 def _pow_function() -> Any:
     from msadapter.autograd import Function
 
@@ -408,7 +253,7 @@ def _pow_function() -> Any:
         @staticmethod
         def forward(ctx: Any, base: Any, exponent: Any, compute: Callable[[], Any]) -> Any:
             result = compute()
-            ctx.saved = (base, exponent, result, _float_tensor(base) and bool(base.requires_grad),
+            ctx.saved = (base, exponent, result, float_tensor(base) and bool(base.requires_grad),
                          bool(exponent.requires_grad))
             return result
 
@@ -479,7 +324,7 @@ def _logsumexp_function() -> Any:
 def logsumexp_gradient(input: Any, result: Any, dim: Any, keepdim: bool) -> Any:
     """``result`` (``input``'s logsumexp over ``dim``, repaired for infinities) with PyTorch's gradient
     ``g * exp(x - result)``, for an input that requires one."""
-    if not _wants_grad(input):
+    if not wants_grad(input):
         return result
     from mindspore import ops
 
@@ -506,8 +351,8 @@ def _division_function() -> Any:
         @staticmethod
         def forward(ctx: Any, dividend: Any, divisor: Any, quotient: Any) -> Any:
             # (forward runs without grad mode: the operands' own flags)
-            ctx.saved = (dividend, divisor, _float_tensor(dividend) and bool(dividend.requires_grad),
-                         _float_tensor(divisor) and bool(divisor.requires_grad))
+            ctx.saved = (dividend, divisor, float_tensor(dividend) and bool(dividend.requires_grad),
+                         float_tensor(divisor) and bool(divisor.requires_grad))
             return quotient
 
         @staticmethod
@@ -555,7 +400,7 @@ def _to_like(values: np.ndarray, like: Any) -> Any:
 def zero_divisor_quotient(dividend: Any, divisor: Any, quotient: Any) -> Any:
     """``quotient`` (the repaired ``dividend / divisor`` of a divisor holding a zero) with PyTorch's gradients for
     the operands that require one; as it is when neither does."""
-    if not (_wants_grad(dividend) or _wants_grad(divisor)):
+    if not (wants_grad(dividend) or wants_grad(divisor)):
         return quotient
     from mindspore import ops
 

@@ -204,8 +204,9 @@ def _register_alpha(registry: Any) -> None:
 
 
 def _register_grad_edges(registry: Any) -> None:
-    """Register PyTorch's gradients at the edges (mindspeed_ms.compat.grad_edges, conformance ops_special_grad)."""
-    from mindspeed_ms.compat import grad_edges
+    """Register PyTorch's gradients at the edges (mindspeed_ms.compat.grad_edges and nn_edges, conformance
+    ops_special_grad)."""
+    from mindspeed_ms.compat import grad_edges, nn_edges
 
     for target, ord_name in ((f"{_REDUCTION}.norm", "p"), (f"{_TENSOR}.norm", "p"),
                              ("msadapter.linalg.vector_norm", "ord")):
@@ -214,16 +215,16 @@ def _register_grad_edges(registry: Any) -> None:
             purpose="the gradient of a 2-norm (p > 1) of a zero slice is nan on CPU (0 / 0; PyTorch: 0): for an "
                     "input that requires a gradient, the op's values with PyTorch's norm backward")
     registry.register(
-        "msadapter.nn.functional.normalize", grad_edges.normalize_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.nn.functional.normalize", nn_edges.normalize_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.normalize drops eps (input / norm: nan for a zero row; PyTorch: input / norm.clamp_min(eps))")
     registry.register(
-        "msadapter.nn.functional.dropout", grad_edges.dropout_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.nn.functional.dropout", nn_edges.dropout_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.dropout(p=1) raises on CPU (keep_prob must be > 0; PyTorch: input * 0)")
     registry.register(
-        "msadapter.nn.functional.cross_entropy", grad_edges.cross_entropy_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.nn.functional.cross_entropy", nn_edges.cross_entropy_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="cross_entropy (mean) with every target ignored has a nan gradient on CPU (PyTorch: zeros)")
     registry.register(
-        "msadapter.nn.functional.logsigmoid", grad_edges.logsigmoid_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.nn.functional.logsigmoid", nn_edges.logsigmoid_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="logsigmoid is -inf at -100 on CPU and its gradient nan at -inf, 0 for large x (PyTorch: "
                 "min(x, 0) - log1p(exp(-|x|)) and its exact backward)")
     for target in (f"{_POINTWISE}.sign", f"{_TENSOR}.sign"):
@@ -340,11 +341,11 @@ def _register_bfloat16(registry: Any) -> None:
             target, bfloat16_ops.elementwise_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rpartition('.')[2]} of bfloat16 raises on CPU (no bfloat16 kernel); PyTorch's CPU kernel "
                     f"computes in float32 and rounds once: computed in float32, rounded back (PyTorch's result dtype)")
-    from mindspeed_ms.compat import grad_edges
+    from mindspeed_ms.compat import nn_edges
 
     for target in ("msadapter.nn.functional.log_softmax", f"{_TENSOR}.log_softmax"):
         registry.register(
-            target, grad_edges.bfloat16_log_softmax_wrapper, kind="wrap", requires=_MSADAPTER,
+            target, nn_edges.bfloat16_log_softmax_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="log_softmax of bfloat16 raises on CPU (LogSoftmax has no bfloat16 kernel); PyTorch computes in "
                     "float32 and rounds once, its backward from the rounded output: the same")
     for target in (f"{_POINTWISE}.nan_to_num", f"{_TENSOR}.nan_to_num"):
