@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from _helpers import EXAMPLE, free_port, is_running, reference_python, run_python, subprocess_env
 
+from mindspeed_ms.bootstrap.parity_cli import format_report
 from mindspeed_ms.bootstrap.parity_runner import (
     MANIFEST,
     ParityRunError,
@@ -80,6 +81,17 @@ def test_compare_reports_missing_steps_gradients_and_ranks(tmp_path: Path) -> No
     assert any("b only in the reference" in p for p in problems)
     (tmp_path / "ref" / "rank1").mkdir()
     assert any("rank 1" in p for r in compare_dumps(tmp_path / "ref", tmp_path / "cand").ranks for p in r.problems)
+
+
+def test_the_table_shows_a_step_without_a_loss(tmp_path: Path) -> None:
+    # a pipeline stage's backward (Megatron-LM's pretrain_gpt.py at pp=2): the table raised TypeError on None
+    _dump(tmp_path / "ref", [None, 2.0], {"w": np.ones(2)}, {"a": np.ones(2)})
+    _dump(tmp_path / "cand", [None, 2.0], {"w": np.ones(2)}, {"a": np.ones(2)})
+    report = compare_dumps(tmp_path / "ref", tmp_path / "cand")
+    assert report.ok
+    first, second = format_report(report).splitlines()[2:4]
+    assert first.split()[:3] == ["1", "-", "-"]
+    assert second.split()[:3] == ["2", "2.000000", "2.000000"]
 
 
 def test_missing_reference_interpreter_is_a_setup_error_saying_what_to_install(monkeypatch) -> None:

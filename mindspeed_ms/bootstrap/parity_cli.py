@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
 
 
+def _number(value: float | None, width: int) -> str:
+    """``value`` in a column of ``width`` (6 decimals); ``-`` for a step without one (a pipeline stage's loss)."""
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.6f}"
+
+
 def format_report(report: Any) -> str:
     """Return the report as text: per-step table per rank, worst gradients, first divergent module."""
     lines = []
@@ -62,8 +67,9 @@ def format_report(report: Any) -> str:
         lines.append(f"  {'step':>4}  {'loss (PyTorch)':>14}  {'loss (MindSpore)':>16}  {'rel':>8}  "
                      f"{'grad norm (PT)':>14}  {'grad norm (MS)':>14}  {'rel':>8}")
         for step in rank.steps:
-            lines.append(f"  {step.step:>4}  {step.reference_loss:>14.6f}  {step.candidate_loss:>16.6f}  "
-                         f"{step.loss_rel:>8.1e}  {step.reference_grad_norm:>14.6f}  {step.candidate_grad_norm:>14.6f}"
+            lines.append(f"  {step.step:>4}  {_number(step.reference_loss, 14)}  {_number(step.candidate_loss, 16)}  "
+                         f"{step.loss_rel:>8.1e}  {_number(step.reference_grad_norm, 14)}  "
+                         f"{_number(step.candidate_grad_norm, 14)}"
                          f"  {step.grad_norm_rel:>8.1e}{'' if step.ok else '  <-- beyond tolerance'}")
         if rank.gradients:
             worst = rank.gradients[0]
