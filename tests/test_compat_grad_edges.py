@@ -110,3 +110,27 @@ def test_cumprod_backward_through_zeros_is_pytorchs_exact_formula() -> None:
     no_zero = np.array([2.0, 0.5, 4.0], np.float32)
     assert np.allclose(grad_edges.cumprod_backward(np.ones(3, np.float32), no_zero, np.cumprod(no_zero), 0),
                        [1.0 + 0.5 + 2.0, 2.0 + 8.0, 1.0])
+
+
+_EMPTY = '''
+import os
+
+os.environ["MINDSPEED_AI_FRAMEWORK"] = "mindspore"
+import mindspeed_ms.adaptor  # noqa: F401
+import torch
+
+x = torch.ones(2, 0, requires_grad=True)
+out = x.sum(1)
+out.backward(torch.ones(2))
+assert out.tolist() == [0.0, 0.0] and tuple(x.grad.shape) == (2, 0)
+y = torch.ones(0, requires_grad=True)
+mean = y.mean()
+mean.backward()
+assert mean.isnan().item() and tuple(y.grad.shape) == (0,)
+print("checked")
+'''
+
+
+def test_reductions_of_an_empty_tensor_backpropagate() -> None:
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    assert "checked" in run_python(sys.executable, "-c", textwrap.dedent(_EMPTY), env=env)

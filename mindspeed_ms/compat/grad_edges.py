@@ -28,7 +28,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["float_tensor", "wants_grad", "norm_wrapper", "norm_backward", "pow_wrapper", "pow_backward",
-           "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper", "cumprod_backward"]
+           "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper", "cumprod_backward",
+           "empty_reduction_gradient"]
 
 
 def float_tensor(value: Any) -> bool:
@@ -405,3 +406,39 @@ def zero_divisor_quotient(dividend: Any, divisor: Any, quotient: Any) -> Any:
     from mindspore import ops
 
     return _division_function().apply(dividend, divisor, ops.stop_gradient(quotient))
+
+
+# --- reductions of an empty tensor -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _empty_function() -> Any:
+    from msadapter.autograd import Function
+
+    class EmptyReduction(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """A reduction's result over an empty input (a constant: 0 for sum, nan for mean), with the input's
+        gradient: an empty tensor of its shape (PyTorch's; MindSpore's backward refused the unrecorded constant)."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any, result: Any) -> Any:
+            ctx.saved = (tuple(input.shape), input.dtype)
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            from mindspore import ops
+
+            shape, dtype = ctx.saved
+            del ctx.saved
+            return ops.zeros(shape, dtype), None
+
+    return EmptyReduction
+
+
+def empty_reduction_gradient(input: Any, result: Any) -> Any:
+    """``result`` (a reduction of the empty ``input``, made as a constant) recorded for autograd when ``input``
+    requires a gradient; as it is otherwise."""
+    if not wants_grad(input):
+        return result
+    return _empty_function().apply(input, result)
+

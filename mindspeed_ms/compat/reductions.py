@@ -105,7 +105,9 @@ def empty_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         dim, keepdim, dtype = _reduction_args(args, kwargs)
         if dtype is None:
             dtype = mindspore.int64 if input.dtype in _integral() else input.dtype
-        return _full(reduced_shape(tuple(input.shape), dim, keepdim), 0, dtype)
+        from mindspeed_ms.compat.grad_edges import empty_reduction_gradient
+
+        return empty_reduction_gradient(input, _full(reduced_shape(tuple(input.shape), dim, keepdim), 0, dtype))
 
     return summed
 
@@ -131,8 +133,10 @@ def mean_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
                        f"complex dtype. Got: {name}")
             raise DTypeNotSupportedError("torch.mean", name, message)
         if empty:
-            return _full(reduced_shape(tuple(input.shape), dim, keepdim), math.nan,
-                         dtype if dtype is not None else input.dtype)
+            from mindspeed_ms.compat.grad_edges import empty_reduction_gradient
+
+            return empty_reduction_gradient(input, _full(reduced_shape(tuple(input.shape), dim, keepdim), math.nan,
+                                                         dtype if dtype is not None else input.dtype))
         from mindspore import ops
 
         # PyTorch casts the input to dtype first; MindSpore's mean(dtype=) casts the (integer) mean afterwards

@@ -10,12 +10,11 @@ Each case backpropagates a fixed upstream gradient (1, 2, 3, ... over the output
 visible) and returns the output and the gradient of every input. Compared bit for bit (``exact``: nan at the same
 places, -0.0 is not +0.0) where PyTorch's formula is exact; otherwise within the dtype's tolerances (``ROUNDED``).
 
-Found and left out of the family (they name ops on the GPT or MindSpeed-LLM path,
-where a known divergence may not stand, and are not fixed yet): ``-0.0`` into ``log``/``pow(x, 0.5)`` (MindSpore's
-Div gives ``g / -0.0`` the sign of ``g / +0.0`` inside the backward formulas, and ``pow(-0.0, 0.5)`` is ``+0.0``;
-PyTorch: ``-inf``, ``-0.0``) and ``mean``/``sum`` of an empty tensor requiring a gradient (MindSpore refuses the
-backward). Ops the field does not call are not cases here (hardtanh, relu6, threshold, leaky_relu, median,
-kthvalue, atan2, var_mean, fmax, clamp_min_, relu_, addmm)."""
+Found and left out of the family (they name ops on the GPT or MindSpeed-LLM path, where a known divergence may not
+stand, and are not fixed yet): ``-0.0`` into ``log``/``pow(x, 0.5)`` (MindSpore's Div gives ``g / -0.0`` the sign
+of ``g / +0.0`` inside the backward formulas, and ``pow(-0.0, 0.5)`` is ``+0.0``; PyTorch: ``-inf``, ``-0.0``). Ops
+the field does not call are not cases here (hardtanh, relu6, threshold, leaky_relu, median, kthvalue, atan2,
+var_mean, fmax, clamp_min_, relu_, addmm)."""
 
 from __future__ import annotations
 
@@ -160,6 +159,15 @@ def _cumprod(torch: Any) -> Any:
             "rows": grads(torch, lambda x: torch.cumprod(x, 1), [[0.0, 2.0, 3.0], [1.0, 2.0, 0.0], [1.0, 2.0, 3.0]]),
             "dim0": grads(torch, lambda x: torch.cumprod(x, dim=0), [[1.0, 0.0], [2.0, 3.0], [0.0, 4.0]]),
             "no_zero": grads(torch, lambda x: torch.cumprod(x, 0), [2.0, 0.5, 3.0])}
+
+
+def _empty_reductions(torch: Any) -> Any:
+    """An empty input (an MoE expert without tokens): the result and an empty gradient of the input's shape."""
+    return {"mean": grads(torch, lambda x: x.mean(), torch.ones(0)),
+            "sum": grads(torch, lambda x: x.sum(), torch.ones(0, 3)),
+            "sum_dim": grads(torch, lambda x: x.sum(1), torch.ones(2, 0)),
+            "mean_dim": grads(torch, lambda x: torch.mean(x, 0), torch.ones(0, 2)),
+            "sum_function": grads(torch, lambda x: torch.sum(x, dim=0, keepdim=True), torch.ones(0, 2))}
 
 
 def _zero_norm(torch: Any) -> Any:
@@ -402,6 +410,7 @@ GRAD_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
     "division_by_zero": (("torch.div", "Tensor.__truediv__", "Tensor.__rtruediv__"), _division),
     "prod_zeros": (("torch.prod", "Tensor.prod"), _prod),
     "cumprod_zeros": (("torch.cumprod", "Tensor.cumprod"), _cumprod),
+    "empty_reductions": (("Tensor.mean", "Tensor.sum", "torch.mean", "torch.sum"), _empty_reductions),
     "norm_zero_vector": (("Tensor.norm", "torch.norm", "torch.linalg.vector_norm", "torch.nn.functional.normalize"),
                          _zero_norm),
     "std_var_constant": (("Tensor.std", "torch.var", "Tensor.var"), _constant_std),
