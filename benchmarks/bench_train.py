@@ -128,12 +128,15 @@ def collect(config: Config, process: subprocess.Popen[str], log_dir: Path, start
 
 
 def parse_output(output: str, result: Result, wall: float) -> None:
-    times = [float(x) for x in re.findall(r"elapsed time per iteration \(ms\): ([0-9.]+)", output)]
-    result.steps_ms.extend(times[3:])
+    # by iteration: msrun's output and rank 0's log both hold the lines (read twice, the second copy's first
+    # steps, with their one-time setup, were counted as timed steps)
+    found = {int(index): (loss, float(ms)) for index, loss, ms in re.findall(
+        r"iteration\s+(\d+)/\s*\d+ \| lm loss (\S+) \|.*?elapsed time per iteration \(ms\): ([0-9.]+)", output)}
+    result.steps_ms.extend(found[index][1] for index in sorted(found)[3:])
     result.walls.append(wall)
     rss = re.findall(r"bench: rank 0 peak RSS ([0-9.]+) MiB", output)
     result.rss_mib.extend(float(x) for x in rss[:1])
-    result.losses = re.findall(r"lm loss (\S+)", output)
+    result.losses = [found[index][0] for index in sorted(found)]
     for name, value in re.findall(r"bench: phase (.+?) ([-0-9.]+)$", output, flags=re.MULTILINE):
         result.phases.setdefault(name, []).append(float(value))
 

@@ -99,3 +99,15 @@ def test_two_runs_with_the_baton_take_turns_iteration_by_iteration(tmp_path: Pat
         steps = [line.split() for line in output.splitlines() if line.startswith("bench: step")]
         assert [int(step[2]) for step in steps] == [1, 2, 3]
         assert all(float(step[3]) >= 49.0 for step in steps)
+
+
+def test_a_runs_steps_and_losses_are_read_once_when_its_output_holds_them_twice() -> None:
+    """msrun's output and rank 0's log both hold the example's lines: each iteration counts once, the first three
+    (one-time setup) are not timed steps."""
+    bench_train = _load("bench_train")
+    line = "iteration {:4d}/  10 | lm loss {:.6f} | grad norm 2.7830 | elapsed time per iteration (ms): {:.1f}\n"
+    output = "".join(line.format(index, 4.0 + index, 100.0 * index) for index in range(1, 11))
+    result = bench_train.Result()
+    bench_train.parse_output(output + "bench: rank 0 peak RSS 1.0 MiB\n" + output, result, 1.0)
+    assert result.steps_ms == [400.0, 500.0, 600.0, 700.0, 800.0, 900.0, 1000.0]
+    assert result.losses == [f"{4.0 + index:.6f}" for index in range(1, 11)]
