@@ -127,10 +127,13 @@ y = torch.ones(0, requires_grad=True)
 mean = y.mean()
 mean.backward()
 assert mean.isnan().item() and tuple(y.grad.shape) == (0,)
+z = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]], requires_grad=True)
+z.std(1).sum().backward()  # a constant row: PyTorch's masked std backward, 0 (not nan)
+assert z.grad[0].tolist() == [0.0, 0.0, 0.0] and abs(z.grad[1, 0].item() + 0.5) < 1e-6, z.grad
 print("checked")
 '''
 
 
-def test_reductions_of_an_empty_tensor_backpropagate() -> None:
+def test_reductions_of_an_empty_tensor_and_std_of_a_constant_row_backpropagate() -> None:
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     assert "checked" in run_python(sys.executable, "-c", textwrap.dedent(_EMPTY), env=env)

@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["float_tensor", "wants_grad", "norm_wrapper", "norm_backward", "pow_wrapper", "pow_backward",
            "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper", "cumprod_backward",
-           "empty_reduction_gradient"]
+           "empty_reduction_gradient", "std_of_variance"]
 
 
 def float_tensor(value: Any) -> bool:
@@ -441,4 +441,43 @@ def empty_reduction_gradient(input: Any, result: Any) -> Any:
     if not wants_grad(input):
         return result
     return _empty_function().apply(input, result)
+
+
+# --- std -------------------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _std_function() -> Any:
+    from msadapter.autograd import Function
+
+    class StdOfVariance(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """``sqrt(variance)`` with PyTorch's ``std_backward``: ``g / (2 * std)``, 0 where the std is 0 (a constant
+        slice; MindSpore's sqrt backward gives ``g / 0``, then nan through the variance's backward)."""
+
+        @staticmethod
+        def forward(ctx: Any, variance: Any) -> Any:
+            from mindspore import mint
+
+            result = mint.sqrt(variance)
+            ctx.saved = result
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            from mindspore import mint, ops
+
+            result = ctx.saved
+            del ctx.saved
+            return ops.masked_fill(mint.div(grad, mint.add(result, result)), mint.eq(result, 0), 0.0)
+
+    return StdOfVariance
+
+
+def std_of_variance(variance: Any) -> Any:
+    """``sqrt(variance)`` for ``torch.std``: with PyTorch's masked backward where autograd records ``variance``."""
+    if wants_grad(variance):
+        return _std_function().apply(variance)
+    from mindspore import mint
+
+    return mint.sqrt(variance)
 

@@ -7,9 +7,6 @@ from __future__ import annotations
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
     # refusals (conformance/cases/ops_errors.py)
-    # gradients at the edges (conformance/cases/ops_special_grad.py; /work/notes/conf-grad.md)
-    "ops_special_grad.std_var_constant": "std of a constant row has a nan gradient on CPU (PyTorch masks the "
-                                         "division by std == 0: zeros)",
 }
 
 #: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever

@@ -448,7 +448,7 @@ ROUNDED = frozenset({
     *(f"{name}__{dtype}" for name in ("layer_norm_constant_rows", "softmax_inf_rows", "activations_at_inf")
       for dtype in ("float32", "float16", "bfloat16")),
     "cross_entropy_ignore_index", "cross_entropy_all_ignored", "logsumexp_infinite", "logsigmoid_at_inf",
-    "cumprod_zeros",
+    "cumprod_zeros", "std_var_constant",
     "pow_tensor_exponent_at_zero",
     "host_layer_norm_constant_rows", "host_softmax_inf_rows", "host_cross_entropy_ignored"})
 
