@@ -279,6 +279,7 @@ def _register_conformance_misc(registry: Any) -> None:
             purpose="torch.as_strided returns a gathered contiguous copy (writes through it, or to its input, are not "
                     "seen by the other); MindSpore's AsStrided view op, with PyTorch's checks (it reads past the "
                     "storage unchecked; where a gradient is recorded the copy stays: the view op has no backward)")
+    _register_float64_scalars(registry)
     from mindspeed_ms.compat import index_forms
 
     registry.register(
@@ -314,3 +315,26 @@ def _register_refusal_classes(registry: Any) -> None:
             purpose=f"{op} refuses calls PyTorch refuses under another builtin class (MindSpore: ValueError for "
                     f"shapes, ValueError/RuntimeError for indices out of range; PyTorch: RuntimeError, IndexError): "
                     f"'except RuntimeError' written for PyTorch missed them")
+
+
+#: ops whose Python float argument MindSpore rounds to float32 next to a float64 tensor (compat/float64_scalars.py)
+_FLOAT64_SCALAR_METHODS = tuple(
+    "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __pow__ __rpow__ __iadd__ __isub__ "
+    "__imul__ __itruediv__ add sub mul div add_ sub_ mul_ div_ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ eq ne lt le "
+    "gt ge clamp clip addcmul pow".split())
+_FLOAT64_SCALAR_FUNCTIONS = tuple(
+    [f"msadapter.ops.pointwise.{name}" for name in "add sub mul div pow clamp clip addcmul true_divide multiply "
+                                                   "subtract".split()]
+    + [f"msadapter.ops.comparison.{name}" for name in "eq ne lt le gt ge".split()])
+
+
+def _register_float64_scalars(registry: Any) -> None:
+    """Register the float64 scalar fix (mindspeed_ms.compat.float64_scalars)."""
+    from mindspeed_ms.compat import float64_scalars
+
+    for target in (*(f"{_TENSOR}.{name}" for name in _FLOAT64_SCALAR_METHODS), *_FLOAT64_SCALAR_FUNCTIONS):
+        registry.register(
+            target, float64_scalars.float64_scalar_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="a Python float next to a float64 tensor is rounded to float32 first (float64 + 0.1 is "
+                    "1.10000000149, * 1e-300 gives 0, == 0.1 is False), silently; PyTorch keeps it in float64")
+
