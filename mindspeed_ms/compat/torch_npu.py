@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["npu_fusion_attention", "npu_rotary_mul", "npu_matmul_add_fp32", "NO_LIMIT"]
+__all__ = ["npu_fusion_attention", "npu_rotary_mul", "npu_matmul_add_fp32", "ring_attention_update_method",
+           "NO_LIMIT"]
 
 #: torch_npu's "no limit" for the pre/next token band.
 NO_LIMIT = 2147483647
@@ -90,3 +91,13 @@ def npu_matmul_add_fp32(x: Any, weight: Any, C: Any) -> Any:  # noqa: N803  (tor
     from mindspeed_ms.ops import npu_matmul_add_fp32 as matmul_add
 
     return matmul_add(weight, x, C)
+
+
+def ring_attention_update_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """``_RingAttentionProxy.npu_ring_attention_update`` (what MindSpeed's MindSpore op builder loads for
+    ``--use-fused-ring-attention-update``): :func:`mindspeed_ms.ops.npu_ring_attention_update` (MindSpore's
+    RingAttentionUpdate kernel is Ascend-only)."""
+    del self
+    from mindspeed_ms.ops import npu_ring_attention_update
+
+    return npu_ring_attention_update(*args, **kwargs)

@@ -26,6 +26,7 @@ from mindspeed_ms.ops.lcal_functional import (
 )
 from mindspeed_ms.ops.matmul_add import npu_matmul_add_fp32
 from mindspeed_ms.ops.moe_token import npu_moe_token_permute, npu_moe_token_unpermute
+from mindspeed_ms.ops.ring_attention_update import npu_ring_attention_update
 from mindspeed_ms.ops.rms_norm import npu_rms_norm
 from mindspeed_ms.ops.rotary import npu_rotary_position_embedding
 from mindspeed_ms.ops.swiglu import npu_swiglu
@@ -48,6 +49,7 @@ __all__ = [
     "npu_matmul_add_fp32",
     "npu_moe_token_permute",
     "npu_moe_token_unpermute",
+    "npu_ring_attention_update",
     "npu_rms_norm",
     "npu_rotary_position_embedding",
     "npu_swiglu",

@@ -79,6 +79,11 @@ def _register_cpu(registry: Any) -> None:
 
     if device_target() != "CPU":
         return
+    registry.register(
+        "mindspeed.mindspore.ops.npu_ring_attention_update._RingAttentionProxy.npu_ring_attention_update",
+        "mindspeed_ms.compat.torch_npu:ring_attention_update_method", requires=_MINDSPEED,
+        purpose="MindSpeed's MindSpore ring-attention update (--use-fused-ring-attention-update, context parallel) "
+                "calls MindSpore's RingAttentionUpdate kernel, which the CPU backend lacks; the composite")
     for target, op in _MINDSPORE_OPS_ON_CPU.items():
         registry.register(target, f"{_OPS_MODULE}:{op}", requires=_MINDSPEED,
                           purpose=f"MindSpeed's MindSpore {op} (--moe-grouped-gemm) calls MindSpore's Gmm kernel, "
