@@ -94,6 +94,20 @@ def test_the_table_shows_a_step_without_a_loss(tmp_path: Path) -> None:
     assert second.split()[:3] == ["2", "2.000000", "2.000000"]
 
 
+def test_modules_of_one_side_are_notes_when_the_scripts_differ(tmp_path: Path) -> None:
+    """A fused attention (MindSpeed-LLM's --use-flash-attn) has no softmax submodule: with another candidate script
+    that is noted, the modules both sides record are still compared."""
+    _dump(tmp_path / "ref", [4.0], {"w": np.ones(3)}, {"attention.softmax": np.ones(2), "attention": np.ones(2)})
+    _dump(tmp_path / "cand", [4.0], {"w": np.ones(3)}, {"attention": np.ones(2), "attention.fused": np.ones(2)})
+    assert not compare_dumps(tmp_path / "ref", tmp_path / "cand").ok
+    report = compare_dumps(tmp_path / "ref", tmp_path / "cand", modules_may_differ=True)
+    assert report.ok
+    assert report.ranks[0].notes == ("output of module attention.softmax only in the reference",
+                                     "output of module attention.fused only in the candidate")
+    _dump(tmp_path / "worse", [4.0], {"w": np.ones(3)}, {"attention": np.full(2, 2.0)})
+    assert not compare_dumps(tmp_path / "ref", tmp_path / "worse", modules_may_differ=True).ok
+
+
 def test_missing_reference_interpreter_is_a_setup_error_saying_what_to_install(monkeypatch) -> None:
     monkeypatch.delenv("MINDSPEED_MS_REFERENCE_PYTHON", raising=False)
     with pytest.raises(ParitySetupError, match="torch==2.13.0"):
@@ -150,6 +164,7 @@ def test_another_candidate_script_building_the_same_model_is_compared(tmp_path: 
         import pathlib, runpy, sys
         pathlib.Path({str(marker)!r}).write_text(" ".join(sys.argv[1:]))
         sys.argv[0] = {str(EXAMPLE)!r}
+        sys.path.insert(0, {str(EXAMPLE.parent)!r})
         runpy.run_path({str(EXAMPLE)!r}, run_name="__main__")
     """))
     report = run_parity(EXAMPLE, ["--train-iters", "2"], reference_python=reference_python(),

@@ -81,6 +81,7 @@ def format_report(report: Any) -> str:
                             f"{next(f.rel for f in rank.forward if f.name == rank.first_divergent_module):.1e}"
                             if rank.first_divergent_module else "all within tolerance"))
         lines.extend(f"  problem: {problem}" for problem in rank.problems)
+        lines.extend(f"  note: {note}" for note in rank.notes)
     tol = report.tolerances
     lines.append(f"tolerances (relative): loss {tol.loss:g}, grad norm {tol.grad_norm:g}, gradients {tol.gradient:g}, "
                  f"module outputs {tol.forward:g}")

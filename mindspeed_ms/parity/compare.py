@@ -83,6 +83,8 @@ class RankComparison:
     forward: tuple[TensorComparison, ...]
     first_divergent_module: str | None
     problems: tuple[str, ...]
+    #: what was noted without counting against the verdict (modules of only one side, when they may differ)
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -155,8 +157,10 @@ def _scalar_rel(candidate: float | None, reference: float | None) -> float:
     return relative_difference(candidate, reference)
 
 
-def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Tolerances) -> RankComparison:
+def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Tolerances,
+                  modules_may_differ: bool = False) -> RankComparison:
     problems: list[str] = []
+    notes: list[str] = []
     ref_steps, cand_steps = _read_steps(reference / "steps.jsonl"), _read_steps(candidate / "steps.jsonl")
     if not ref_steps:
         problems.append("the reference recorded no step (did the script call backward() on a scalar loss?)")
@@ -183,16 +187,18 @@ def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Toler
     forward = []
     for name in order:
         if name not in cand_out:
-            problems.append(f"output of module {name} only in the reference")
+            (notes if modules_may_differ else problems).append(f"output of module {name} only in the reference")
             continue
         rel = relative_difference(cand_out[name], ref_out[name])
         forward.append(TensorComparison(name, rel, rel <= tolerances.forward))
     first = next((item.name for item in forward if not item.ok), None)
-    return RankComparison(rank, tuple(steps), gradients, tuple(forward), first, tuple(problems))
+    if modules_may_differ:
+        notes += [f"output of module {name} only in the candidate" for name in sorted(set(cand_out) - set(ref_out))]
+    return RankComparison(rank, tuple(steps), gradients, tuple(forward), first, tuple(problems), tuple(notes))
 
 
 def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tolerances | None = None,
-                  commands: dict[str, list[str]] | None = None) -> ParityReport:
+                  commands: dict[str, list[str]] | None = None, modules_may_differ: bool = False) -> ParityReport:
     """Compare every rank's dump of ``reference`` with ``candidate``'s.
 
     Args:
@@ -200,6 +206,9 @@ def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tole
         candidate: the candidate run's.
         tolerances: what counts as equal; the defaults of :class:`Tolerances` when None.
         commands: the two command lines, kept in the report.
+        modules_may_differ: the two runs are different scripts building the same model (a fused attention has no
+            softmax submodule): a module output recorded on one side only is a note, not a problem; the outputs
+            both record are compared as ever.
 
     Returns:
         The report; ``report.ok`` tells the verdict.
@@ -209,7 +218,8 @@ def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tole
     ranks = sorted(int(path.name[4:]) for path in reference.glob("rank*") if path.name[4:].isdigit())
     compared = []
     for rank in ranks:
-        comparison = _compare_rank(rank, reference / f"rank{rank}", candidate / f"rank{rank}", tolerances)
+        comparison = _compare_rank(rank, reference / f"rank{rank}", candidate / f"rank{rank}", tolerances,
+                                   modules_may_differ)
         if not (candidate / f"rank{rank}").exists():
             comparison = RankComparison(rank, (), (), (), None, (f"rank {rank}: the candidate wrote nothing",))
         compared.append(comparison)
