@@ -63,7 +63,7 @@ from mindspeed_ms.patch_manager.errors import AdoptionError, WrapperNotFoundErro
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError
+    from mindspeed_ms.ops.errors import OpArgumentError, OpDTypeError, OpError, OpUnavailableError
 
 __all__ = [
     "AdaptationError",
@@ -83,6 +83,7 @@ __all__ = [
     "OpError",
     "OpArgumentError",
     "OpDTypeError",
+    "OpUnavailableError",
     "FeatureTableError",
     "InPlaceOnViewError",
     "InPlaceWriteError",
@@ -116,7 +117,7 @@ __all__ = [
 ]
 
 #: The ops' errors: their package imports MindSpore, which ``import mindspeed_ms.errors`` must not need.
-_OPS_ERRORS = frozenset({"OpError", "OpArgumentError", "OpDTypeError"})
+_OPS_ERRORS = frozenset({"OpError", "OpArgumentError", "OpDTypeError", "OpUnavailableError"})
 
 
 def __getattr__(name: str) -> object:

@@ -2,12 +2,14 @@
 # MindSpeed-LLM 2.2.0's own pretrain_gpt.py, unchanged, on mindspeed_ms (MindSpore CPU backend), in the field's
 # canonical set-up: source checkouts of MindSpeed, MindSpeed-LLM and Megatron-LM on PYTHONPATH, nothing of them
 # pip-installed, no CANN, launched as `mindspeed-ms run -- msrun ...`. A local check, not CI (the sources are not on
-# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = every one):
+# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = all but qwen25cp):
 #   dp       a tiny LLaMA-shaped mcore model, every fusion off, mock data, 20 iterations on 1 msrun worker and on 2
 #            (data parallel 2, same global batch): the two runs' losses within 1e-3 (scripts/real_entry_figures.py llm)
 #   llama2   examples/mcore/llama2/pretrain_llama2_7b_ptd.sh     } every feature flag of the example script kept
 #   qwen25   examples/mcore/qwen25/pretrain_qwen25_0point5_32k_ptd.sh } (fused RMSNorm/SwiGLU/RoPE, flash attention,
-#   qwen25cp the same with its own layout: context parallel 2    } --bf16, distributed optimizer, overlapped grad
+#   qwen25cp the same in its own layout, context parallel 2     } --bf16, distributed optimizer, overlapped grad
+#            (not in `all`: ring attention's backward, torch_npu.npu_fusion_attention_grad, is not implemented on
+#            the CPU backend; the run stops with OpUnavailableError naming --context-parallel-size)
 #   mixtral  examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh  } reduce, GQA, MoE ...), only the sizes shrunk
 #            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
 #            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
@@ -48,7 +50,7 @@ export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
 CONFIGS="${CONFIGS:-dp}"
-[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,parity"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,mixtral,parity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"

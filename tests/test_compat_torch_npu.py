@@ -66,3 +66,14 @@ def test_npu_matmul_add_fp32_takes_torch_npus_argument_order() -> None:
     want = start + grad_output.reshape(6, 5).T @ total_input.reshape(6, 4)
     assert out is main_grad
     np.testing.assert_allclose(main_grad.asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_npu_fusion_attention_grad_is_refused_naming_the_flag_to_drop() -> None:
+    """Ring-attention context parallelism's backward (MindSpeed's qwen25 layout, CP2): loud, typed, actionable."""
+    from mindspeed_ms.compat.torch_npu import npu_fusion_attention_grad
+    from mindspeed_ms.errors import OpUnavailableError
+
+    with pytest.raises(OpUnavailableError, match="--context-parallel-size 1") as caught:
+        npu_fusion_attention_grad(*_qkv(), None, 2, "SBH", softmax_max=None)
+    assert isinstance(caught.value, NotImplementedError)
+    assert caught.value.argument == "--context-parallel-size"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["npu_fusion_attention", "npu_rotary_mul", "npu_matmul_add_fp32", "ring_attention_update_method",
-           "NO_LIMIT"]
+           "npu_fusion_attention_grad", "NO_LIMIT"]
 
 #: torch_npu's "no limit" for the pre/next token band.
 NO_LIMIT = 2147483647
@@ -101,3 +101,21 @@ def ring_attention_update_method(self: Any, *args: Any, **kwargs: Any) -> Any:
     from mindspeed_ms.ops import npu_ring_attention_update
 
     return npu_ring_attention_update(*args, **kwargs)
+
+
+def npu_fusion_attention_grad(*args: Any, **kwargs: Any) -> Any:
+    """``torch_npu.npu_fusion_attention_grad``: flash attention's explicit backward from saved softmax statistics,
+    which MindSpeed's ring-attention context parallelism calls. Not implemented on the CPU backend (MSAdapter's calls
+    FlashAttentionScoreGrad, which has no CPU kernel: it failed with "kernel unregistered" in the first backward).
+
+    Raises:
+        OpUnavailableError: always (a ``NotImplementedError``), naming the flag to drop.
+    """
+    del args, kwargs
+    from mindspeed_ms.ops.errors import OpUnavailableError
+
+    raise OpUnavailableError(
+        "torch_npu.npu_fusion_attention_grad", "--context-parallel-size",
+        "ring-attention context parallelism's backward (flash attention's explicit backward from saved softmax "
+        "statistics) is not implemented on MindSpore's CPU backend; train with --context-parallel-size 1 (the "
+        "forward and flash attention without context parallelism are)")

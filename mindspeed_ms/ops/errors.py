@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mindspeed_ms.engine.errors import AdaptationError
 
-__all__ = ["OpError", "OpArgumentError", "OpDTypeError"]
+__all__ = ["OpError", "OpArgumentError", "OpDTypeError", "OpUnavailableError"]
 
 
 class OpError(AdaptationError):
@@ -30,3 +30,7 @@ class OpArgumentError(OpError, ValueError):
 
 class OpDTypeError(OpError, TypeError):
     """An op argument has the wrong type or dtype."""
+
+
+class OpUnavailableError(OpError, NotImplementedError):
+    """A fused op this backend has no implementation of; ``argument`` names the training flag to drop."""

@@ -193,6 +193,10 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.compat import torch_npu as npu_compat
 
     registry.register(
+        "torch_npu.npu_fusion_attention_grad", npu_compat.npu_fusion_attention_grad, requires=_MSADAPTER,
+        purpose="msadapter's torch_npu.npu_fusion_attention_grad calls FlashAttentionScoreGrad (no CPU kernel; "
+                "ring-attention context parallelism's backward): a typed error naming --context-parallel-size")
+    registry.register(
         "torch_npu.npu_matmul_add_fp32", npu_compat.npu_matmul_add_fp32, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_matmul_add_fp32 loads an ATB op builder (none on CPU): MindSpeed's "
                 "gradient-accumulation fusion; the composite, main_grad += grad_output^T @ input in float32")
