@@ -15,7 +15,10 @@ import functools
 from typing import Any, Callable
 
 __all__ = ["MEGATRON_TYPE_CHECKS", "MEGATRON_TYPE_CHECKS_PURPOSE", "cuda_type_names_wrapper", "in_cuda_type_scope",
-           "type_name", "scoped_cuda_type_name_wrapper"]
+           "type_name", "scoped_cuda_type_name_wrapper", "CUDA_TENSOR_TYPES", "cpu_cuda_tensor_type_wrapper"]
+
+#: MSAdapter's ``torch.cuda`` legacy tensor types: each is MindSpore's Tensor class itself
+CUDA_TENSOR_TYPES = ("FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor")
 
 #: the megatron-core 0.12.1 functions that compare ``param.type()`` with CUDA names (optimizer.py:548/567,
 #: distrib_optimizer.py:335/387/546); clip_grads.py:167 is replaced whole by both CPU providers
@@ -86,3 +89,35 @@ def scoped_cuda_type_name_wrapper(type_method: Callable[..., Any]) -> Callable[.
         return type_method(self, dtype, non_blocking, **kwargs)
 
     return type_
+
+
+class _CpuCudaTensorType(type):
+    """Metaclass of a ``torch.cuda.<Kind>Tensor`` on the CPU backend: no tensor is an instance (every tensor is a
+    CPU one, as PyTorch's CPU tensors are not ``torch.cuda.FloatTensor``); calling it builds what MSAdapter's did."""
+
+    construct: Callable[..., Any]
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return False
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        return subclass is cls
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.construct(*args, **kwargs)
+
+
+def cpu_cuda_tensor_type_wrapper(name: str) -> Callable[[Any], Any]:
+    """Return the wrapper that gives ``torch.cuda.<name>`` for the CPU backend in place of MSAdapter's.
+
+    MSAdapter's ``torch.cuda.FloatTensor`` (and Half, BFloat16, Long, Int) is the Tensor class, so
+    ``isinstance(t, torch.cuda.FloatTensor)`` held for every tensor, an integer one too: megatron's
+    ``Float16Module`` (``--bf16``/``--fp16``) converted the token ids to bfloat16 by that test
+    (``fp32_to_float16``) and the embedding refused them. Calling the type still builds a tensor as before.
+    """
+
+    def cpu_cuda_tensor_type(original: Any) -> Any:
+        return _CpuCudaTensorType(name, (), {"construct": staticmethod(original), "__module__": "torch.cuda",
+                                             "__doc__": f"torch.cuda.{name} on the CPU backend: no tensor is one"})
+
+    return cpu_cuda_tensor_type

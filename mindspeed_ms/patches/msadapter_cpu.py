@@ -114,6 +114,18 @@ _OPS = {
 _TORCH_NPU = ("npu_rms_norm", "npu_swiglu", "npu_rotary_position_embedding")
 
 
+def _register_cuda_tensor_types(registry: Any) -> None:
+    """Register ``torch.cuda.<Kind>Tensor`` that no CPU tensor is an instance of (mindspeed_ms.compat.tensor_type)."""
+    from mindspeed_ms.compat import tensor_type
+
+    for name in tensor_type.CUDA_TENSOR_TYPES:
+        registry.register(
+            f"msadapter.cuda.{name}", tensor_type.cpu_cuda_tensor_type_wrapper(name), kind="wrap", requires=_MSADAPTER,
+            purpose=f"MSAdapter's torch.cuda.{name} is the Tensor class: isinstance(t, torch.cuda.{name}) held for "
+                    "every tensor (megatron's Float16Module turned the token ids into bfloat16 under --bf16); on the "
+                    "CPU backend no tensor is a CUDA one")
+
+
 def register(registry: Any, args: Any) -> None:
     """Register the CPU-backend patches, or nothing when MindSpore does not compute on the CPU.
 
@@ -182,6 +194,7 @@ def register(registry: Any, args: Any) -> None:
     _register_index_kernels(registry)
     _register_conformance_misc(registry)
     _register_grad_clone(registry)
+    _register_cuda_tensor_types(registry)
     _register_ieee(registry)
     import mindspeed_ms.ops as ops
 

@@ -45,6 +45,17 @@ def repeat_interleave_then_view(torch: Any) -> Any:
             "two_groups": key.repeat(1, 1, 2, 1).repeat_interleave(2, dim=2).view(3, 8, -1)}
 
 
+@case("torch.cuda.FloatTensor", "torch.cuda.HalfTensor", "torch.cuda.BFloat16Tensor", "torch.FloatTensor")
+def cuda_tensor_types_of_cpu_tensors(torch: Any) -> Any:
+    # megatron's Float16Module (--bf16/--fp16) converts what isinstance(t, (torch.FloatTensor,
+    # torch.cuda.FloatTensor)) says is float32: MSAdapter's torch.cuda.FloatTensor was the Tensor class, and the
+    # token ids became bfloat16
+    tensors = {"int64": torch.tensor([1, 2]), "float32": torch.tensor([1.0]), "bool": torch.tensor([True])}
+    kinds = ("FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor")
+    return {name: [isinstance(t, getattr(torch.cuda, kind)) for kind in kinds] + [isinstance(t, torch.FloatTensor)]
+            for name, t in tensors.items()}
+
+
 @case("Tensor.roll", "torch.diag")
 def roll_and_diag_offsets(torch: Any) -> Any:
     x = torch.tensor(data((3, 4), seed=42))
