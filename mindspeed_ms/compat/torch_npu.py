@@ -62,12 +62,13 @@ def npu_fusion_attention(query: Any, key: Any, value: Any, head_num: int, input_
         sync=sync, pre_tokens=pre_tokens, next_tokens=next_tokens)
 
 
-def npu_rotary_mul(input: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> Any:
+def npu_rotary_mul(x: Any, cos: Any, sin: Any, rotary_mode: str = "half") -> Any:
     """``torch_npu.npu_rotary_mul(x, cos, sin)``: rotate-half RoPE, ``x * cos + rotate_half(x) * sin``.
 
     MindSpeed-LLM's legacy ``apply_rotary_pos_emb`` calls it under ``--use-fused-rotary-pos-emb``; MSAdapter's calls
     MindSpore's fused RotaryPositionEmbedding kernel, which the CPU backend lacks. ``rotary_mode="interleave"`` is
-    mode 1 of :func:`mindspeed_ms.ops.npu_rotary_position_embedding`.
+    mode 1 of :func:`mindspeed_ms.ops.npu_rotary_position_embedding`. The parameters are named as MSAdapter's
+    ``npu_rotary_mul(x, cos, sin, rotary_mode)`` names them (``mindspeed-ms verify --static`` compares them).
 
     Raises:
         OpArgumentError: an unknown ``rotary_mode`` (a ``ValueError``), or what the op raises.
@@ -77,7 +78,7 @@ def npu_rotary_mul(input: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> A
     modes = {"half": 0, "interleave": 1}
     if rotary_mode not in modes:
         raise OpArgumentError("npu_rotary_mul", "rotary_mode", f"expected 'half' or 'interleave', got {rotary_mode!r}")
-    return npu_rotary_position_embedding(input, r1, r2, modes[rotary_mode])
+    return npu_rotary_position_embedding(x, cos, sin, modes[rotary_mode])
 
 
 def npu_matmul_add_fp32(x: Any, weight: Any, C: Any) -> Any:  # noqa: N803  (torch_npu's name)
