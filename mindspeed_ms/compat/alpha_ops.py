@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from mindspeed_ms.compat import float64_scalars
 from mindspeed_ms.compat.errors import TorchRefusalError
 
 __all__ = ["add_alpha_wrapper", "check_alpha", "sub_alpha_wrapper", "subtract_wrapper"]
@@ -97,6 +98,10 @@ def add_alpha_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         check_alpha("torch.add", input, other, alpha)
         if _category(input) == 0 and _category(other) == 0:
             return _bool_add(input, other, alpha, kwargs.get("out"))
+        if type(alpha) is float and set(kwargs) <= {"alpha", "out"}:
+            result = float64_scalars.float64_alpha(op, input, other, alpha, kwargs.get("out"))
+            if result is not None:
+                return result
         return op(input, other, **kwargs)
 
     return add

@@ -17,6 +17,11 @@ A split with sections of size 0 takes the non-empty sections from MindSpore's sp
 Function whose backward gives the input zeros (``index_select`` of no index would do in the forward, but its
 backward fails on the empty gradient: UnsortedSegmentSum "loop_size_ should be greater than 0"). Everything else
 goes to the original op untouched; the check reads the operands' shapes only.
+
+Empty results PyTorch gives and MindSpore refuses (loud before, not wrong): ``narrow`` of length 0 (also at
+``start == size``), ``topk`` with ``k = 0`` and ``layer_norm`` of a tensor with no element (an MoE expert or a
+sequence-parallel shard without tokens) raised; here they return the empty result, recorded by autograd with zero
+gradients (``layer_norm``'s weight and bias included).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["product_shape", "empty_product", "empty_product_wrapper", "empty_linear_wrapper",
-           "empty_sections_split_wrapper"]
+           "empty_sections_split_wrapper", "empty_narrow_wrapper", "empty_topk_wrapper", "empty_layer_norm_wrapper"]
 
 
 def product_shape(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -168,3 +173,68 @@ def empty_sections_split_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     return split
 
+
+
+def _int_arg(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def empty_narrow_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``torch.narrow``/``Tensor.narrow``: a length of 0 gives the empty piece (``start`` may equal the size)."""
+
+    @functools.wraps(op)
+    def narrow(input: Any, dim: Any, start: Any, length: Any) -> Any:
+        shape = getattr(input, "shape", None)
+        if length == 0 and _int_arg(length) and _int_arg(dim) and _int_arg(start) and shape is not None \
+                and -len(shape) <= dim < len(shape):
+            dim %= len(shape)
+            if -shape[dim] <= start <= shape[dim]:
+                empty = (*shape[:dim], 0, *shape[dim + 1:])
+                return _function()[1].apply(input, empty)
+        return op(input, dim, start, length)
+
+    return narrow
+
+
+def empty_topk_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``torch.topk``/``Tensor.topk``: ``k = 0`` gives empty values and int64 indices."""
+
+    @functools.wraps(op)
+    def topk(input: Any, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True, **kwargs: Any) -> Any:
+        shape = getattr(input, "shape", None)
+        if k == 0 and _int_arg(k) and _int_arg(dim) and not kwargs and shape is not None:
+            from msadapter import int64, zeros
+
+            from mindspeed_ms.compat.return_types import return_type
+
+            rank = max(len(shape), 1)
+            if -rank <= dim < rank:
+                dim %= rank
+                empty = (*shape[:dim], 0, *shape[dim + 1:]) if shape else (0,)
+                values = _function()[1].apply(input, empty)
+                return return_type("topk")((values, zeros(empty, dtype=int64)))
+        return op(input, k, dim, largest, sorted, **kwargs)
+
+    return topk
+
+
+def empty_layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``F.layer_norm``: an input without elements gives an empty output, zero gradients for all."""
+
+    @functools.wraps(op)
+    def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: Any = 1e-5,
+                   *args: Any, **kwargs: Any) -> Any:
+        shape = getattr(input, "shape", None)
+        if args or kwargs or shape is None or 0 not in shape:
+            return op(input, normalized_shape, weight, bias, eps, *args, **kwargs)
+        dims = (normalized_shape,) if _int_arg(normalized_shape) else tuple(normalized_shape)
+        if tuple(shape[len(shape) - len(dims):]) != dims or len(dims) > len(shape):
+            return op(input, normalized_shape, weight, bias, eps)  # MSAdapter's (and PyTorch's) shape refusal
+        shape = tuple(shape)
+        result = _function()[1].apply(input, shape)
+        for parameter in (weight, bias):
+            if parameter is not None:
+                result = empty_product(result, parameter, shape)
+        return result
+
+    return layer_norm

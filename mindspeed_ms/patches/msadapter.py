@@ -337,4 +337,17 @@ def _register_float64_scalars(registry: Any) -> None:
             target, float64_scalars.float64_scalar_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="a Python float next to a float64 tensor is rounded to float32 first (float64 + 0.1 is "
                     "1.10000000149, * 1e-300 gives 0, == 0.1 is False), silently; PyTorch keeps it in float64")
+    registry.register(
+        "msadapter.ops.array.where", float64_scalars.float64_where_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.where(c, float64_tensor, 0.1) rounds the Python float to float32 (0.10000000149), silently")
+    registry.register(
+        f"{_TENSOR}.where", float64_scalars.float64_scalar_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="float64_tensor.where(c, 0.1) rounds the Python float to float32 (0.10000000149), silently")
+    for target, wrapper in (("msadapter.ops.pointwise.lerp", float64_scalars.float64_lerp_wrapper),
+                            (f"{_TENSOR}.lerp", float64_scalars.float64_lerp_wrapper),
+                            (f"{_TENSOR}.lerp_", float64_scalars.float64_lerp__wrapper)):
+        registry.register(
+            target, wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="lerp of float64 raises TypeError on CPU (Lerp has no float64 kernel); PyTorch's CPU formula "
+                    "in float64")
 

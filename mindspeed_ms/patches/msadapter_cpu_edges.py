@@ -182,6 +182,17 @@ def _register_empty_operands(registry: Any) -> None:
             purpose="torch.split with a first section of size 0 (megatron's split by tokens_per_expert when the "
                     "first expert received no token) fails in its backward on CPU (StridedSliceGrad: memory out "
                     "of bounds); PyTorch's backward gives the input its gradient")
+    for targets, wrapper, why in (
+            (("msadapter.ops.array.narrow", f"{_TENSOR}.narrow"), empty_operands.empty_narrow_wrapper,
+             "narrow of length 0 raises on CPU ('must be in range of [1, ...]'; PyTorch: the empty piece, also at "
+             "start == size)"),
+            ((f"{_COMPARISON}.topk", f"{_TENSOR}.topk"), empty_operands.empty_topk_wrapper,
+             "topk with k = 0 raises on CPU (TopK: 'k must be in (0, n]'; PyTorch: empty values and indices)"),
+            (("msadapter.nn.functional.layer_norm",), empty_operands.empty_layer_norm_wrapper,
+             "layer_norm of a tensor without elements (a shard or an MoE expert without tokens) raises on CPU "
+             "(LayerNorm: 'dimension must be at least 1'; PyTorch: the empty output, zero weight/bias gradients)")):
+        for target in targets:
+            registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER, purpose=why)
 
 
 def _register_alpha(registry: Any) -> None:

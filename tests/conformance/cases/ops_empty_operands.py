@@ -76,6 +76,25 @@ EXACT_CASES: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
         "dim1": _grads(torch, lambda x: torch.cat([p * (i + 1) for i, p in enumerate(x.split([0, 2], dim=1))], 1),
                        tensor(torch, (3, 2), seed=87)),
         "shapes": [tuple(p.shape) for p in torch.split(torch.ones(4, 2), [0, 4, 0])]}),
+    "narrow_length_zero": (("torch.narrow", "Tensor.narrow"), lambda torch: {
+        "middle": torch.arange(6.0).reshape(2, 3).narrow(1, 1, 0),
+        "at_end": torch.narrow(torch.arange(6.0).reshape(2, 3), 0, 2, 0),
+        "negative_start": torch.arange(6.0).reshape(2, 3).narrow(-1, -2, 0),
+        "grad": _grads(torch, lambda x: torch.cat([x.narrow(0, 1, 0).reshape(-1), x.narrow(0, 0, 2).reshape(-1)]),
+                       tensor(torch, (3, 2), seed=70))}),
+    "topk_k_zero": (("torch.topk", "Tensor.topk"), lambda torch: {
+        "last_dim": tuple(torch.topk(torch.arange(6.0).reshape(2, 3), 0)),
+        "dim0": tuple(torch.arange(6.0).reshape(2, 3).topk(0, dim=0, largest=False)),
+        "int": tuple(torch.topk(torch.arange(5), 0)),
+        "grad": _grads(torch, lambda x: torch.cat([torch.topk(x, 0)[0].reshape(-1), torch.topk(x, 1)[0].reshape(-1)]),
+                       tensor(torch, (2, 4), seed=71))}),
+    "layer_norm_without_elements": (("torch.nn.functional.layer_norm",), lambda torch: {
+        "zero_rows": _grads(torch, lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b), torch.zeros(0, 4),
+                            tensor(torch, (4,), seed=72), tensor(torch, (4,), seed=73)),
+        "zero_batch_3d": _grads(torch, lambda x, w: torch.nn.functional.layer_norm(x, (4,), w), torch.zeros(2, 0, 4),
+                                tensor(torch, (4,), seed=74)),
+        "no_affine": torch.nn.functional.layer_norm(torch.zeros(0, 3), (3,)),
+        "empty_normalized": torch.nn.functional.layer_norm(torch.zeros(2, 0), (0,))}),
 }
 
 
