@@ -138,3 +138,52 @@ def test_megatrons_rotary_embedding_builds_and_runs_on_cpu_pytorch() -> None:
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["cpu", "cpu", "(4,", "1,", "1,", "8)"]
+
+
+RNG_CHECKPOINT = """
+import json
+import mindspeed_ms.adaptor
+import torch
+import megatron.core.tensor_parallel.random  # arms the pytorch_cpu provider
+from mindspeed_ms.compat import random_state
+from mindspeed_ms.compat.errors import RandomStateError
+
+
+def get_rng_state():  # shaped like Megatron-LM core_v0.12.1's megatron/training/checkpointing.py get_rng_state
+    return {'torch_rng_state': torch.get_rng_state(), 'cuda_rng_state': torch.cuda.get_rng_state()}
+
+
+torch.manual_seed(5)
+saved = get_rng_state()
+drawn = torch.rand(3)
+torch.cuda.set_rng_state(saved['cuda_rng_state'])  # as load_checkpoint restores it
+result = {"same_state": bool(torch.equal(saved['torch_rng_state'], saved['cuda_rng_state'])),
+          "replays": bool(torch.equal(torch.rand(3), drawn))}
+mindspore_state = torch.zeros(random_state.STATE_BYTES, dtype=torch.uint8)
+mindspore_state[:4] = torch.tensor(list(random_state.STATE_MAGIC), dtype=torch.uint8)
+before = torch.get_rng_state()
+try:
+    torch.set_rng_state(mindspore_state)
+except RandomStateError as error:
+    result["typed"] = isinstance(error, RuntimeError) and "--no-load-rng" in str(error)
+result["unchanged"] = bool(torch.equal(before, torch.get_rng_state()))
+try:
+    torch.set_rng_state(torch.zeros(544, dtype=torch.uint8))  # not MindSpore's: PyTorch's own check
+except RandomStateError:
+    result["other_left_to_pytorch"] = False
+except RuntimeError:
+    result["other_left_to_pytorch"] = True
+print(json.dumps(result))
+"""
+
+
+def test_megatron_lm_checkpoint_rng_state_on_cpu_pytorch() -> None:
+    # Megatron-LM's save_checkpoint stores torch.cuda.get_rng_state() and load_checkpoint sets it: both raised
+    # without CUDA ('Torch not compiled with CUDA enabled'); MindSpore's state is refused with a typed error
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    done = subprocess.run([reference_python(), "-c", textwrap.dedent(RNG_CHECKPOINT)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"same_state": True, "replays": True, "typed": True, "unchanged": True,
+                      "other_left_to_pytorch": True}

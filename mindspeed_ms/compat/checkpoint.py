@@ -11,6 +11,9 @@
   and save plans with it. It becomes one ``broadcast_object_list`` of the whole list (which works).
 * MSAdapter's ``FileSystemReader._slice_file`` returns a view that seeks and reads past its item, so a
   tensor record (a zip archive inside a ``.distcp`` file) is read with the last archive's directory.
+* Megatron-LM core_v0.12.1's ``load_checkpoint`` asks ``is_te_min_version("2.0")`` on every ``torch_dist``
+  resume, which imports Transformer Engine: ``ModuleNotFoundError`` without it (a CPU, MindSpore, Ascend). Without
+  TE no parameter is a ``Float8Tensor``, so the fix it guards has nothing to do.
 * megatron-core 0.12.1's filesystem writer calls ``torch.distributed.checkpoint.filesystem._write_item``
   without the ``serialization_format`` argument that PyTorch 2.13 requires (the reference interpreter).
 """
@@ -24,11 +27,39 @@ from typing import Any, Callable
 
 __all__ = ["save_to_state_dict", "device", "is_cpu", "is_cuda", "write_item_wrapper", "scatter_object_list",
            "slice_file", "distributed_optimizer_state_dict_wrapper",
-           "set_states_keeping_step_wrapper", "SET_STATES_PURPOSE"]
+           "set_states_keeping_step_wrapper", "SET_STATES_PURPOSE", "fp8_fix_without_te_wrapper", "FP8_FIX_PURPOSE"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 SET_STATES_PURPOSE = ("megatron-core 0.12.1 leaves 'step' out of the distributed optimizer's torch_dist parameter "
                       "state but, without Apex/TE, copies it back from there: KeyError 'step' on every resume")
+
+FP8_FIX_PURPOSE = ("Megatron-LM's load_checkpoint calls is_te_min_version('2.0') on every torch_dist resume, which "
+                   "imports transformer_engine: ModuleNotFoundError without it (every --load failed); without TE no "
+                   "parameter is a Float8Tensor and the fix has nothing to do")
+
+
+def fp8_fix_without_te_wrapper(fix: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``fix_fp8_params_lose_precision_when_loading_dist_ckpt`` as a no-op where Transformer Engine is missing.
+
+    Args:
+        fix: ``megatron.training.checkpointing.fix_fp8_params_lose_precision_when_loading_dist_ckpt``.
+
+    Returns:
+        ``fix``, except that its import of ``transformer_engine`` failing (its first statement, before it changes
+        anything) returns None: without TE ``is_float8tensor`` is false for every tensor, so there is nothing to fix.
+        Any other error propagates.
+    """
+
+    @functools.wraps(fix)
+    def fix_when_te_is_installed(state_dict: Any) -> None:
+        try:
+            return fix(state_dict)
+        except ImportError as error:
+            if (error.name or "").split(".", 1)[0] != "transformer_engine":
+                raise
+            return None
+
+    return fix_when_te_is_installed
 
 
 def save_to_state_dict(self: Any, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:

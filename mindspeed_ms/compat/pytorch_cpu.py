@@ -26,6 +26,9 @@ __all__ = [
     "router_gating",
     "get_device_rng_state",
     "set_device_rng_state",
+    "cuda_get_rng_state",
+    "cuda_set_rng_state",
+    "set_rng_state_wrapper",
     "tensor_stays_on_cpu",
     "synchronize",
 ]
@@ -218,6 +221,57 @@ def set_device_rng_state(new_state: Any, device: Any = -1, graph_safe: bool = Fa
     import torch
 
     torch.set_rng_state(new_state)
+
+
+def cuda_get_rng_state(device: Any = "cuda") -> Any:
+    """Return the CPU generator's state (``torch.cuda.get_rng_state`` without CUDA).
+
+    Megatron-LM's ``save_checkpoint`` stores ``torch.cuda.get_rng_state()`` beside ``torch.get_rng_state()``;
+    without CUDA the device generator is the CPU one (as the tracker's states are), so both keys hold it.
+    """
+    del device
+    import torch
+
+    return torch.get_rng_state()
+
+
+def cuda_set_rng_state(new_state: Any, device: Any = "cuda") -> None:
+    """Set the CPU generator's state (``torch.cuda.set_rng_state`` without CUDA: Megatron-LM's ``load_checkpoint``)."""
+    del device
+    import torch
+
+    torch.set_rng_state(new_state)
+
+
+def set_rng_state_wrapper(set_state: Callable[..., Any]) -> Callable[..., Any]:
+    """Refuse, with a typed error, a random state mindspeed_ms wrote on MindSpore (``torch.set_rng_state``).
+
+    Megatron-LM's ``load_checkpoint`` restores ``torch.set_rng_state(rng_state['torch_rng_state'])``; from a
+    checkpoint MindSpore wrote that is a 544-byte MindSpore state, which PyTorch's CPU generator cannot stand for.
+    Any other state goes to ``set_state`` unchanged (PyTorch's own checks apply).
+
+    Args:
+        set_state: ``torch.set_rng_state``.
+
+    Returns:
+        ``set_state`` that raises :class:`~mindspeed_ms.compat.errors.RandomStateError` (a ``RuntimeError``, as
+        PyTorch's refusal is) for MindSpore's state, changing nothing.
+    """
+    from mindspeed_ms.compat import random_state
+
+    @functools.wraps(set_state)
+    def set_rng_state(new_state: Any) -> None:
+        numel = getattr(new_state, "numel", None)
+        if callable(numel) and numel() == random_state.STATE_BYTES and getattr(new_state, "dtype", None) is not None \
+                and str(new_state.dtype) == "torch.uint8" \
+                and bytes(new_state[:len(random_state.STATE_MAGIC)].tolist()) == random_state.STATE_MAGIC:
+            raise random_state.RandomStateError(
+                "format", f"torch.set_rng_state(): the state is MindSpore's (mindspeed_ms's {random_state.STATE_BYTES}"
+                          f"-byte state), which PyTorch's CPU generator (5056 bytes) cannot stand for"
+                          f"{random_state.CROSS_BACKEND_HINT}")
+        set_state(new_state)
+
+    return set_rng_state
 
 
 def tensor_stays_on_cpu(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:

@@ -25,11 +25,12 @@ from typing import Any
 
 from mindspeed_ms.compat.errors import RandomStateError, RandomStateTypeError
 
-__all__ = ["STATE_BYTES", "RandomStateError", "capture", "get_rng_state", "restore", "set_rng_state", "manual_seed",
-           "get_device_rng_state", "set_device_rng_state"]
+__all__ = ["STATE_BYTES", "STATE_MAGIC", "CROSS_BACKEND_HINT", "RandomStateError", "capture", "get_rng_state",
+           "restore", "set_rng_state", "manual_seed", "get_device_rng_state", "set_device_rng_state"]
 
 _LOG = logging.getLogger(__name__)
-_MAGIC = b"MSRS"
+#: the first bytes of this backend's state tensor (the other backend tells it apart by them)
+STATE_MAGIC = _MAGIC = b"MSRS"
 _VERSION = 1
 _HEADER = struct.Struct("<4sBBxxQ16s")  # magic, version, slots used, global seed, default generator (seed, offset)
 _SLOT = struct.Struct("<IQI")  # crc32 of the kernel name, its op seed, its counter modulo _MODULUS
@@ -37,6 +38,9 @@ _SLOTS = 32
 #: size of the state tensor; PyTorch's CPU generator state is 5056 bytes (a checkpoint from the other backend is
 #: told apart by its shape, as examples/gpt_checkpointing.py does)
 STATE_BYTES = _HEADER.size + _SLOTS * _SLOT.size
+#: said where a state of the other backend is refused: Megatron-LM's load_checkpoint restores the generators unless told
+CROSS_BACKEND_HINT = ("; a Megatron checkpoint written on the other backend resumes with --no-load-rng (parameters, "
+                      "optimizer state and iteration are loaded, the random generators are not)")
 #: MindSpore reduces a counter modulo 2**31 - 1 before a kernel uses it (``_truncate_seed``); adding the step
 #: commutes with the reduction, so the residue is all a later draw depends on
 _MODULUS = 2**31 - 1
@@ -137,7 +141,8 @@ def _decode(state: Any) -> tuple[int, bytes, list[tuple[str, int, int]]]:
     if shape != (STATE_BYTES,):
         raise RandomStateError("size", f"torch.set_rng_state(): expected a uint8 tensor of {STATE_BYTES} bytes "
                                        f"(this backend's torch.get_rng_state()), got {dtype} of shape {shape}; a "
-                                       f"state from PyTorch's generator (5056 bytes) cannot be restored here")
+                                       f"state from PyTorch's generator (5056 bytes) cannot be restored "
+                                       f"here{CROSS_BACKEND_HINT}")
     return _parse(bytes(np.asarray(state.asnumpy(), dtype=np.uint8)))
 
 

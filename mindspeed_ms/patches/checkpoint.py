@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindspeed_ms.versions import MEGATRON_CORE_REQUIREMENT, MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+from mindspeed_ms.versions import (
+    MEGATRON_CORE_REQUIREMENT,
+    MEGATRON_LM_REQUIREMENT,
+    MINDSPORE_REQUIREMENT,
+    MSADAPTER_REQUIREMENT,
+)
 
 name = "checkpoint"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _MEGATRON = (MEGATRON_CORE_REQUIREMENT, MSADAPTER_REQUIREMENT)
+_MEGATRON_LM = (MEGATRON_CORE_REQUIREMENT, MEGATRON_LM_REQUIREMENT, MSADAPTER_REQUIREMENT)  # megatron.training
 
 
 def register(registry: Any, args: Any) -> None:
@@ -83,3 +89,6 @@ def register(registry: Any, args: Any) -> None:
         checkpoint.distributed_optimizer_state_dict_wrapper, kind="wrap", requires=_MEGATRON,
         purpose="without Apex/TE the distributed optimizer's state_dict asserts one 'step' among its (still empty) "
                 "states before the first step: loading a torch_dist checkpoint failed")
+    registry.register(
+        "megatron.training.checkpointing.fix_fp8_params_lose_precision_when_loading_dist_ckpt",
+        checkpoint.fp8_fix_without_te_wrapper, kind="wrap", requires=_MEGATRON_LM, purpose=checkpoint.FP8_FIX_PURPOSE)

@@ -84,6 +84,16 @@ def register(registry: Any, args: Any) -> None:
     registry.register("megatron.core.tensor_parallel.random._set_cuda_rng_state", compat.set_device_rng_state,
                       requires=_MEGATRON,
                       purpose="activation recompute restores torch.cuda's RNG state, which raises without CUDA")
+    registry.register("torch.cuda.get_rng_state", compat.cuda_get_rng_state, requires=_TORCH,
+                      purpose="Megatron-LM's save_checkpoint stores torch.cuda.get_rng_state(), which raises without "
+                              "CUDA: every --save failed; the device generator is the CPU one")
+    registry.register("torch.cuda.set_rng_state", compat.cuda_set_rng_state, requires=_TORCH,
+                      purpose="Megatron-LM's load_checkpoint sets torch.cuda.set_rng_state(), which raises without "
+                              "CUDA: every --load failed; the device generator is the CPU one")
+    registry.register("torch.set_rng_state", compat.set_rng_state_wrapper, kind="wrap", requires=_TORCH,
+                      purpose="Megatron-LM's load_checkpoint of a checkpoint MindSpore wrote restores MindSpore's "
+                              "random state into PyTorch's generator (RuntimeError on its size): a typed error that "
+                              "says to resume with --no-load-rng")
     registry.register("megatron.core.transformer.moe.router.Router.gating", compat.router_gating, requires=_MEGATRON,
                       purpose="the MoE router moves its weight to torch.cuda.current_device() on every forward")
     from mindspeed_ms.compat import cpu_collectives
@@ -109,6 +119,9 @@ def register(registry: Any, args: Any) -> None:
     registry.register("megatron.core.optimizer.distrib_optimizer.DistributedOptimizer."
                       "_set_main_param_and_optimizer_states", checkpoint.set_states_keeping_step_wrapper,
                       kind="wrap", requires=_MEGATRON, purpose=checkpoint.SET_STATES_PURPOSE)
+    registry.register("megatron.training.checkpointing.fix_fp8_params_lose_precision_when_loading_dist_ckpt",
+                      checkpoint.fp8_fix_without_te_wrapper, kind="wrap", requires=_MEGATRON_LM,
+                      purpose=checkpoint.FP8_FIX_PURPOSE)
     from mindspeed_ms.patches.megatron_core import TORCH_NORM_PURPOSE
 
     registry.register("megatron.core.transformer.torch_norm.WrappedTorchNorm.__new__",
