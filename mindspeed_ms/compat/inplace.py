@@ -110,6 +110,12 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
         raise InPlaceOnViewError(
             op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
+    if records_grad(values):
+        raise InPlaceOnViewError(
+            op, _call_site(), "the value written requires grad and the view's tensor does not: PyTorch makes the "
+                              "view and its base record the write, MindSpore's CPU backend cannot rebase a view's "
+                              "history, and a host write would drop the gradient silently; write out of place "
+                              "(base = torch.cat(...) / base.index_add(...)) or assign with base[index] = value")
     _host_write(op, tensor, values)
     if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
         logger.debug("Tensor.%s wrote through a view at %s", op, _call_site())

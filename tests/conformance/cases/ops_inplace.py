@@ -173,6 +173,21 @@ def _grad_iadd_view(torch: Any) -> Any:
     return {"y": y, "grad": leaf.grad}
 
 
+def _grad_into_view_of_constant(torch: Any, form: str) -> Any:
+    """A value that requires grad written in place into a view of a tensor that does not (a buffer): PyTorch makes
+    the buffer record it; the gradient reaches the value through the buffer and through a second path."""
+    leaf = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    buffer = torch.zeros(3, 3)
+    if form == "add_":
+        buffer[1].add_(leaf[0] * 2)
+    elif form == "iadd":
+        buffer[1:] += leaf
+    else:
+        buffer[:, 0].copy_(leaf[1])
+    ((buffer * torch.arange(9.0).reshape(3, 3)).sum() + leaf.sum()).backward()
+    return {"buffer": buffer.detach(), "grad": leaf.grad}
+
+
 def _leaf_inplace_raises(torch: Any) -> Any:
     leaf = torch.ones(3, requires_grad=True)
     leaf.add_(1)
@@ -190,6 +205,9 @@ def _grad_masked_fill_(torch: Any) -> Any:
 register(__name__, "grad_through_mul_", ("Tensor.mul_",), _grad_mul_)
 register(__name__, "grad_through_zero_", ("Tensor.zero_",), _grad_zero_)
 register(__name__, "grad_through_iadd_on_view", ("Tensor.__iadd__", "Tensor.__setitem__"), _grad_iadd_view)
+for _form in ("add_", "iadd", "copy_"):
+    register(__name__, f"grad_into_view_of_constant_{_form}", ("Tensor.add_", "Tensor.__iadd__", "Tensor.copy_"),
+             lambda torch, _form=_form: _grad_into_view_of_constant(torch, _form))
 register(__name__, "inplace_on_leaf_requiring_grad_raises", ("Tensor.add_",), _leaf_inplace_raises)
 register(__name__, "grad_through_masked_fill_", ("Tensor.masked_fill_",), _grad_masked_fill_)
 
