@@ -68,12 +68,24 @@ def test_npu_matmul_add_fp32_takes_torch_npus_argument_order() -> None:
     np.testing.assert_allclose(main_grad.asnumpy(), want, rtol=1e-5, atol=1e-5)
 
 
-def test_npu_fusion_attention_grad_is_refused_naming_the_flag_to_drop() -> None:
-    """Ring-attention context parallelism's backward (MindSpeed's qwen25 layout, CP2): loud, typed, actionable."""
+def test_npu_fusion_attention_grad_takes_torch_npus_spellings_and_gives_the_ops_gradients() -> None:
+    """Ring-attention context parallelism's backward (MindSpeed's qwen25 layout, CP2) calls it with ``scale_value``,
+    ``pre_tockens``/``next_tockens`` and the dropout generator state; the adapter returns the op's four gradients."""
     from mindspeed_ms.compat.torch_npu import npu_fusion_attention_grad
-    from mindspeed_ms.errors import OpUnavailableError
+    from mindspeed_ms.ops import npu_fusion_attention_grad as ops_grad
 
-    with pytest.raises(OpUnavailableError, match="--context-parallel-size 1") as caught:
-        npu_fusion_attention_grad(*_qkv(), None, 2, "SBH", softmax_max=None)
-    assert isinstance(caught.value, NotImplementedError)
-    assert caught.value.argument == "--context-parallel-size"
+    q, k, v = _qkv()
+    mask = mindspore.Tensor(np.triu(np.ones((4, 4), dtype=bool), 1))
+    out, smax, ssum = ops_fusion_attention(q, k, v, 2, "BNSD", atten_mask=mask, scale=0.35, sparse_mode=3)[:3]
+    saved = {"softmax_max": smax, "softmax_sum": ssum, "attention_in": out}
+    want = ops_grad(q, k, v, out, 2, "BNSD", atten_mask=mask, scale_value=0.35, sparse_mode=3, pre_tockens=4,
+                    next_tockens=0, **saved)
+    got = npu_fusion_attention_grad(q, k, v, out, 2, "BNSD", pse=None, padding_mask=None, atten_mask=mask,
+                                    scale_value=0.35, pre_tockens=4, next_tockens=0, sparse_mode=3, keep_prob=1.0,
+                                    seed=1234, offset=0, numels=0, **saved)
+    assert len(got) == 4
+    for a, b in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-6)
+    for argument, value in (("drop_mask", q), ("q_start_idx", [0]), ("kv_start_idx", [0])):
+        with pytest.raises(OpArgumentError, match=argument):
+            npu_fusion_attention_grad(q, k, v, out, 2, "BNSD", **{argument: value}, **saved)

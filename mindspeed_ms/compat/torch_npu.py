@@ -104,19 +104,43 @@ def ring_attention_update_method(self: Any, *args: Any, **kwargs: Any) -> Any:
     return npu_ring_attention_update(*args, **kwargs)
 
 
-def npu_fusion_attention_grad(*args: Any, **kwargs: Any) -> Any:
-    """``torch_npu.npu_fusion_attention_grad``: flash attention's explicit backward from saved softmax statistics,
-    which MindSpeed's ring-attention context parallelism calls. Not implemented on the CPU backend (MSAdapter's calls
-    FlashAttentionScoreGrad, which has no CPU kernel: it failed with "kernel unregistered" in the first backward).
+def npu_fusion_attention_grad(query: Any, key: Any, value: Any, dy: Any, head_num: int, input_layout: str, *,
+                              pse: Any = None, padding_mask: Any = None, atten_mask: Any = None,
+                              drop_mask: Any = None, softmax_max: Any = None, softmax_sum: Any = None,
+                              softmax_in: Any = None, attention_in: Any = None, prefix: Any = None,
+                              actual_seq_qlen: Any = None, actual_seq_kvlen: Any = None, keep_prob: float = 1.0,
+                              scale_value: float = 1.0, pre_tockens: int = NO_LIMIT, next_tockens: int = NO_LIMIT,
+                              inner_precise: int = 0, sparse_mode: int = 0, gen_mask_parallel: bool = True,
+                              sync: bool = False, pse_type: int = 1, q_start_idx: Any = None,
+                              kv_start_idx: Any = None, seed: int = 1234, offset: int = 0, numels: int = 0) -> Any:
+    """``torch_npu.npu_fusion_attention_grad`` (MSAdapter's signature): flash attention's explicit backward from the
+    saved softmax statistics, which MindSpeed's ring-attention context parallelism calls once per ring step with the
+    merged statistics and output. :func:`mindspeed_ms.ops.npu_fusion_attention_grad` (MSAdapter's calls
+    FlashAttentionScoreGrad, which has no CPU kernel).
+
+    Returns:
+        ``(dq, dk, dv, dpse)`` as torch_npu's kernel returns them (MSAdapter's drops ``dpse``).
 
     Raises:
-        OpUnavailableError: always (a ``NotImplementedError``), naming the flag to drop.
+        OpArgumentError: ``drop_mask``, ALiBi start positions or another ``pse_type`` (what the forward adapter
+            refuses too), or what the op raises.
+        OpUnavailableError: ``keep_prob < 1`` (the dropout mask cannot be regenerated from ``seed``/``offset``).
     """
-    del args, kwargs
-    from mindspeed_ms.ops.errors import OpUnavailableError
+    from mindspeed_ms.ops import OpArgumentError
+    from mindspeed_ms.ops import npu_fusion_attention_grad as fusion_attention_grad
 
-    raise OpUnavailableError(
-        "torch_npu.npu_fusion_attention_grad", "--context-parallel-size",
-        "ring-attention context parallelism's backward (flash attention's explicit backward from saved softmax "
-        "statistics) is not implemented on MindSpore's CPU backend; train with --context-parallel-size 1 (the "
-        "forward and flash attention without context parallelism are)")
+    del gen_mask_parallel, sync, seed, offset, numels  # the dropout mask's generator state: keep_prob 1 only
+    op = "npu_fusion_attention_grad"
+    if drop_mask is not None:
+        raise OpArgumentError(op, "drop_mask", "a precomputed dropout mask is not supported")
+    if pse is not None and pse_type != 1:
+        raise OpArgumentError(op, "pse_type", f"only pse_type=1 is supported with a pse tensor, got {pse_type}")
+    for argument, given in (("q_start_idx", q_start_idx), ("kv_start_idx", kv_start_idx)):
+        if given is not None:
+            raise OpArgumentError(op, argument, "ALiBi start positions are not supported; pass None")
+    return fusion_attention_grad(
+        query, key, value, dy, head_num, input_layout, pse=pse, padding_mask=padding_mask, atten_mask=atten_mask,
+        softmax_max=softmax_max, softmax_sum=softmax_sum, softmax_in=softmax_in, attention_in=attention_in,
+        scale_value=scale_value, keep_prob=keep_prob, pre_tockens=pre_tockens, next_tockens=next_tockens,
+        inner_precise=inner_precise, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
+        actual_seq_kvlen=actual_seq_kvlen, sparse_mode=sparse_mode)

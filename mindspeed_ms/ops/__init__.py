@@ -16,6 +16,7 @@ from mindspeed_ms.ops._dispatch import (
 )
 from mindspeed_ms.ops._validate import OpArgumentError, OpDTypeError
 from mindspeed_ms.ops.fusion_attention import npu_fusion_attention
+from mindspeed_ms.ops.fusion_attention_grad import npu_fusion_attention_grad
 from mindspeed_ms.ops.gmm import npu_gmm, npu_gmm_v2
 from mindspeed_ms.ops.lcal_functional import (
     all_gather_matmul,
@@ -44,6 +45,7 @@ __all__ = [
     "matmul_all_reduce",
     "matmul_reduce_scatter",
     "npu_fusion_attention",
+    "npu_fusion_attention_grad",
     "npu_gmm",
     "npu_gmm_v2",
     "npu_matmul_add_fp32",

@@ -17,7 +17,7 @@ __all__ = ["npu_fusion_attention"]
 
 _OP = "npu_fusion_attention"
 _NO_LIMIT = 2147483647
-_MASKED = -1e30  # finite: a fully masked row then gives a uniform row instead of NaN
+MASKED = -1e30  # finite: a fully masked row then gives a uniform row instead of NaN
 _STAT_WIDTH = 8  # torch_npu's softmax_max / softmax_sum repeat each row statistic 8 times
 
 
@@ -40,7 +40,20 @@ def _structural_mask(sq: int, sk: int, sparse_mode: int, pre: int, nxt: int) -> 
     return None
 
 
-def _to_bnsd(t: Tensor, layout: str, heads: int) -> Tensor:
+def score_mask(atten_mask: Tensor | None, sq: int, sk: int, sparse_mode: int, pre: int, nxt: int) -> Tensor | None:
+    """Return the boolean mask (True = masked) of the scores, or None: ``atten_mask`` for sparse modes 0 and 1,
+    or'ed with the band or causal shape the mode (and, in mode 0 with a mask, ``pre``/``nxt``) implies."""
+    mask = None
+    if atten_mask is not None and sparse_mode in (0, 1):
+        mask = atten_mask if atten_mask.dtype == mindspore.bool_ else atten_mask.astype(mindspore.bool_)
+    band = _structural_mask(sq, sk, sparse_mode, pre, nxt) if (sparse_mode != 0 or atten_mask is not None) else None
+    if band is not None:
+        band_t = Tensor(band)
+        mask = band_t if mask is None else mint.logical_or(mask, band_t)
+    return mask
+
+
+def to_bnsd(t: Tensor, layout: str, heads: int) -> Tensor:
     if layout == "BNSD":
         return t
     if layout == "BSND":
@@ -52,7 +65,7 @@ def _to_bnsd(t: Tensor, layout: str, heads: int) -> Tensor:
     return ops.transpose(t.reshape(s, b, heads, h // heads), (1, 2, 0, 3))
 
 
-def _from_bnsd(t: Tensor, layout: str) -> Tensor:
+def from_bnsd(t: Tensor, layout: str) -> Tensor:
     if layout == "BNSD":
         return t
     if layout == "BSND":
@@ -79,9 +92,9 @@ def _composite(
 ) -> tuple[Tensor, Tensor, Tensor]:
     b, n1, n2, sq, sk, d = dims.batch, dims.q_heads, dims.kv_heads, dims.sq, dims.sk, dims.head_dim
     group = n1 // n2
-    q = _to_bnsd(upcast(query), layout, n1)
-    k = _to_bnsd(upcast(key), layout, n2)
-    v = _to_bnsd(upcast(value), layout, n2)
+    q = to_bnsd(upcast(query), layout, n1)
+    k = to_bnsd(upcast(key), layout, n2)
+    v = to_bnsd(upcast(value), layout, n2)
     # Grouped-query attention without repeating key/value: query heads j*group .. j*group+group-1
     # share kv head j, so fold each group into the sequence axis of one batched matmul.
     q = q.reshape(b, n2, group * sq, d)
@@ -90,15 +103,9 @@ def _composite(
         scores = (scores + upcast(pse)) * scale
     elif scale != 1.0:
         scores = scores * scale
-    mask = None
-    if atten_mask is not None and sparse_mode in (0, 1):
-        mask = atten_mask if atten_mask.dtype == mindspore.bool_ else atten_mask.astype(mindspore.bool_)
-    band = _structural_mask(sq, sk, sparse_mode, pre, nxt) if (sparse_mode != 0 or atten_mask is not None) else None
-    if band is not None:
-        band_t = Tensor(band)
-        mask = band_t if mask is None else mint.logical_or(mask, band_t)
+    mask = score_mask(atten_mask, sq, sk, sparse_mode, pre, nxt)
     if mask is not None:
-        scores = ops.masked_fill(scores, mask, _MASKED)
+        scores = ops.masked_fill(scores, mask, MASKED)
     probs = mint.softmax(scores, dim=-1)
     # Row statistics as the fused kernel reports them; p.max() == 1 / sum(exp(s - max)) exactly.
     stopped_scores = ops.stop_gradient(scores)
@@ -107,7 +114,7 @@ def _composite(
     if keep_prob < 1.0:
         probs = ops.dropout(probs, p=1.0 - keep_prob)
     out = mint.matmul(probs.reshape(b, n2, group * sq, sk), v).reshape(b, n1, sq, d)
-    out = _from_bnsd(out, layout)
+    out = from_bnsd(out, layout)
     if out.dtype != query.dtype:
         out = out.astype(query.dtype)
     stat_shape = (b, n1, sq, _STAT_WIDTH)

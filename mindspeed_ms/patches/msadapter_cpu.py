@@ -208,7 +208,7 @@ def register(registry: Any, args: Any) -> None:
     registry.register(
         "torch_npu.npu_fusion_attention_grad", npu_compat.npu_fusion_attention_grad, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_fusion_attention_grad calls FlashAttentionScoreGrad (no CPU kernel; "
-                "ring-attention context parallelism's backward): a typed error naming --context-parallel-size")
+                "ring-attention context parallelism's backward): the composite from the saved softmax statistics")
     registry.register(
         "torch_npu.npu_matmul_add_fp32", npu_compat.npu_matmul_add_fp32, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_matmul_add_fp32 loads an ATB op builder (none on CPU): MindSpeed's "
