@@ -2,21 +2,25 @@
 # MindSpeed-LLM 2.2.0's own pretrain_gpt.py, unchanged, on mindspeed_ms (MindSpore CPU backend), in the field's
 # canonical set-up: source checkouts of MindSpeed, MindSpeed-LLM and Megatron-LM on PYTHONPATH, nothing of them
 # pip-installed, no CANN, launched as `mindspeed-ms run -- msrun ...`. A local check, not CI (the sources are not on
-# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = all but qwen25cp):
+# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = all but qwen2moe):
 #   dp       a tiny LLaMA-shaped mcore model, every fusion off, mock data, 20 iterations on 1 msrun worker and on 2
 #            (data parallel 2, same global batch): the two runs' losses within 1e-3 (scripts/real_entry_figures.py llm)
 #   llama2   examples/mcore/llama2/pretrain_llama2_7b_ptd.sh     } every feature flag of the example script kept
 #   qwen25   examples/mcore/qwen25/pretrain_qwen25_0point5_32k_ptd.sh } (fused RMSNorm/SwiGLU/RoPE, flash attention,
 #   qwen25cp the same in its own layout, context parallel 2     } --bf16, distributed optimizer, overlapped grad
-#            (not in `all`: ring attention's backward, torch_npu.npu_fusion_attention_grad, is not implemented on
-#            the CPU backend; the run stops with OpUnavailableError naming --context-parallel-size)
+#            (MindSpeed's ring attention, megatron_cp_algo)      }
 #   mixtral  examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh  } reduce, GQA, MoE ...), only the sizes shrunk
+#   qwen2moe examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh } (Ulysses CP2 + EP2, shared experts)
 #            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
 #            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
 #            manager adopted (scripts/real_entry_figures.py field)
 #   parity   the llama2 flags (fp32, 1 worker) against Megatron-LM's own pretrain_gpt.py under real PyTorch with the
 #            same model unfused: `mindspeed-ms parity --candidate-script`, same weights and batches, losses within
 #            1e-4 relative at every step (needs MINDSPEED_MS_REFERENCE_PYTHON)
+#   cpparity the qwen25cp flags (fp32, CP2 on 2 workers) against Megatron-LM's pretrain_gpt.py without context
+#            parallelism (1 worker, unfused, real PyTorch): `mindspeed-ms parity --candidate-context-parallel 2`,
+#            each CP rank fed its sequence slice of the reference's batches; losses within 1e-4, CP-mean first-step
+#            gradients within 1e-5 (needs MINDSPEED_MS_REFERENCE_PYTHON)
 #
 # Usage: [CONFIGS=all] scripts/real_mindspeed_llm_pretrain.sh MINDSPEED_DIR MINDSPEED_LLM_DIR MEGATRON_LM_DIR [WORK_DIR]
 #   MINDSPEED_DIR      checkout of Ascend/MindSpeed, branch 2.2.0_core_r0.12.1
@@ -24,14 +28,14 @@
 #   MEGATRON_LM_DIR    checkout of NVIDIA/Megatron-LM, tag core_v0.12.1
 # Environment: MINDSPEED_MS_PYTHON  the interpreter with mindspore, msadapter, megatron-core and mindspeed_ms
 #                                   (default: python3 on PATH); its bin/ must hold msrun and mindspeed-ms
-#              MINDSPEED_MS_REFERENCE_PYTHON  real CPU PyTorch + megatron-core (the parity config only)
+#              MINDSPEED_MS_REFERENCE_PYTHON  real CPU PyTorch + megatron-core (the parity configs only)
 #              MASTER_PORT          msrun's port (default 8129)
 # The only mindspeed_ms setting used: MINDSPEED_MS_MISSING_TARGETS=skip (MindSpeed-LLM 2.2.0 patches
 # PretrainedConfig.dict_torch_dtype_to_str, which its own transformers pin 4.57.1 renamed), plus
 # MINDSPEED_MS_TRACE/_TRACE_FILE to read status() at exit.
 # Prints each run's per-iteration losses; exits non-zero when a run stops or a figure is out of tolerance.
 set -euo pipefail
-if [ $# -lt 3 ]; then sed -n '2,31p' "$0" >&2; exit 2; fi
+if [ $# -lt 3 ]; then sed -n '2,36p' "$0" >&2; exit 2; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="$(mkdir -p "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && cd "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && pwd)"
@@ -50,7 +54,7 @@ export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
 CONFIGS="${CONFIGS:-dp}"
-[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,mixtral,parity"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,parity,cpparity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"
@@ -83,12 +87,14 @@ LLAMA2_FLAGS="--use-mcore-models --sequence-parallel --lr 1.25e-6 --lr-decay-sty
   --use-fused-rotary-pos-emb --overlap-grad-reduce --split 949,50,1 --eval-interval 1000 --seed 1234"
 CONFIG_llama2="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 $LLAMA2_FLAGS --bf16"
 # qwen2.5 0.5b: 24 layers/896 hidden/14 heads/2 query groups/vocab 151936/seq 32768; layout TP1 CP2 (qwen25cp) and
-# TP2 (qwen25: tensor + sequence parallel)
+# TP2 (qwen25: tensor + sequence parallel). The padded vocabulary must hold the tokenizer's, as the example's 151936
+# does: NullTokenizer's end-of-document id is VOCAB (its vocabulary VOCAB + 1); VOCAB + 64 keeps it divisible by TP
+# (with --padded-vocab-size VOCAB the mock data's first document end is out of the embedding's range at TP1)
 QWEN25_FLAGS="--use-mcore-models --use-cp-send-recv-overlap --use-fused-ring-attention-update \
   --pipeline-model-parallel-size 1 --context-parallel-algo megatron_cp_algo --sequence-parallel \
   --use-distributed-optimizer --group-query-attention --num-query-groups 2 --rotary-base 1000000 \
   --normalization RMSNorm --norm-epsilon 1e-06 --swiglu --add-qkv-bias --disable-bias-linear --attention-dropout 0.0 \
-  --hidden-dropout 0.0 --padded-vocab-size $VOCAB --lr 1.25e-6 --lr-decay-style cosine --lr-warmup-fraction 0.01 \
+  --hidden-dropout 0.0 --padded-vocab-size $((VOCAB + 64)) --lr 1.25e-6 --lr-decay-style cosine --lr-warmup-fraction 0.01 \
   --init-method-std 0.01 --position-embedding-type rope --use-fused-rmsnorm --use-fused-rotary-pos-emb \
   --use-rotary-position-embeddings --use-fused-swiglu --overlap-grad-reduce --use-flash-attn \
   --no-masked-softmax-fusion --attention-softmax-in-fp32 --min-lr 1.25e-7 --weight-decay 1e-1 --clip-grad 1.0 \
@@ -109,6 +115,22 @@ CONFIG_mixtral="--num-experts 8 --expert-model-parallel-size 2 --moe-router-topk
   --use-distributed-optimizer --context-parallel-size 1 --context-parallel-algo megatron_cp_algo --lr 1e-5 \
   --lr-decay-iters 4 --lr-decay-style cosine --min-lr 1.0e-6 --weight-decay 0.1 --lr-warmup-iters 2 --clip-grad 1.0 \
   --bf16 --no-load-optim --no-load-rng --no-shared-storage --split 99990,8,2 --eval-interval 5001 --seed 1234"
+# qwen2 57b-a14b (qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh): 28 layers/3584 hidden/28 heads/4 query groups/64
+# experts top-8 + 8 shared (gated)/seq 4096/TP1 PP4 EP4 CP4 Ulysses; layout EP2 CP2 Ulysses, 8 experts top-2, 2 shared
+CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2_moe_spec layer_spec \
+  --padded-vocab-size $((VOCAB + 64)) --rotary-base 1000000 --untie-embeddings-and-output-weights \
+  --disable-bias-linear --position-embedding-type rope --normalization RMSNorm --swiglu --attention-softmax-in-fp32 \
+  --add-qkv-bias --no-gradient-accumulation-fusion --group-query-attention --num-query-groups 2 --split 100,0,0 \
+  --num-experts 8 --moe-router-topk 2 --n-shared-experts 2 --shared-expert-gate \
+  --moe-router-load-balancing-type softmax_topk --moe-ffn-hidden-size 32 --moe-grouped-gemm \
+  --moe-permutation-async-comm --moe-token-dispatcher-type allgather --moe-aux-loss-coeff 0.001 --moe-layer-freq -1 \
+  --eval-interval 1000 --no-load-optim --no-load-rng --swap-attention --use-flash-attn --use-fused-rotary-pos-emb \
+  --use-rotary-position-embeddings --use-fused-swiglu --use-fused-rmsnorm --no-masked-softmax-fusion \
+  --use-distributed-optimizer --lr 1.25e-6 --lr-decay-style cosine --min-lr 1.25e-7 --weight-decay 1e-1 \
+  --lr-warmup-fraction 0.01 --attention-dropout 0.0 --init-method-std 0.01 --hidden-dropout 0.0 --clip-grad 1.0 \
+  --adam-beta1 0.9 --adam-beta2 0.95 --initial-loss-scale 4096 --seed 42 --bf16 --no-shared-storage \
+  --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 2 \
+  --context-parallel-size 2 --context-parallel-algo ulysses_cp_algo"
 field() {  # field NAME: the shrunk example script on 2 workers
   local name=$1 flags="CONFIG_$1"
   rm -rf "$WORK/log-$name"
@@ -137,6 +159,27 @@ parity() {  # the llama2 flags in fp32 on 1 worker against Megatron-LM's pretrai
     --candidate-args "--ai-framework mindspore $common ${LLAMA2_FLAGS/--sequence-parallel /}" \
     -- "$MEG/pretrain_gpt.py" $common $megatron
 }
+cpparity() {  # the qwen25cp flags in fp32 (CP2, 2 workers) against Megatron-LM's pretrain_gpt.py without CP, unfused,
+  # on real PyTorch (1 worker): the same model, weights and batches (each CP rank's sequence slice of them)
+  local common="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --num-layers 2 --hidden-size 64 \
+    --ffn-hidden-size 172 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 \
+    --tokenizer-type NullTokenizer --vocab-size $VOCAB --make-vocab-size-divisible-by 64 --micro-batch-size 2 \
+    --global-batch-size 4 --train-iters 6 --mock-data --log-interval 1 --eval-iters 0 --distributed-backend gloo"
+  local megatron="--transformer-impl local --group-query-attention --num-query-groups 2 --rotary-base 1000000 \
+    --normalization RMSNorm --norm-epsilon 1e-06 --swiglu --add-qkv-bias --disable-bias-linear --attention-dropout 0.0 \
+    --hidden-dropout 0.0 --lr 1.25e-6 --lr-decay-style cosine --lr-warmup-fraction 0.01 --init-method-std 0.01 \
+    --position-embedding-type rope --no-masked-softmax-fusion --attention-softmax-in-fp32 --min-lr 1.25e-7 \
+    --weight-decay 1e-1 --clip-grad 1.0 --adam-beta1 0.9 --adam-beta2 0.95 --no-gradient-accumulation-fusion \
+    --no-load-optim --no-load-rng --use-distributed-optimizer --no-bias-swiglu-fusion --no-rope-fusion \
+    --no-bias-dropout-fusion --no-persist-layer-norm --split 100,0,0 --eval-interval 1000 --seed 42"
+  local candidate="${QWEN25_FLAGS/--sequence-parallel /}"
+  rm -rf "$WORK/cpparity"
+  # shellcheck disable=SC2086
+  "$BIN/mindspeed-ms" parity --reference-python "${MINDSPEED_MS_REFERENCE_PYTHON:?the cpparity config needs it}" \
+    --work-dir "$WORK/cpparity" --loss-rtol 1e-4 --timeout 1500 --candidate-script "$LLM/pretrain_gpt.py" \
+    --candidate-context-parallel 2 --candidate-args "--ai-framework mindspore $common \
+    --context-parallel-size 2 ${candidate/ --bf16/}" -- "$MEG/pretrain_gpt.py" $common $megatron
+}
 status=0
 for config in ${CONFIGS//,/ }; do
   case "$config" in
@@ -150,7 +193,7 @@ for config in ${CONFIGS//,/ }; do
       done
       "$PY" "$ROOT/scripts/real_entry_figures.py" llm --vocab $VOCAB --iterations $ITERS --status "$WORK/status-1.json" \
         "$WORK/log1" "$WORK/log2" || status=1 ;;
-    llama2|qwen25|qwen25cp|mixtral)
+    llama2|qwen25|qwen25cp|mixtral|qwen2moe)
       if ! field "$config"; then
         echo "FAIL: $config stopped; last lines of its log:" >&2
         tail -n 30 "$WORK/msrun-$config.out" "$WORK/log-$config"/worker_*.log >&2 || true
@@ -160,7 +203,9 @@ for config in ${CONFIGS//,/ }; do
         --status "$WORK/status-$config.json" "$config" "$WORK/log-$config" || status=1 ;;
     parity)
       parity || { echo "FAIL: MindSpeed-LLM (fused flags) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
-    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, parity, all)" >&2; exit 2 ;;
+    cpparity)
+      cpparity || { echo "FAIL: MindSpeed-LLM CP2 (ring attention) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
+    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, qwen2moe, parity, cpparity, all)" >&2; exit 2 ;;
   esac
 done
 exit $status

@@ -35,6 +35,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "mindspeed.ops.npu_moe_token_permute": {"npu_moe_token_permute": ms_ops.npu_moe_token_permute},
     "mindspeed.ops.npu_moe_token_unpermute": {"npu_moe_token_unpermute": ms_ops.npu_moe_token_unpermute},
     "mindspeed.ops.fusion_attention_v2": {"npu_fusion_attention": npu_compat.npu_fusion_attention},
+    "mindspeed.ops.npu_ring_attention_update": {"npu_ring_attention_update": ms_ops.npu_ring_attention_update},
 }
 COC_METHODS = ("matmul_all_reduce", "all_gather_matmul", "all_gather_matmul_v2", "matmul_reduce_scatter",
                "pure_matmul")

@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="another script for the MindSpore side (default: the script), building the same model")
     parser.add_argument("--candidate-args", default=None,
                         help="its arguments, one shell-quoted string (default: the script's)")
+    parser.add_argument("--candidate-context-parallel", type=int, default=1, metavar="CP",
+                        help="the candidate runs context parallel CP (its own flags say so) on nproc*CP workers "
+                             "against the reference without it: sequence slices, CP-mean gradients, loss / CP")
     parser.add_argument("script", help="the training script (after --)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -105,7 +108,8 @@ def run(options: argparse.Namespace) -> int:
                                 nproc=options.nproc, work_dir=options.work_dir or scratch, tolerances=tolerances,
                                 timeout=options.timeout, candidate_script=options.candidate_script,
                                 candidate_args=None if options.candidate_args is None
-                                else shlex.split(options.candidate_args))
+                                else shlex.split(options.candidate_args),
+                                candidate_context_parallel=options.candidate_context_parallel)
         except (AdaptationError, ValueError) as exc:
             message = str(exc)
             print(f"mindspeed-ms parity: error: {message.removeprefix('parity: ')}", file=sys.stderr)

@@ -30,6 +30,7 @@ from pathlib import Path
 from mindspeed_ms.bootstrap.launch import bootstrap_environment
 from mindspeed_ms.parity.capture import PARITY_DIR_ENV, PARITY_LOAD_ENV, PARITY_ROLE_ENV
 from mindspeed_ms.parity.compare import ParityReport, Tolerances, compare_dumps
+from mindspeed_ms.parity.context_parallel import PARITY_CP_ENV
 from mindspeed_ms.parity.errors import ParityNoStepError, ParityRunError, ParitySetupError
 from mindspeed_ms.parity.processes import RUN_TOKEN_ENV, run_with_timeout
 
@@ -159,7 +160,7 @@ def _failure(role: str, returncode: int, command: list[str], log: Path) -> Parit
 def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), *, reference_python: str | None = None,
                nproc: int = 1, work_dir: str | os.PathLike[str], tolerances: Tolerances | None = None,
                timeout: float = 900.0, candidate_script: str | os.PathLike[str] | None = None,
-               candidate_args: Sequence[str] | None = None) -> ParityReport:
+               candidate_args: Sequence[str] | None = None, candidate_context_parallel: int = 1) -> ParityReport:
     """Run ``script`` on both backends from the same parameters and batches and compare them.
 
     Args:
@@ -176,6 +177,9 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
             ``pretrain_gpt.py`` against Megatron-LM's: the same model (parameter names and shapes must match), fed
             the reference's batches; a module output recorded by one side only is noted, not counted.
         candidate_args: its arguments (default: ``script_args``).
+        candidate_context_parallel: the candidate runs context parallel this size (its own flags must say so) on
+            ``nproc * candidate_context_parallel`` workers, against the reference's ``nproc`` without it: batches,
+            losses, gradients and module outputs are compared as :mod:`mindspeed_ms.parity.context_parallel` says.
 
     Returns:
         The :class:`~mindspeed_ms.parity.compare.ParityReport`.
@@ -185,10 +189,13 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
             the tool did not create.
         ParityNoStepError: the reference recorded no step (no model called, or no backward).
         ParityRunError: a run failed or timed out (its output is in the error).
-        ValueError: ``nproc`` is not positive.
+        ValueError: ``nproc`` or ``candidate_context_parallel`` is not positive.
     """
     if nproc < 1:
         raise ValueError(f"nproc must be at least 1, got {nproc}")
+    if candidate_context_parallel < 1:
+        raise ValueError(f"candidate_context_parallel must be at least 1, got {candidate_context_parallel}")
+    workers = nproc * candidate_context_parallel
     script_path = Path(script).resolve()
     if not script_path.is_file():
         raise ParitySetupError(f"the training script {str(script)!r} does not exist")
@@ -208,7 +215,7 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
     caller = os.getcwd()
     reference_cmd = [python, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}",
                      f"--master-port={_free_port()}", str(script_path), *args]
-    candidate_cmd = [msrun, f"--worker_num={nproc}", f"--local_worker_num={nproc}", f"--master_port={_free_port()}",
+    candidate_cmd = [msrun, f"--worker_num={workers}", f"--local_worker_num={workers}", f"--master_port={_free_port()}",
                      "--join=True", "--cluster_time_out=120", f"--log_dir={work / 'candidate_logs'}",
                      str(candidate_path), *theirs]
     reference_env = _environment("reference", reference, None)
@@ -218,10 +225,13 @@ def run_parity(script: str | os.PathLike[str], script_args: Sequence[str] = (), 
         raise _failure("reference", returncode, reference_cmd, work / "reference.log")
     _check_reference_recorded(reference, work / "reference.log")
     candidate_env = _environment("candidate", candidate, reference, bin_dir)
+    if candidate_context_parallel > 1:
+        candidate_env[PARITY_CP_ENV] = str(candidate_context_parallel)
     returncode = run_with_timeout(candidate_cmd, env=candidate_env, cwd=caller, log=work / "candidate.log",
                                   timeout=timeout)
     if returncode != 0:
         raise _failure("candidate", returncode, candidate_cmd, work / "candidate.log")
     return compare_dumps(reference, candidate, tolerances,
                          commands={"reference": reference_cmd, "candidate": candidate_cmd},
-                         modules_may_differ=candidate_script is not None)
+                         modules_may_differ=candidate_script is not None,
+                         context_parallel=candidate_context_parallel)

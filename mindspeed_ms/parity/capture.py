@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mindspeed_ms.compat.module_recording import recording_module_outputs, set_recording_module_outputs
+from mindspeed_ms.parity.context_parallel import context_parallel_size, cp_mean_gradients, cp_slice
 from mindspeed_ms.parity.errors import ParityMismatchError
 
 __all__ = [
@@ -101,16 +102,19 @@ class ParityCapture:
         role: ``"reference"`` or ``"candidate"``.
         rank: this process's rank.
         load_from: the reference's directory (candidate only): parameters and batches are read there.
+        context_parallel: the candidate's context-parallel size against a reference without it
+            (:mod:`mindspeed_ms.parity.context_parallel`).
     """
 
     def __init__(self, directory: str | os.PathLike[str], role: str, rank: int,
-                 load_from: str | os.PathLike[str] | None = None) -> None:
+                 load_from: str | os.PathLike[str] | None = None, context_parallel: int = 1) -> None:
         if role not in _ROLES:
             raise ValueError(f"{PARITY_ROLE_ENV}={role!r}: use one of {', '.join(_ROLES)}")
         self.role = role
         self.rank = rank
         self.out = Path(directory) / f"rank{rank}"
-        self.reference = Path(load_from) / f"rank{rank}" if load_from else None
+        self.cp, self.cp_rank = context_parallel, rank % context_parallel
+        self.reference = Path(load_from) / f"rank{rank // context_parallel}" if load_from else None
         if role == "candidate" and self.reference is None:
             raise ValueError(f"a parity candidate needs {PARITY_LOAD_ENV} (the reference's dump directory)")
         self.model: Any = None
@@ -213,6 +217,9 @@ class ParityCapture:
         replaced: dict[str, Any] = {}
         for key, value in tensors.items():
             mine, theirs = _to_numpy(value), self.reference_batches[key]
+            if mine.shape != theirs.shape and self.cp > 1:
+                theirs = cp_slice(theirs, mine.shape, self.cp, self.cp_rank)
+                theirs = self.reference_batches[key] if theirs is None else theirs
             if mine.shape != theirs.shape:
                 raise ParityMismatchError("batches", [f"{key}: shape {mine.shape} vs {theirs.shape}"])
             if mine.size:
@@ -257,7 +264,7 @@ class ParityCapture:
             loss = None
             if is_step and not is_stage:
                 loss = (capture.pending_losses.pop(0) if capture.pending_losses
-                        else float(_to_numpy(tensor).reshape(())))
+                        else float(_to_numpy(tensor).reshape(()))) / capture.cp
             capture.in_backward = True
             try:
                 result = backward(tensors, *args, **kwargs)
@@ -318,6 +325,8 @@ class ParityCapture:
         self.steps += 1
         grads = {**self._gradients(), **self.before_sync}
         self.before_sync = {}
+        if self.cp > 1:
+            grads = cp_mean_gradients(grads, self.torch)
         norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values())))
         record = {"step": self.steps, "loss": loss, "grad_norm": norm,
                   "batch_max_abs_diff": self.batch_diffs.get(self.forwards)}
@@ -368,7 +377,7 @@ def install_from_environment(registry: Any, environ: Any = None) -> ParityCaptur
     if not directory:
         return None
     capture = ParityCapture(directory, env.get(PARITY_ROLE_ENV, "reference"), int(env.get("RANK", "0")),
-                            env.get(PARITY_LOAD_ENV) or None)
+                            env.get(PARITY_LOAD_ENV) or None, context_parallel_size(env))
     call, backward = _torch_targets()
     registry.register(call, capture.wrap_call, kind="wrap",
                       purpose="parity: find the model, hand over its parameters and batches, record module outputs")

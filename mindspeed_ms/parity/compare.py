@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from mindspeed_ms.parity.context_parallel import cp_slice
+
 __all__ = ["Tolerances", "StepComparison", "TensorComparison", "RankComparison", "ParityReport",
            "compare_dumps", "relative_difference"]
 
@@ -158,7 +160,7 @@ def _scalar_rel(candidate: float | None, reference: float | None) -> float:
 
 
 def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Tolerances,
-                  modules_may_differ: bool = False) -> RankComparison:
+                  modules_may_differ: bool = False, cp: int = 1) -> RankComparison:
     problems: list[str] = []
     notes: list[str] = []
     ref_steps, cand_steps = _read_steps(reference / "steps.jsonl"), _read_steps(candidate / "steps.jsonl")
@@ -189,7 +191,11 @@ def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Toler
         if name not in cand_out:
             (notes if modules_may_differ else problems).append(f"output of module {name} only in the reference")
             continue
-        rel = relative_difference(cand_out[name], ref_out[name])
+        theirs = ref_out[name]
+        if cand_out[name].shape != theirs.shape and cp > 1:  # a context-parallel rank's slice of the sequence
+            sliced = cp_slice(theirs, cand_out[name].shape, cp, rank % cp)
+            theirs = theirs if sliced is None else sliced
+        rel = relative_difference(cand_out[name], theirs)
         forward.append(TensorComparison(name, rel, rel <= tolerances.forward))
     first = next((item.name for item in forward if not item.ok), None)
     if modules_may_differ:
@@ -198,7 +204,8 @@ def _compare_rank(rank: int, reference: Path, candidate: Path, tolerances: Toler
 
 
 def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tolerances | None = None,
-                  commands: dict[str, list[str]] | None = None, modules_may_differ: bool = False) -> ParityReport:
+                  commands: dict[str, list[str]] | None = None, modules_may_differ: bool = False,
+                  context_parallel: int = 1) -> ParityReport:
     """Compare every rank's dump of ``reference`` with ``candidate``'s.
 
     Args:
@@ -209,6 +216,9 @@ def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tole
         modules_may_differ: the two runs are different scripts building the same model (a fused attention has no
             softmax submodule): a module output recorded on one side only is a note, not a problem; the outputs
             both record are compared as ever.
+        context_parallel: the candidate's context-parallel size: its rank ``k`` is compared with the reference's
+            rank ``k // context_parallel``, module outputs with the reference's sequence slice
+            (:mod:`mindspeed_ms.parity.context_parallel`).
 
     Returns:
         The report; ``report.ok`` tells the verdict.
@@ -217,9 +227,10 @@ def compare_dumps(reference: str | Path, candidate: str | Path, tolerances: Tole
     reference, candidate = Path(reference), Path(candidate)
     ranks = sorted(int(path.name[4:]) for path in reference.glob("rank*") if path.name[4:].isdigit())
     compared = []
-    for rank in ranks:
-        comparison = _compare_rank(rank, reference / f"rank{rank}", candidate / f"rank{rank}", tolerances,
-                                   modules_may_differ)
+    for rank in (mine for theirs in ranks for mine in range(theirs * context_parallel,
+                                                              (theirs + 1) * context_parallel)):
+        comparison = _compare_rank(rank, reference / f"rank{rank // context_parallel}", candidate / f"rank{rank}",
+                                   tolerances, modules_may_differ, context_parallel)
         if not (candidate / f"rank{rank}").exists():
             comparison = RankComparison(rank, (), (), (), None, (f"rank {rank}: the candidate wrote nothing",))
         compared.append(comparison)

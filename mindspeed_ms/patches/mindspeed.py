@@ -32,6 +32,8 @@ _OPS = {
     "mindspeed.ops.npu_moe_token_permute.npu_moe_token_permute": ("npu_moe_token_permute", "MoE token permute"),
     "mindspeed.ops.npu_moe_token_unpermute.npu_moe_token_unpermute": (
         "npu_moe_token_unpermute", "MoE token unpermute"),
+    "mindspeed.ops.npu_ring_attention_update.npu_ring_attention_update": (
+        "npu_ring_attention_update", "ring attention's update (--use-fused-ring-attention-update, PyTorch path)"),
 }
 
 _COC_CLASS = "mindspeed.ops.lcal_functional.CoCOperations"

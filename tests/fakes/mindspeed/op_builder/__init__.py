@@ -47,3 +47,7 @@ class MoeTokenUnpermuteOpBuilder(_OpBuilder):
 
 class FusionAttentionV2OpBuilder(_OpBuilder):
     pass
+
+
+class RingAttentionUpdateOpBuilder(_OpBuilder):
+    pass
