@@ -23,6 +23,7 @@ import numpy as np
 from mindspeed_ms.compat.grad_edges import float_tensor, wants_grad
 
 __all__ = ["normalize", "normalize_wrapper", "dropout_wrapper", "bfloat16_log_softmax_wrapper", "cross_entropy_wrapper",
+           "dtype_first_log_softmax_wrapper",
            "logsigmoid", "logsigmoid_wrapper"]
 
 
@@ -110,6 +111,22 @@ def bfloat16_log_softmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         rank = max(len(input.shape), 1)
         return _log_softmax_function().apply(input, dim % rank, lambda x: op(x, dim))
+
+    return log_softmax
+
+
+def dtype_first_log_softmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``log_softmax(input, dim, dtype)`` (``F.log_softmax``/``Tensor.log_softmax``): with ``dtype``, the input is
+    cast first and the log-softmax computed in ``dtype``, as PyTorch does (MSAdapter computed in the input's dtype
+    and cast the result: a float16 input with ``dtype=torch.float32`` was ~3e-4 off, silently; bfloat16 raised)."""
+
+    @functools.wraps(op)
+    def log_softmax(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+        if dtype is None or len(args) > 2 or set(kwargs) - {"dim", "dtype"} or getattr(input, "dtype", dtype) == dtype:
+            return op(input, *args, **kwargs)
+        dim = args[0] if args else kwargs.get("dim")
+        return op(input.to(dtype), dim)
 
     return log_softmax
 

@@ -343,6 +343,7 @@ def _register_float64_scalars(registry: Any) -> None:
     registry.register(
         f"{_TENSOR}.where", float64_scalars.float64_scalar_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="float64_tensor.where(c, 0.1) rounds the Python float to float32 (0.10000000149), silently")
+    _register_functional_defaults(registry)
     for target, wrapper in (("msadapter.ops.pointwise.lerp", float64_scalars.float64_lerp_wrapper),
                             (f"{_TENSOR}.lerp", float64_scalars.float64_lerp_wrapper),
                             (f"{_TENSOR}.lerp_", float64_scalars.float64_lerp__wrapper)):
@@ -351,3 +352,17 @@ def _register_float64_scalars(registry: Any) -> None:
             purpose="lerp of float64 raises TypeError on CPU (Lerp has no float64 kernel); PyTorch's CPU formula "
                     "in float64")
 
+
+
+def _register_functional_defaults(registry: Any) -> None:
+    """Register PyTorch's defaults where MSAdapter's differ (mindspeed_ms.compat.functional_defaults)."""
+    from mindspeed_ms.compat import functional_defaults
+
+    registry.register(
+        "msadapter.nn.functional.smooth_l1_loss", functional_defaults.smooth_l1_loss_wrapper, kind="wrap",
+        requires=_MSADAPTER,
+        purpose="F.smooth_l1_loss(a, b) returned the elementwise losses (reduction defaulted to 'none'; PyTorch: "
+                "'mean') and computed float64 in float32, silently")
+    registry.register(
+        "msadapter.nn.functional.dropout2d", functional_defaults.dropout2d_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.dropout2d(x, p) did nothing (training defaulted to False; PyTorch: True), silently")

@@ -359,6 +359,11 @@ def _register_bfloat16(registry: Any) -> None:
             target, nn_edges.bfloat16_log_softmax_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="log_softmax of bfloat16 raises on CPU (LogSoftmax has no bfloat16 kernel); PyTorch computes in "
                     "float32 and rounds once, its backward from the rounded output: the same")
+    for target in ("msadapter.nn.functional.log_softmax", f"{_TENSOR}.log_softmax"):
+        registry.register(
+            target, nn_edges.dtype_first_log_softmax_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="log_softmax(x, dim, dtype=...) computes in x's dtype and casts the result on CPU (float16 -> "
+                    "float32: ~3e-4 off, silently; bfloat16: TypeError); PyTorch casts x first")
     for target in (f"{_POINTWISE}.nan_to_num", f"{_TENSOR}.nan_to_num"):
         registry.register(
             target, bfloat16_ops.nan_to_num_wrapper, kind="wrap", requires=_MSADAPTER,

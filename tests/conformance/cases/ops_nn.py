@@ -170,3 +170,46 @@ register(__name__, "cat_bfloat16", ("torch.cat",), _cat_bfloat16)
 register(__name__, "softmax_bfloat16", (f"{F}.softmax",), _softmax_bfloat16, rtol=2e-2, atol=2e-2)
 register(__name__, "layer_norm_bfloat16", (f"{F}.layer_norm",), _layer_norm_bfloat16, rtol=3e-2, atol=3e-2)
 register(__name__, "stack_shape_mismatch_raises", ("torch.stack",), _stack_shape_mismatch)
+
+
+def _softmaxes_with_dtype(torch: Any) -> Any:
+    """``dtype=`` casts the input first (megatron's and MindSpeed's MoE routers: ``torch.softmax(logits, dim=-1,
+    dtype=torch.float32)`` of bfloat16 logits); the float16 input's values show a computation in float16."""
+    out = {}
+    for name in ("float16", "bfloat16"):
+        x = (tensor(torch, (3, 6)) * 3).to(getattr(torch, name))
+        out[name] = {"F.log_softmax": torch.nn.functional.log_softmax(x, -1, dtype=torch.float32),
+                     "torch.log_softmax": torch.log_softmax(x, dim=1, dtype=torch.float32),
+                     "method": x.log_softmax(0, dtype=torch.float32),
+                     "softmax": torch.softmax(x, dim=-1, dtype=torch.float32),
+                     "F.softmax": torch.nn.functional.softmax(x, 0, dtype=torch.float64)}
+    return out
+
+
+register(__name__, "softmax_log_softmax_dtype_casts_first", (f"{F}.log_softmax", "Tensor.log_softmax",
+                                                              "torch.softmax", f"{F}.softmax"), _softmaxes_with_dtype)
+
+
+def _smooth_l1(torch: Any) -> Any:
+    """Every reduction and ``beta`` (0: the L1 loss), float64 kept, gradients; the call without ``reduction``."""
+    a, b = tensor(torch, (4, 5), seed=11) * 2, tensor(torch, (4, 5), seed=12)
+    out = {"default": torch.nn.functional.smooth_l1_loss(a, b),
+           "sum_beta": torch.nn.functional.smooth_l1_loss(a, b, reduction="sum", beta=0.5),
+           "none": torch.nn.functional.smooth_l1_loss(a, b, reduction="none", beta=2.0),
+           "l1": torch.nn.functional.smooth_l1_loss(a, b, beta=0.0),
+           "float64": torch.nn.functional.smooth_l1_loss(a.double(), b.double(), beta=0.3)}
+    out["grads"] = grad_of(torch, lambda x, y: torch.nn.functional.smooth_l1_loss(x, y, reduction="none", beta=0.7),
+                           a, b)
+    return out
+
+
+def _dropout2d_default_trains(torch: Any) -> Any:
+    """``F.dropout2d(x, p)`` without ``training``: PyTorch drops whole channels (zeros or ``1 / (1 - p)``)."""
+    out = torch.nn.functional.dropout2d(torch.ones(4, 64, 3, 3), 0.5)
+    return {"some_dropped": bool((out == 0).any()), "some_kept": bool((out == 2).any()),
+            "only_0_or_2": bool(((out == 0) | (out == 2)).all()),
+            "whole_channels": bool((out.amax((2, 3)) == out.amin((2, 3))).all())}
+
+
+register(__name__, "smooth_l1_loss_defaults_and_dtypes", (f"{F}.smooth_l1_loss",), _smooth_l1)
+register(__name__, "dropout2d_trains_by_default", (f"{F}.dropout2d",), _dropout2d_default_trains)
