@@ -91,11 +91,15 @@ def cpu_device_wrapper(create: Callable[..., Any]) -> Callable[..., Any]:
         create: MSAdapter's creation function taking a ``device=`` keyword (e.g. ``torch.empty``).
 
     Returns:
-        ``create`` with any non-CPU ``device`` replaced by ``"cpu"``.
+        ``create`` with any non-CPU ``device`` replaced by ``"cpu"``, and PyTorch's ``size=`` keyword (MSAdapter's
+        ``empty(*size, ...)`` has none: transformers' ``torch.empty(size=shape, device="meta")`` raised TypeError)
+        passed as the shape.
     """
 
     @functools.wraps(create)
     def create_on_cpu(*args: Any, **kwargs: Any) -> Any:
+        if "size" in kwargs and not args:
+            args = (tuple(kwargs.pop("size")),)
         device = kwargs.get("device")
         if device is not None and not _is_cpu(device):
             kwargs["device"] = "cpu"

@@ -172,7 +172,8 @@ def register(registry: Any, args: Any) -> None:
     registry.register(
         "msadapter.ops.creation.empty", compat.cpu_device_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.empty(device=torch.cuda.current_device()) means Ascend and fails on CPU "
-                "(megatron's GlobalMemoryBuffer, gather buffers)")
+                "(megatron's GlobalMemoryBuffer, gather buffers); torch.empty(size=...) raised TypeError "
+                "(transformers' from_pretrained)")
     registry.register(
         "msadapter.ops.reduction.norm", compat.frobenius_norm_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.norm(vector) with the default p='fro' raises on CPU (megatron's grad clipping), and "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
 name = "third_party"
 
 #: (module, purpose): declared as data, so the adaptation puts them in force before any provider runs
@@ -18,7 +20,9 @@ blocks = (
 
 
 def register(registry: Any, args: Any) -> None:
-    """Block MSAdapter's ``transformer_engine`` and ``apex`` shims on every device.
+    """Block MSAdapter's ``transformer_engine`` and ``apex`` shims on every device; make HF weights load.
+
+    transformers' dtype names and safetensors' ``pt`` framework (MindSpeed-LLM's convert_ckpt.py) on MSAdapter.
 
     Args:
         registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
@@ -27,3 +31,17 @@ def register(registry: Any, args: Any) -> None:
     del args
     for module, purpose in blocks:
         registry.block(module, purpose=purpose)
+    from mindspeed_ms.compat import transformers_config
+
+    registry.register("transformers.configuration_utils.PretrainedConfig.dict_dtype_to_str",
+                      transformers_config.dict_dtype_to_str_wrapper, kind="wrap",
+                      requires=("transformers>=4.56,<5", MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT),
+                      purpose=transformers_config.PURPOSE)
+    from mindspeed_ms.compat import safetensors_open
+
+    # the names transformers and safetensors.torch (load_file) call it by; safetensors.safe_open itself stays theirs
+    _SAFETENSORS = ("safetensors>=0.4", MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+    for target, requires in (("transformers.modeling_utils.safe_open", ("transformers>=4.56,<5", *_SAFETENSORS)),
+                             ("safetensors.torch.safe_open", _SAFETENSORS)):
+        registry.register(target, safetensors_open.safe_open_wrapper, kind="wrap", requires=requires,
+                          purpose=safetensors_open.PURPOSE)
