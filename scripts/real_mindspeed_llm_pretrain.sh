@@ -43,12 +43,13 @@ PY="${MINDSPEED_MS_PYTHON:-$(command -v python3)}"
 BIN="$(dirname "$PY")"
 PORT="${MASTER_PORT:-8129}"
 VOCAB=4096; ITERS=20
-# MindSpeed-LLM's own pins, and what they import, each pinned; --no-deps: torch is MSAdapter's here
-if [ ! -f "$WORK/deps/.complete" ]; then
+# MindSpeed-LLM's own pins, and what they import, each pinned (networkx: MindSpeed's --swap-attention imports it,
+# unpinned there); --no-deps: torch is MSAdapter's here
+if [ ! -f "$WORK/deps/.complete-2" ]; then
   "$PY" -m pip install -q --no-deps --target "$WORK/deps" transformers==4.57.1 accelerate==1.10.1 peft==0.7.1 \
     tqdm==4.67.1 huggingface_hub==0.36.2 tokenizers==0.22.2 regex==2024.11.6 pyyaml==6.0.2 filelock==3.16.1 \
-    fsspec==2024.10.0 six==1.16.0
-  touch "$WORK/deps/.complete"
+    fsspec==2024.10.0 six==1.16.0 networkx==3.6.1
+  touch "$WORK/deps/.complete-2"
 fi
 export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1

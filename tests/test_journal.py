@@ -438,3 +438,23 @@ def test_a_traced_replacement_pickle_cannot_find_by_name_is_refused_as_pickle_re
     traced.apply()
     with pytest.raises(pickle.PicklingError, match="local"):
         pickle.dumps(mod.rebuild)
+
+
+def test_a_traced_replacement_copies_and_deep_copies_as_itself_as_a_function_does(make_registry, modules):
+    # megatron's SharedExpertMLP deep-copies its TransformerConfig, whose init_method partials hold patched functions;
+    # under MINDSPEED_MS_TRACE the counting shim (a wrapt proxy) raised NotImplementedError there
+    import copy
+    import functools
+
+    mod = modules.load("m_copied", SENT_ACROSS)
+    ours = modules.load("m_copied_ours", REPLACEMENTS)
+    traced = make_registry("traced", trace=True)
+    traced.register("m_copied.rebuild", ours.rebuild)
+    traced.apply()
+    shim = mod.rebuild
+    assert shim is not ours.rebuild
+    assert copy.copy(shim) is shim
+    config = {"init_method": functools.partial(shim, 2)}
+    copied = copy.deepcopy(config)
+    assert copied["init_method"].func is shim
+    assert copied["init_method"]() == ("ours", 2)

@@ -135,6 +135,14 @@ def counting_shim(func: Any, counter: Any, target: str, log_calls: bool) -> Any:
         def __reduce_ex__(self, protocol: Any) -> Any:
             return _by_reference(self.__wrapped__, self)
 
+        # copy and deepcopy return a function as is; so does the shim standing for one (wrapt's proxy raised
+        # NotImplementedError: megatron's SharedExpertMLP deep-copies a config holding patched functions)
+        def __copy__(self) -> Any:
+            return self
+
+        def __deepcopy__(self, memo: Any) -> Any:
+            return self
+
     return CountingShim(func, count)
 
 
