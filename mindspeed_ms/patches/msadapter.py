@@ -366,3 +366,7 @@ def _register_functional_defaults(registry: Any) -> None:
     registry.register(
         "msadapter.nn.functional.dropout2d", functional_defaults.dropout2d_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.dropout2d(x, p) did nothing (training defaulted to False; PyTorch: True), silently")
+    registry.register(
+        "msadapter.nn.functional.rms_norm", functional_defaults.rms_norm_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.rms_norm required weight and added eps 1e-5 where PyTorch adds finfo(dtype).eps when eps is "
+                "left out, silently")

@@ -213,3 +213,16 @@ def _dropout2d_default_trains(torch: Any) -> Any:
 
 register(__name__, "smooth_l1_loss_defaults_and_dtypes", (f"{F}.smooth_l1_loss",), _smooth_l1)
 register(__name__, "dropout2d_trains_by_default", (f"{F}.dropout2d",), _dropout2d_default_trains)
+
+
+def _rms_norm(torch: Any) -> Any:
+    """``eps`` left out (the dtype's epsilon: shows on small inputs), no weight, a weight, two normalized dims."""
+    small = tensor(torch, (3, 4), seed=13) * 1e-3
+    return {"default_eps": torch.nn.functional.rms_norm(small, (4,)),
+            "weight": torch.nn.functional.rms_norm(small, [4], tensor(torch, (4,), seed=14), eps=1e-6),
+            "two_dims": torch.nn.functional.rms_norm(tensor(torch, (2, 3, 4), seed=15), (3, 4)),
+            "grads": grad_of(torch, lambda x, w: torch.nn.functional.rms_norm(x, (4,), w), small,
+                             tensor(torch, (4,), seed=16))}
+
+
+register(__name__, "rms_norm_defaults", (f"{F}.rms_norm",), _rms_norm)
