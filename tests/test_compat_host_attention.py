@@ -310,6 +310,7 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     grad = rng.standard_normal((24, 5, 3, 8)).astype(np.float32)
     masks = [None, np.triu(np.ones((24, 24), bool), 1), rng.random((5, 1, 24, 24)) < 0.3,
              rng.random((1, 3, 24, 24)) < 0.3]
+    monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)  # these small products on two threads too
     before = threading.active_count()
     for mask in masks:
         results = []
@@ -369,6 +370,7 @@ def test_the_split_into_halves_is_decided_once_per_process_never_from_the_load(m
         raise AssertionError("the load average was read")
 
     monkeypatch.setattr(os, "getloadavg", no_load)
+    monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)
     rng = np.random.default_rng(5)
     qkv = rng.standard_normal((16, 4, 2, 24)).astype(np.float32)
     inputs = (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:])
@@ -386,3 +388,36 @@ def test_the_split_into_halves_is_decided_once_per_process_never_from_the_load(m
         assert not np.isnan(grads).any()
         results.append(grads)
     assert np.array_equal(results[0], results[1])
+
+
+def test_small_attention_runs_on_the_calling_thread(monkeypatch) -> None:
+    """the batch's halves go to a second thread only from MIN_THREAD_PRODUCT multiply-adds of the scores' product:
+    the example's tiny size (seq 32, batch 4, 4 heads of 16: 262,144) runs whole on the calling thread (a thread
+    started per call cost more than its attention: 66 ms a step of start_new_thread on the loaded machine), the
+    mid size (seq 128, batch 4, 8 heads of 64: 33.5 million) in halves; the same bits either way."""
+    import threading
+
+    from mindspeed_ms.compat import host_attention
+
+    bar = host_attention.MIN_THREAD_PRODUCT
+    monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+    started: list[str] = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or start(self))
+    rng = np.random.default_rng(7)
+    for seq, heads, dim, parts in ((32, 4, 16, 1), (128, 8, 64, 2)):
+        assert (seq * seq * 4 * heads * dim >= bar) == (parts == 2)
+        qkv = rng.standard_normal((seq, 4, heads, 3 * dim)).astype(np.float32)
+        inputs = (qkv[..., :dim], qkv[..., dim:2 * dim], qkv[..., 2 * dim:])
+        out = np.empty((seq, 4, heads, dim), np.float32)
+        started.clear()
+        probs = host_attention.forward_in_halves(*inputs, None, 0.125, out)
+        assert len(probs) == parts
+        assert started == ["mindspeed-ms-attention"] * (parts - 1)
+        monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)
+        whole = np.empty_like(out)
+        monkeypatch.setattr(host_attention, "two_threads", lambda: False)
+        host_attention.forward_in_halves(*inputs, None, 0.125, whole)
+        assert np.array_equal(out, whole)
+        monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+        monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", bar)

@@ -51,7 +51,8 @@ from mindspeed_ms.compat.host_arithmetic import attention_backward, attention_fo
 from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
 
-__all__ = ["MODULE", "backward_in_halves", "forward_in_halves", "forward_wrapper", "run_both", "two_threads"]
+__all__ = ["MIN_THREAD_PRODUCT", "MODULE", "backward_in_halves", "forward_in_halves", "forward_wrapper", "run_both",
+           "two_threads"]
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -64,6 +65,14 @@ _MODIFIED = ("one of the variables needed for gradient computation has been modi
              "the query, key or value of megatron's DotProductAttention (a piece of the QKV split) was written "
              "after the attention's forward")
 _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
+#: the scores' product (``q @ k^T`` over the batch: ``sq * sk * b * np * hn`` multiply-adds) from which the batch's
+#: halves run on two threads (:func:`forward_in_halves`); below it the whole batch runs on the calling thread. A
+#: thread started and joined per call costs ~0.1-0.2 ms on a quiet machine and 10-20 ms on the loaded 2-core one
+#: (cProfile at the tiny size: ``start_new_thread`` 66 ms a step for 4 calls), more than the tiny size's whole
+#: attention (262,144 multiply-adds: tens of microseconds); the mid size's (33.5 million) gains from the halves.
+#: The host GEMM's bar for its second OpenBLAS thread (:data:`.blas_threads.ONE_THREAD_PRODUCT`). A shape's
+#: property, the same for the forward and its backward (which follows the forward's split).
+MIN_THREAD_PRODUCT = blas_threads.ONE_THREAD_PRODUCT
 
 
 @functools.lru_cache(maxsize=1)
@@ -153,8 +162,9 @@ def _functions() -> tuple[Any, Any]:
 
 def forward_in_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:
     """:func:`~.host_arithmetic.attention_forward` of each half of the batch (the second on a thread of this call,
-    :func:`run_both`, where :func:`two_threads`), or of the whole batch; returns the probabilities of each part."""
-    parts = _parts(query.shape[1])
+    :func:`run_both`, where :func:`two_threads` and the products are large enough: :data:`MIN_THREAD_PRODUCT`), or
+    of the whole batch; returns the probabilities of each part."""
+    parts = _parts(query.shape[1], query.shape[0] * key.shape[0] * query.shape[1] * query.shape[2] * query.shape[3])
     if len(parts) == 1:
         return (attention_forward(query, key, value, mask, alpha, out),)
     return run_both(*(functools.partial(attention_forward, query[:, part], key[:, part], value[:, part],
@@ -176,9 +186,10 @@ def backward_in_halves(grad: Any, inputs: tuple[Any, Any, Any], probs: tuple[Any
             for part, part_probs in zip(_halves(batch), probs)))
 
 
-def _parts(batch: int) -> tuple[slice, ...]:
-    """The batch's halves where :func:`two_threads` and there are two sequences or more, else the whole."""
-    if batch < 2 or not two_threads():
+def _parts(batch: int, product: int) -> tuple[slice, ...]:
+    """The batch's halves where :func:`two_threads`, there are two sequences or more and the scores' product has
+    ``product >= MIN_THREAD_PRODUCT`` multiply-adds (``sq * sk * b * np * hn``), else the whole."""
+    if batch < 2 or product < MIN_THREAD_PRODUCT or not two_threads():
         return (slice(0, batch),)
     return _halves(batch)
 
