@@ -20,9 +20,10 @@
 # Megatron-LM's own Python dependencies (six, regex, pyyaml) are installed, pinned, into WORK_DIR/deps (not into
 # either environment) and put on PYTHONPATH. Prints the parity tables (loss and grad norm per step, both sides);
 # exits non-zero when any layout's run stops or differs beyond the parity tolerances (loss 1e-4 relative at every
-# step, grad norm 1e-3, first-step gradients 1e-5).
+# step, grad norm 1e-3, first-step gradients 1e-5), or when megatron's log lines disagree on the loss scale or the
+# number of skipped (overflowed) iterations of any iteration (--fp16's dynamic loss scaling).
 set -euo pipefail
-if [ $# -lt 1 ]; then sed -n '2,22p' "$0" >&2; exit 2; fi
+if [ $# -lt 1 ]; then sed -n '2,24p' "$0" >&2; exit 2; fi
 
 # name|workers|model|flags added to the common ones (tensor parallel 1 unless the flags say otherwise)
 LAYOUT_TABLE='
@@ -42,6 +43,8 @@ moe-aux|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-parallel-size
 gpt3|1|gpt3|--adam-beta1 0.9 --adam-beta2 0.95 --lr-warmup-fraction .01 --lr-decay-iters 10
 gpt3-unfused|1|gpt3|--adam-beta1 0.9 --adam-beta2 0.95 --lr-warmup-fraction .01 --lr-decay-iters 10 --no-bias-gelu-fusion
 bf16|1|llama|--bf16
+fp16|1|llama|--fp16 --initial-loss-scale 2097152
+fp16-static|1|llama|--fp16 --loss-scale 4096
 '
 
 # known to differ from PyTorch, so outside "all": bf16 (same first step within 2.3e-6, then 8.7e-3 after the first
@@ -76,6 +79,11 @@ if [ ! -f "$WORK/deps/.complete" ]; then
 fi
 export PYTHONPATH="$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3
+# "ITERATION LOSS_SCALE SKIPPED" for each of megatron's iteration log lines in a run's log
+schedule() {
+  grep -ao 'iteration *[0-9]*/.*number of skipped iterations: *[0-9]*' "$1" |
+    sed -E 's/^iteration *([0-9]+)\/.*loss scale: ([^ |]+).*number of skipped iterations: *([0-9]+)$/\1 \2 \3/' | sort -n -u
+}
 status=0
 passed=()
 failed=()
@@ -103,6 +111,17 @@ for name in ${WANT//,/ }; do
       --no-bias-swiglu-fusion --no-rope-fusion --no-bias-dropout-fusion --no-persist-layer-norm --log-interval 1 \
       --eval-interval 1000 --eval-iters 0 --seed 1234 --distributed-backend gloo \
       ${extra[@]+"${extra[@]}"}); then
+    # megatron's own log line: the loss scale and the skipped (overflowed) iterations of every iteration must agree
+    if [ -z "$(schedule "$WORK/$name/reference.log")" ] ||
+       [ "$(schedule "$WORK/$name/reference.log")" != "$(schedule "$WORK/$name/candidate.log")" ]; then
+      echo "loss scale / skipped iterations per iteration (iteration, loss scale, skipped), PyTorch vs ours:" >&2
+      diff <(schedule "$WORK/$name/reference.log") <(schedule "$WORK/$name/candidate.log") >&2 || true
+      echo "FAIL: megatron's loss-scale schedule differs in layout $name" >&2
+      failed+=("$name")
+      status=1
+      continue
+    fi
+    echo "loss scale / skipped per iteration (both sides): $(schedule "$WORK/$name/reference.log" | paste -sd';' -)"
     passed+=("$name")
   else
     echo "FAIL: parity in layout $name (see $WORK/$name)" >&2

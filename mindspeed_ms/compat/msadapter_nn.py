@@ -15,14 +15,18 @@ import msadapter.nn as nn
 
 __all__ = ["RMSNorm"]
 
-#: dtypes PyTorch normalises in float32 (its opmath type) before casting back.
-_UPCAST = ("float16", "bfloat16")
+#: dtypes PyTorch normalises in float32 (its opmath type) and rounds once, at the end (weight included): its CPU
+#: kernel. Compared by identity: ``str(torch.bfloat16)`` is MindSpore's ``"BFloat16"`` here, so a name test never
+#: matched and --bf16 / --fp16 normalised in half precision op by op (Megatron-LM's first RMSNorm output differed
+#: from PyTorch's in 1141 of 4096 elements).
+_UPCAST = (torch.float16, torch.bfloat16)
 
 
 class RMSNorm(nn.Module):
     """Root-mean-square layer normalisation, as ``torch.nn.RMSNorm``.
 
     ``y = x / sqrt(mean(x**2 over the last len(normalized_shape) dims) + eps) * weight``; ``eps=None`` means
+    ``torch.finfo(float32).eps`` for float16 / bfloat16 inputs (PyTorch's opmath type), else
     ``torch.finfo(x.dtype).eps``. Same constructor, parameters (``weight``, ones) and state-dict keys as PyTorch's.
     """
 
@@ -51,8 +55,9 @@ class RMSNorm(nn.Module):
             raise RuntimeError(f"RMSNorm: expected input with shape [*, {', '.join(map(str, self.normalized_shape))}]"
                                f", but got input of size {list(x.shape)}")
         dtype = x.dtype
-        work = x.float() if str(dtype).rsplit(".", 1)[-1] in _UPCAST else x
-        eps = self.eps if self.eps is not None else torch.finfo(dtype).eps
+        work = x.float() if any(dtype is half for half in _UPCAST) else x
+        # eps=None: the machine epsilon of the type PyTorch computes in (float32 for half-precision inputs)
+        eps = self.eps if self.eps is not None else torch.finfo(work.dtype).eps
         dims = tuple(range(-len(self.normalized_shape), 0))
         out = work * torch.rsqrt(work.pow(2).mean(dim=dims, keepdim=True) + eps)
         if self.weight is not None:

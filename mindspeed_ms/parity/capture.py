@@ -1,7 +1,7 @@
 """In-process capture of a training run for a parity comparison (PyTorch reference or MindSpore candidate).
 
 Switched on by ``MINDSPEED_MS_PARITY_DIR`` (set by :func:`mindspeed_ms.parity.run_parity`); the
-adaptor installs it in either framework mode. It patches two things through the default patch
+adaptor installs it in either framework mode. It patches these through the default patch
 registry (so they show in ``status()`` and are reverted exactly):
 
 * ``Module.__call__``: the first module called from outside any module and holding parameters is
@@ -17,6 +17,9 @@ registry (so they show in ``status()`` and are reverted exactly):
   gradient. A pipeline stage's backward of its output with the next stage's gradient is a step without a loss;
   a last stage's loss whose data megatron's ``deallocate_output_tensor`` freed is read before it goes; the
   gradients megatron's DDP starts reducing inside a backward (``overlap_grad_reduce``) are taken before that.
+* megatron's ``MegatronOptimizer.__init__`` (candidate only): the optimizers are remembered, and when the
+  candidate loads the reference's parameters each refreshes its float32 main copies of them
+  (``reload_model_params``: --bf16 / --fp16 keep such copies, taken from the candidate's own initialisation).
 
 Installing it imports nothing in PyTorch mode: the patches wait for ``torch`` (and megatron) to be
 imported, and a rank's files are written only once its process calls a model, so the other Python
@@ -32,6 +35,7 @@ import json
 import logging
 import os
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Callable
 
@@ -60,6 +64,7 @@ _ROLES = ("reference", "candidate")
 _CUSTOM_BACKWARD = "megatron.core.pipeline_parallel.schedules.custom_backward"
 _DEALLOCATE = "megatron.core.pipeline_parallel.schedules.deallocate_output_tensor"
 _START_GRAD_SYNC = "megatron.core.distributed.param_and_grad_buffer._ParamAndGradBucketGroup.start_grad_sync"
+_OPTIMIZER_INIT = "megatron.core.optimizer.optimizer.MegatronOptimizer.__init__"
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:
@@ -133,6 +138,9 @@ class ParityCapture:
         self.pending_losses: list[float] = []
         #: gradients kept by name when megatron's DDP started reducing them inside a backward (overlap_grad_reduce)
         self.before_sync: dict[str, np.ndarray] = {}
+        #: megatron's optimizers built so far (weak references): a candidate that loads the reference's parameters
+        #: refreshes their main (float32) copies of --bf16 / --fp16 parameters
+        self.optimizers: list[weakref.ref[Any]] = []
 
     @property
     def torch(self) -> Any:
@@ -194,7 +202,26 @@ class ParityCapture:
         with self.torch.no_grad():
             for name, param in params.items():
                 param.copy_(self.torch.tensor(arrays[name], dtype=param.dtype))
-        logger.info("parity: loaded the reference's %d parameters", len(params))
+        reloaded = self._reload_optimizers()
+        logger.info("parity: loaded the reference's %d parameters (%d optimizers refreshed their main parameters)",
+                    len(params), reloaded)
+
+    def _reload_optimizers(self) -> int:
+        """Have every megatron optimizer built so far copy the (just loaded) model parameters into its main ones.
+
+        With --bf16 / --fp16 megatron's mixed-precision optimizers keep float32 main copies of the half-precision
+        parameters, taken when they were built (from this run's own initialisation); the optimizer steps those
+        and copies them back into the model. Without a refresh the candidate trained from its own initial
+        weights from the first step on. ``reload_model_params`` is megatron's own refresh (a no-op for float32
+        parameters, which the optimizer updates in place).
+        """
+        count = 0
+        for ref in self.optimizers:
+            optimizer = ref()
+            if optimizer is not None:
+                optimizer.reload_model_params()
+                count += 1
+        return count
 
     def _hand_over_batch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict]:
         prefix = f"step{self.forwards}"
@@ -241,6 +268,17 @@ class ParityCapture:
             key = f"{name}#{count}"
         self.outputs[key] = _to_numpy(tensor)
         self.order.append(key)
+
+    def wrap_optimizer_init(self, init: Callable[..., Any]) -> Callable[..., Any]:
+        """Return megatron's ``MegatronOptimizer.__init__`` that remembers each optimizer (see
+        :meth:`_reload_optimizers`)."""
+        capture = self
+
+        def init_and_remember(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            init(optimizer, *args, **kwargs)
+            capture.optimizers.append(weakref.ref(optimizer))
+
+        return init_and_remember
 
     # -- Tensor.backward ---------------------------------------------------------------------------
     def wrap_backward(self, backward: Callable[..., Any]) -> Callable[..., Any]:
@@ -392,6 +430,10 @@ def install_from_environment(registry: Any, environ: Any = None) -> ParityCaptur
         registry.register(_DEALLOCATE, capture.wrap_deallocate, kind="wrap",
                           purpose="parity: keep a last pipeline stage's loss before megatron frees its data "
                                   "(pipeline parallel: the backward sees one uninitialised element)")
+    if capture.role == "candidate" and _module_exists(_OPTIMIZER_INIT.rsplit(".", 2)[0]):
+        registry.register(_OPTIMIZER_INIT, capture.wrap_optimizer_init, kind="wrap",
+                          purpose="parity: remember megatron's optimizers, whose float32 main parameters (--bf16, "
+                                  "--fp16) are refreshed when the candidate loads the reference's parameters")
     if _module_exists(_START_GRAD_SYNC.rsplit(".", 2)[0]):
         registry.register(_START_GRAD_SYNC, capture.wrap_start_grad_sync, kind="wrap",
                           purpose="parity: keep the gradients DDP reduces inside a backward (overlap_grad_reduce), "

@@ -346,6 +346,9 @@ def _register_bfloat16(registry: Any) -> None:
     targets = (*(f"{_POINTWISE}.{name}" for name in _BFLOAT16_FUNCTIONS), "msadapter.ops.other.clone",
                f"{_COMPARISON}.maximum", f"{_COMPARISON}.minimum", "msadapter.nn.functional.relu",
                "msadapter.nn.functional.sigmoid", "msadapter.nn.functional.softplus",
+               # F.silu is x * sigmoid(x) on CPU: two bfloat16 ops, rounded twice (PyTorch's kernel rounds once;
+               # 2771 of 11008 values differed, SwiGLU of every --bf16 llama MLP); the whole of it in float32
+               "msadapter.nn.functional.silu",
                *(f"{_TENSOR}.{name}" for name in _BFLOAT16_METHODS))
     for target in targets:
         registry.register(
