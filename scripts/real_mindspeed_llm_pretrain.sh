@@ -2,7 +2,7 @@
 # MindSpeed-LLM 2.2.0's own pretrain_gpt.py, unchanged, on mindspeed_ms (MindSpore CPU backend), in the field's
 # canonical set-up: source checkouts of MindSpeed, MindSpeed-LLM and Megatron-LM on PYTHONPATH, nothing of them
 # pip-installed, no CANN, launched as `mindspeed-ms run -- msrun ...`. A local check, not CI (the sources are not on
-# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = all but qwen2moe):
+# the package index). CONFIGS picks what runs (comma-separated; default `dp`, `all` = every one):
 #   dp       a tiny LLaMA-shaped mcore model, every fusion off, mock data, 20 iterations on 1 msrun worker and on 2
 #            (data parallel 2, same global batch): the two runs' losses within 1e-3 (scripts/real_entry_figures.py llm)
 #   llama2   examples/mcore/llama2/pretrain_llama2_7b_ptd.sh     } every feature flag of the example script kept
@@ -10,7 +10,8 @@
 #   qwen25cp the same in its own layout, context parallel 2     } --bf16, distributed optimizer, overlapped grad
 #            (MindSpeed's ring attention, megatron_cp_algo)      }
 #   mixtral  examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh  } reduce, GQA, MoE ...), only the sizes shrunk
-#   qwen2moe examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh } (Ulysses CP2 + EP2, shared experts)
+#   qwen2moe examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh } (Ulysses CP2 + EP2, shared experts;
+#            --swap-attention left out: NPU-to-host activation swapping)
 #            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
 #            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
 #            manager adopted (scripts/real_entry_figures.py field)
@@ -35,7 +36,7 @@
 # MINDSPEED_MS_TRACE/_TRACE_FILE to read status() at exit.
 # Prints each run's per-iteration losses; exits non-zero when a run stops or a figure is out of tolerance.
 set -euo pipefail
-if [ $# -lt 3 ]; then sed -n '2,36p' "$0" >&2; exit 2; fi
+if [ $# -lt 3 ]; then sed -n '2,37p' "$0" >&2; exit 2; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="$(mkdir -p "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && cd "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && pwd)"
@@ -55,7 +56,7 @@ export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
 CONFIGS="${CONFIGS:-dp}"
-[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,parity,cpparity"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,qwen2moe,parity,cpparity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"
@@ -117,7 +118,9 @@ CONFIG_mixtral="--num-experts 8 --expert-model-parallel-size 2 --moe-router-topk
   --lr-decay-iters 4 --lr-decay-style cosine --min-lr 1.0e-6 --weight-decay 0.1 --lr-warmup-iters 2 --clip-grad 1.0 \
   --bf16 --no-load-optim --no-load-rng --no-shared-storage --split 99990,8,2 --eval-interval 5001 --seed 1234"
 # qwen2 57b-a14b (qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh): 28 layers/3584 hidden/28 heads/4 query groups/64
-# experts top-8 + 8 shared (gated)/seq 4096/TP1 PP4 EP4 CP4 Ulysses; layout EP2 CP2 Ulysses, 8 experts top-2, 2 shared
+# experts top-8 + 8 shared (gated)/seq 4096/TP1 PP4 EP4 CP4 Ulysses; layout EP2 CP2 Ulysses, 8 experts top-2, 2 shared.
+# --swap-attention left out: it swaps activations between NPU and host memory (torch_npu.npu.init, NPU memory
+# statistics), and on the CPU backend there is no device memory to swap from
 CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2_moe_spec layer_spec \
   --padded-vocab-size $((VOCAB + 64)) --rotary-base 1000000 --untie-embeddings-and-output-weights \
   --disable-bias-linear --position-embedding-type rope --normalization RMSNorm --swiglu --attention-softmax-in-fp32 \
@@ -125,7 +128,7 @@ CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2
   --num-experts 8 --moe-router-topk 2 --n-shared-experts 2 --shared-expert-gate \
   --moe-router-load-balancing-type softmax_topk --moe-ffn-hidden-size 32 --moe-grouped-gemm \
   --moe-permutation-async-comm --moe-token-dispatcher-type allgather --moe-aux-loss-coeff 0.001 --moe-layer-freq -1 \
-  --eval-interval 1000 --no-load-optim --no-load-rng --swap-attention --use-flash-attn --use-fused-rotary-pos-emb \
+  --eval-interval 1000 --no-load-optim --no-load-rng --use-flash-attn --use-fused-rotary-pos-emb \
   --use-rotary-position-embeddings --use-fused-swiglu --use-fused-rmsnorm --no-masked-softmax-fusion \
   --use-distributed-optimizer --lr 1.25e-6 --lr-decay-style cosine --min-lr 1.25e-7 --weight-decay 1e-1 \
   --lr-warmup-fraction 0.01 --attention-dropout 0.0 --init-method-std 0.01 --hidden-dropout 0.0 --clip-grad 1.0 \
