@@ -1,5 +1,6 @@
-"""mindspeed_ms.compat.bias_gradients: megatron-core's fused bias-GeLU (GeLUFunction, the real one) on MindSpore,
-its input and bias gradients against the same Function on real PyTorch."""
+"""mindspeed_ms.compat.function_grads (every Function's gradients summed to the input's shape): megatron-core's
+fused bias-GeLU (GeLUFunction, the real one) on MindSpore, its input and bias gradients against the same Function on
+real PyTorch."""
 
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ on CPU even outside autograd.
   it (directly, or through ops whose backward passes the gradient on unchanged: ``clone``, ``x + 0``) is not handed
   a shared one. Values, dtype and gradients are exactly PyTorch's; nothing changes when at most one operand
   requires grad.
-- :func:`retain_grad`: a tensor hook keeps a copy of the gradient (accumulated over backward passes, as PyTorch).
+- :func:`retain_grad`: a tensor hook keeps a copy of the gradient (accumulated over backward passes, as PyTorch);
+  :func:`register_hook_wrapper` keeps that hook behind every other hook of the tensor (PyTorch keeps the gradient
+  the tensor's hooks return: tests/conformance/cases/ops_autograd_graph.py ``hooks_order``).
 - :func:`clamp_`: the clamp is computed out of place and written into ``self`` through its views.
 """
 
@@ -27,7 +29,7 @@ from mindspeed_ms.compat.inplace_checks import check_inplace
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["GradDTypeError", "RetainGradError", "add_wrapper", "retain_grad", "retains_grad", "grad", "clamp_",
-           "requires_grad_wrapper"]
+           "requires_grad_wrapper", "register_hook_wrapper"]
 
 _NOT_RETAINED = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                  "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -81,8 +83,25 @@ def retain_grad(self: Any) -> None:
         previous = self._grad
         self._grad = grad.clone() if previous is None else previous + grad
 
-    self.register_hook(keep)
+    self._mindspeed_retain_handle = self.register_hook(keep)
+    self._mindspeed_retain_hook = keep
     self._mindspeed_retains_grad = True
+
+
+def register_hook_wrapper(register_hook: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.register_hook``: on a tensor that retains its gradient, the hook keeping it moves behind the new
+    hook, so ``.grad`` is the gradient after every tensor hook, as in PyTorch (its retains_grad hook runs last)."""
+
+    @functools.wraps(register_hook)
+    def register(self: Any, hook: Any) -> Any:
+        handle = register_hook(self, hook)
+        keep = getattr(self, "_mindspeed_retain_hook", None)
+        if keep is not None:
+            self._mindspeed_retain_handle.remove()
+            self._mindspeed_retain_handle = register_hook(self, keep)
+        return handle
+
+    return register
 
 
 def _retains_grad(self: Any) -> bool:

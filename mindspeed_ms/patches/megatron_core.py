@@ -38,18 +38,7 @@ def register(registry: Any, args: Any) -> None:
     from mindspeed_ms.device import device_target
 
     if device_target() == "CPU":
-        from mindspeed_ms.compat import bias_gradients
         from mindspeed_ms.compat import megatron_core as compat
-
-        for target in ("fused_bias_gelu.GeLUFunction", "fused_bias_swiglu.BiasSwiGLUFunction",
-                       "fused_bias_geglu.BiasGeGLUFunction"):
-            registry.register(
-                f"megatron.core.fusions.{target}.backward", bias_gradients.bias_gradient_wrapper, kind="wrap",
-                requires=_MEGATRON,
-                purpose="the fused bias activations (bias-GeLU is megatron's default) return the bias a gradient of "
-                        "the activation's shape and leave the reduction to the engine; MindSpore's reduced a "
-                        "[s, b, h] gradient for an [h] bias to one number (the sum of all elements), silently: "
-                        "summed to the bias's shape in the backward itself")
 
         registry.register(
             f"{_CROSS_ENTROPY}.calculate_gradients", compat.calculate_gradients, requires=_MEGATRON,

@@ -33,6 +33,8 @@ def register(registry: Any, args: Any) -> None:
     _register_conformance(registry)
     _register_conformance_misc(registry)
     _register_grad_dtype(registry)
+    _register_function_grads(registry)
+    _register_autograd_graph(registry)
     _register_refusal_classes(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim
@@ -123,6 +125,49 @@ _BINARY = {
 }
 _BINARY_FUNCTIONS = {"add": {}, "sub": {"subtraction": True}, "mul": {}, "div": {"true_division": True},
                      "true_divide": {"true_division": True}, "floor_divide": {}, "remainder": {}, "pow": {}}
+
+
+def _register_function_grads(registry: Any) -> None:
+    """Register PyTorch's handling of a custom Function's gradients and ctx
+    (tests/conformance/cases/ops_autograd_function.py)."""
+    from mindspeed_ms.compat import function_grads
+
+    registry.register(
+        "msadapter.autograd.function.Function.apply", function_grads.apply_wrapper, kind="wrap",
+        requires=_MSADAPTER,
+        purpose="a custom Function's gradient of a broadcast shape is reduced without PyTorch's sum_to ((3, 4) for "
+                "a (1, 4) input gave a (4,) gradient), extra non-None gradients are accepted, a saved tensor "
+                "modified in place gives a wrong gradient silently, setup_context and keyword arguments are "
+                "refused")
+
+
+def _register_autograd_graph(registry: Any) -> None:
+    """Register the autograd graph API the field calls (tests/conformance/cases/ops_autograd_graph.py)."""
+    from mindspeed_ms.compat import autograd_graph as graph
+
+    engine = "msadapter.autograd.variable.ImperativeEngine"
+    for target, wrapper in (("msadapter.autograd._engine_run_backward", graph.engine_wrapper),
+                            (f"{engine}.run_backward", graph.static_engine_wrapper)):
+        registry.register(
+            target, wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="runs the callbacks queue_callback queued during the backward pass once the engine returned")
+    registry.register(
+        f"{engine}.queue_callback", graph.queue_callback, create_dummy=True, requires=_MSADAPTER,
+        purpose="Variable._execution_engine.queue_callback is missing (AttributeError): megatron's custom FSDP and "
+                "MindSpeed's layerzero queue their post-backward callback with it")
+    registry.register(
+        f"{_TENSOR}.register_post_accumulate_grad_hook", graph.register_post_accumulate_grad_hook,
+        create_dummy=True, requires=_MSADAPTER,
+        purpose="Tensor.register_post_accumulate_grad_hook is missing (AttributeError)")
+    registry.register(
+        "msadapter.autograd.graph.register_multi_grad_hook", graph.register_multi_grad_hook, requires=_MSADAPTER,
+        purpose="torch.autograd.graph.register_multi_grad_hook is a stub taking no arguments (TypeError; MindSpeed's "
+                "layerzero registers its post-backward reshard with it)")
+    registry.register(
+        "msadapter.autograd.graph.saved_tensors_hooks.__enter__", graph.saved_tensors_hooks_enter, kind="wrap",
+        requires=_MSADAPTER,
+        purpose="torch.autograd.graph.saved_tensors_hooks never calls its pack / unpack hooks (a placeholder): "
+                "MindSpeed's activation swapping silently did nothing; refused loudly")
 
 
 def _register_grad_dtype(registry: Any) -> None:

@@ -240,6 +240,10 @@ def _register_grad_clone(registry: Any) -> None:
             ("clamp_", "Tensor.clamp_ calls InplaceClampScalar, which needs the Clone kernel (absent on CPU): "
                        "clamped out of place, written back through views")):
         registry.register(f"{_TENSOR}.{name}", getattr(grad_clone, name), requires=_MSADAPTER, purpose=purpose)
+    registry.register(
+        f"{_TENSOR}.register_hook", grad_clone.register_hook_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="a hook registered after retain_grad() ran after the retain_grad hook: .grad kept the gradient "
+                "before that hook changed it (PyTorch keeps the one after every hook)")
 
 
 _C10D = "msadapter.distributed.distributed_c10d"

@@ -7,6 +7,9 @@ from __future__ import annotations
 KNOWN_DIVERGENT: dict[str, str] = {
     # found by the OpInfo-style cases (conformance/cases/ops_*.py); one line each in /work/notes/conformance_findings.md
     # refusals (conformance/cases/ops_errors.py)
+    "ops_autograd_function.grad_fn_edges_skip_non_tensors":
+        "MindSpore's graph node of a custom Function has an edge (None, 0) per non-tensor forward argument too "
+        "(PyTorch: edges for tensor inputs only); the node is C++ (BackwardNode), not patchable from Python",
 }
 
 #: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever

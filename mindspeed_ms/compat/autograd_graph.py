@@ -1,0 +1,148 @@
+"""The autograd graph API the field calls beside ``backward`` (tests/conformance/cases/ops_autograd_graph.py).
+
+Measured on MindSpore 2.7.1 + MSAdapter 0.5.0b1, against PyTorch 2.13:
+
+- ``Variable._execution_engine.queue_callback`` (megatron's custom FSDP, MindSpeed's layerzero: the post-backward
+  final callback) is missing: AttributeError. :func:`queue_callback` keeps the callbacks of the backward pass that
+  runs (each call into the engine is one pass, a backward inside a backward its own) and
+  :func:`engine_wrapper` runs them, in order, once the engine returned, as PyTorch's engine does; outside a
+  backward it raises PyTorch's RuntimeError.
+- ``Tensor.register_post_accumulate_grad_hook`` is missing: :func:`register_post_accumulate_grad_hook` puts the hook
+  on the leaf's gradient accumulator (the node megatron's DDP hooks by
+  ``param.expand_as(param).grad_fn.next_functions[0][0]``), which runs it after ``.grad`` was written.
+- ``torch.autograd.graph.register_multi_grad_hook`` is a stub that takes no arguments (TypeError):
+  :func:`register_multi_grad_hook` calls the hook once per backward with the gradients of every tensor ("all": as
+  soon as all arrived, else at the end of the pass with None for the missing ones) or with the first one ("any").
+- ``torch.autograd.graph.saved_tensors_hooks`` is a placeholder that never calls its pack / unpack hooks (MindSpeed's
+  activation swapping and adaptive recompute rely on them): MindSpore's engine saves its tensors in C++, out of
+  Python's reach, so :func:`saved_tensors_hooks_enter` refuses it loudly instead of silently doing nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable
+
+from mindspeed_ms.compat.errors import TorchRefusalError, UnsupportedOpOptionError
+
+__all__ = ["engine_wrapper", "static_engine_wrapper", "queue_callback", "register_post_accumulate_grad_hook",
+           "register_multi_grad_hook", "saved_tensors_hooks_enter"]
+
+#: one list per backward pass running (innermost last): the callbacks queued during it
+_PASSES: list[list[Callable[[], None]]] = []
+
+
+def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a call into MindSpore's engine: the callbacks queued while it runs are run after it returned."""
+
+    @functools.wraps(run_backward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        callbacks: list[Callable[[], None]] = []
+        _PASSES.append(callbacks)
+        try:
+            result = run_backward(*args, **kwargs)
+            while callbacks:  # a callback may queue another one: it runs too
+                callbacks.pop(0)()
+        finally:
+            _PASSES.pop()
+        return result
+
+    return run
+
+
+def static_engine_wrapper(run_backward: Callable[..., Any]) -> Any:
+    """:func:`engine_wrapper` for ``ImperativeEngine.run_backward`` (a class attribute called without ``self``)."""
+    return staticmethod(engine_wrapper(run_backward))
+
+
+def queue_callback(self: Any, callback: Callable[[], None]) -> None:
+    """``Variable._execution_engine.queue_callback(callback)``: run ``callback`` when this backward pass ends."""
+    if not _PASSES:
+        raise TorchRefusalError("torch.autograd.Variable._execution_engine.queue_callback",
+                                "Final callbacks can only be installed during backward pass.")
+    _PASSES[-1].append(callback)
+
+
+def register_post_accumulate_grad_hook(self: Any, hook: Callable[[Any], None]) -> Any:
+    """``Tensor.register_post_accumulate_grad_hook(hook)``: ``hook(tensor)`` after ``tensor.grad`` was written."""
+    if not self.requires_grad:
+        raise TorchRefusalError("Tensor.register_post_accumulate_grad_hook",
+                                "cannot register a hook on a tensor that doesn't require gradient")
+    if not self.is_leaf:
+        raise TorchRefusalError("Tensor.register_post_accumulate_grad_hook",
+                                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+    accumulator = self.expand_as(self).grad_fn.next_functions[0][0]
+    tensor = weakref.ref(self)  # the node lives as long as the tensor: no reference back to it
+
+    def run(*unused: Any) -> None:
+        leaf = tensor()
+        if leaf is not None:
+            hook(leaf)
+
+    return accumulator.register_hook(run)
+
+
+class _Handles:
+    """The handle :func:`register_multi_grad_hook` returns: ``remove()`` removes every tensor's hook."""
+
+    def __init__(self, handles: list[Any]) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def register_multi_grad_hook(tensors: Any = (), fn: Callable[[Any], Any] | None = None, *, mode: str = "all") -> Any:
+    """``torch.autograd.graph.register_multi_grad_hook``: ``fn(grads)`` once per backward pass ("all"), or
+    ``fn(grad)`` with the first gradient computed ("any"). (``tensors`` and ``fn`` have defaults only because
+    MSAdapter's stub takes no argument and the registry's static check compares the two.)"""
+    if fn is None:
+        raise TypeError("register_multi_grad_hook() missing 1 required positional argument: 'fn'")
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state: dict[str, Any] = {"grads": None, "fired": False}
+
+    def finish() -> None:
+        grads, state["grads"], state["fired"] = state["grads"], None, False
+        if mode == "all" and grads is not None:
+            fn(grads)
+
+    def hook(index: int, grad: Any) -> None:
+        if state["grads"] is None and not state["fired"]:
+            state["grads"] = [None] * len(tensors)
+            queue_callback(None, finish)
+        if mode == "any":
+            if not state["fired"]:
+                state["fired"] = True
+                state["grads"] = None
+                fn(grad)
+            return
+        grads = state["grads"]
+        if grads is None:
+            return
+        grads[index] = grad
+        if all(g is not None for g in grads):
+            state["grads"] = None
+            fn(grads)
+
+    return _Handles([t.register_hook(functools.partial(hook, i)) for i, t in enumerate(tensors)])
+
+
+def saved_tensors_hooks_enter(enter: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``saved_tensors_hooks.__enter__``: refused for the class itself (see the module's docstring); MSAdapter's
+    own subclasses (its non-reentrant checkpoint's hooks) keep their behaviour."""
+    from msadapter.autograd.graph import saved_tensors_hooks
+
+    @functools.wraps(enter)
+    def refuse(self: Any) -> Any:
+        if type(self) is saved_tensors_hooks:
+            raise UnsupportedOpOptionError(
+                "torch.autograd.graph.saved_tensors_hooks", "a pack / unpack hook",
+                "never called on this backend (MindSpore's engine keeps the tensors it saves in C++): run without "
+                "the feature that installs it (MindSpeed's swap-attention, adaptive recompute or adaptive memory)")
+        return enter(self)
+
+    return refuse
