@@ -221,3 +221,16 @@ def as_strided_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return as_strided_op(self, size, stride, offset)
 
     return as_strided
+
+
+def stride_wrapper(stride: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.stride``: all strides as a tuple, as PyTorch returns them (MindSpore: a list, so
+    ``x.stride() == (3, 1)`` was False, silently); ``stride(dim)`` unchanged."""
+
+    @functools.wraps(stride)
+    def strides(self: Any, dim: Any = None) -> Any:
+        if dim is None:
+            return tuple(stride(self))
+        return stride(self, dim)
+
+    return strides

@@ -312,6 +312,9 @@ def _register_conformance_misc(registry: Any) -> None:
         purpose="torch.distributed.destroy_process_group() before init_process_group returns normally; PyTorch "
                 "raises AssertionError")
     registry.register(
+        f"{_TENSOR}.stride", misc.stride_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.stride() returns a list (x.stride() == (3, 1) is False, silently); PyTorch returns a tuple")
+    registry.register(
         "msadapter.ops.array.concatenate", misc.concatenate_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.concatenate(tensors, axis=1) raises TypeError (PyTorch accepts axis= as NumPy's name of dim)")
     registry.register(

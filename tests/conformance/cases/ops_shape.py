@@ -170,3 +170,12 @@ for _method, _sources in {"float": ("int64", "float16", "bool"), "long": ("float
         register(__name__, f"{_method}__from_{_source}", (f"Tensor.{_method}",), _conversions(_method, _source))
 register(__name__, "type_strings", ("Tensor.type",), _type_string)
 register(__name__, "bfloat16_round_trip", ("Tensor.bfloat16", "Tensor.to"), _to_bfloat16_back)
+
+
+def _stride_is_a_tuple(torch: Any) -> Any:
+    x = torch.arange(6.0).reshape(2, 3)
+    return {"type": type(x.stride()).__name__, "equals_tuple": x.stride() == (3, 1),
+            "transposed": x.t().stride() == (1, 3), "dim": x.stride(-1), "hashable": {x.stride(): 1}[(3, 1)]}
+
+
+register(__name__, "stride_is_a_tuple", ("Tensor.stride",), _stride_is_a_tuple)
