@@ -151,6 +151,41 @@ def _non_tensor_arg_none(torch: Any) -> Any:
     return x.grad
 
 
+def _wrong_shape_for_input_without_grad(torch: Any) -> Any:  # PyTorch drops it unchecked
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, w: Any) -> Any:
+            return x * w
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad * 2, weights(torch, (5, 7))
+
+    x = tensor(torch, (3,), requires_grad=True)
+    Mul.apply(x, tensor(torch, (3,), seed=1)).sum().backward()
+    return x.grad
+
+
+def _main_grad_instead_of_grad(torch: Any) -> Any:  # megatron's LinearWithGradAccumulationAndAsyncCommunication
+    class Linear(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, input: Any, weight: Any) -> Any:
+            ctx.save_for_backward(input, weight)
+            return input.matmul(weight.t())
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            input, weight = ctx.saved_tensors
+            weight.main_grad.add_(grad.t().matmul(input))
+            return grad.matmul(weight), None
+
+    x = tensor(torch, (4, 3), requires_grad=True)
+    w = tensor(torch, (2, 3), seed=1, requires_grad=True)
+    w.main_grad = torch.zeros(2, 3)
+    (Linear.apply(x, w) * weights(torch, (4, 2))).sum().backward()
+    return {"x": x.grad, "w_grad": w.grad, "main_grad": w.main_grad}
+
+
 def _scaled_output(torch: Any) -> Any:
     class MyScale(torch.autograd.Function):
         @staticmethod
@@ -191,5 +226,7 @@ register(__name__, "grad_half_cast_to_float", (FUNCTION,), _grad_dtype_cast_half
 register(__name__, "none_grad_for_tensor_input", (FUNCTION,), _none_grad_for_tensor)
 register(__name__, "grad_for_non_tensor_raises", (FUNCTION,), _grad_for_non_tensor)
 register(__name__, "none_grads_for_non_tensor_args", (FUNCTION,), _non_tensor_arg_none)
+register(__name__, "wrong_grad_for_input_without_grad_dropped", (FUNCTION,), _wrong_shape_for_input_without_grad)
+register(__name__, "none_weight_grad_main_grad_written", (FUNCTION, "Tensor.matmul"), _main_grad_instead_of_grad)
 register(__name__, "grad_fn_of_output", (FUNCTION,), _grad_fn_of_output)
 register(__name__, "grad_fn_edges_skip_non_tensors", (FUNCTION,), _grad_fn_edges)
