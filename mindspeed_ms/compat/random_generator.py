@@ -24,7 +24,7 @@ from typing import Any, Callable
 from mindspeed_ms.compat.errors import RandomGeneratorTypeError
 
 __all__ = ["drawing_from", "advance", "mix_seed", "randint_arguments", "own_stream", "generator_wrapper",
-           "multinomial_wrapper", "randint_wrapper",
+           "multinomial_wrapper", "randint_wrapper", "tensor_multinomial",
            "RandomGeneratorTypeError"]
 
 
@@ -127,6 +127,20 @@ def multinomial_wrapper(multinomial: Any) -> Any:
         return with_generator(input, num_samples, replacement, **kwargs)
 
     return torch_multinomial
+
+
+def tensor_multinomial(self: Any, num_samples: int, replacement: bool = False, seed: Any = None, *,
+                       generator: Any = None) -> Any:
+    """``Tensor.multinomial`` as PyTorch's: ``torch.multinomial(self, ...)`` (MindSpore's own method samples with
+    replacement by default and takes no generator: ``w.multinomial(n)`` repeated indices, silently). MindSpore's
+    ``seed`` (no such parameter in PyTorch) is refused."""
+    from msadapter.ops import random
+
+    if seed is not None:
+        raise TypeError("multinomial() got an unexpected argument 'seed' (PyTorch's Tensor.multinomial takes "
+                        "generator=; seed a torch.Generator instead)")
+
+    return random.multinomial(self, num_samples, replacement, generator=generator)
 
 
 _RANDINT_OPTIONS = ("layout", "device", "pin_memory")

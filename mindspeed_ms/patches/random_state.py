@@ -82,6 +82,10 @@ def register(registry: Any, args: Any) -> None:
                       requires=_MSADAPTER,
                       purpose="torch.multinomial(generator=g) on CPU ignores g; float64 weights with replacement "
                               "(WeightedRandomSampler) raised bad_function_call (SearchSorted float64/float32)")
+    registry.register("mindspore.common.tensor.Tensor.multinomial", random_generator.tensor_multinomial,
+                      requires=_MSADAPTER,
+                      purpose="Tensor.multinomial is MindSpore's own method: replacement defaults to True (PyTorch: "
+                              "False: w.multinomial(n) repeated indices, silently) and generator= is refused")
     for function in ("rand", "randn", "normal"):
         registry.register(f"msadapter.ops.random.{function}", random_generator.generator_wrapper(f"torch.{function}"),
                           kind="wrap", requires=_MSADAPTER,

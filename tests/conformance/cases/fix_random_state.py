@@ -267,3 +267,20 @@ def generator_consumers_replay(torch: Any) -> Any:
             "weighted_in_range": all(0 <= index < 4 for index in first[1] + first[4]),
             "subset_is_permutation": sorted(first[2]) == list(range(10, 20)),
             "split_sizes": [len(part) for part in first[3]]}
+
+
+@case("Tensor.multinomial", "torch.multinomial")
+def multinomial_draws_without_replacement_by_default(torch: Any) -> Any:
+    """PyTorch's default is without replacement (MindSpore's own Tensor.multinomial drew with it, repeating indices);
+    with replacement, a certain category is drawn every time; a generator replays."""
+    torch.manual_seed(5)
+    weights = torch.ones(40)
+    drawn = weights.multinomial(40)
+    rows = torch.ones(3, 12).multinomial(12)
+    generator = torch.Generator().manual_seed(3)
+    first = weights.multinomial(10, generator=generator)
+    generator.manual_seed(3)
+    return {"method_distinct": len(set(drawn.tolist())), "rows_distinct": [len(set(r)) for r in rows.tolist()],
+            "function_distinct": len(set(torch.multinomial(weights, 40).tolist())),
+            "certain_with_replacement": torch.tensor([0.0, 1.0, 0.0]).multinomial(6, True).tolist(),
+            "dtype": drawn.dtype, "generator_replays": torch.equal(first, weights.multinomial(10, generator=generator))}
