@@ -392,6 +392,7 @@ def _register_float64_scalars(registry: Any) -> None:
         f"{_TENSOR}.where", float64_scalars.float64_scalar_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="float64_tensor.where(c, 0.1) rounds the Python float to float32 (0.10000000149), silently")
     _register_functional_defaults(registry)
+    _register_order_statistics(registry)
     for target, wrapper in (("msadapter.ops.pointwise.lerp", float64_scalars.float64_lerp_wrapper),
                             (f"{_TENSOR}.lerp", float64_scalars.float64_lerp_wrapper),
                             (f"{_TENSOR}.lerp_", float64_scalars.float64_lerp__wrapper)):
@@ -418,3 +419,19 @@ def _register_functional_defaults(registry: Any) -> None:
         "msadapter.nn.functional.rms_norm", functional_defaults.rms_norm_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.rms_norm required weight and added eps 1e-5 where PyTorch adds finfo(dtype).eps when eps is "
                 "left out, silently")
+
+
+def _register_order_statistics(registry: Any) -> None:
+    """Register median/nanmedian without dim and xlogy at zero (mindspeed_ms.compat.order_statistics)."""
+    from mindspeed_ms.compat import order_statistics
+
+    for name in ("median", "nanmedian"):
+        for target in (f"msadapter.ops.reduction.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, order_statistics.median_wrapper(name), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name}() without dim returns (values, indices) along the last dimension (PyTorch: the "
+                        f"median of all elements), silently; with dim a plain tuple (PyTorch: return_types)")
+    for target in ("msadapter.ops.pointwise.xlogy", f"{_TENSOR}.xlogy"):
+        registry.register(
+            target, order_statistics.xlogy_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="xlogy(0, y) is nan for y = 0 or inf (PyTorch: 0 wherever x is 0 and y is not nan), silently")
