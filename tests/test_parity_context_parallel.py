@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,26 @@ class _FakeTorch:
     def tensor(array: Any, dtype: Any = None) -> _FakeTensor:
         return _FakeTensor(array, dtype)
 
+    grad_enabled = True
+
     @staticmethod
+    @contextlib.contextmanager
     def no_grad() -> Any:
-        return contextlib.nullcontext()
+        _FakeTorch.grad_enabled = False
+        try:
+            yield
+        finally:
+            _FakeTorch.grad_enabled = True
+
+
+class _FakeOptimizer:
+    """Megatron's optimizer as the capture sees it: reload_model_params copies the loaded parameters."""
+
+    def __init__(self) -> None:
+        self.grad_enabled_in_reload: list[bool] = []
+
+    def reload_model_params(self) -> None:
+        self.grad_enabled_in_reload.append(_FakeTorch.grad_enabled)
 
 
 class _FakeModel:
@@ -127,6 +145,8 @@ def test_a_cp_candidate_reads_its_dp_ranks_reference_and_gets_its_slice_of_the_b
     assert capture.cp_rank == 1
     capture = _Capture(tmp_path / "cand", "candidate", 1, tmp_path / "ref", context_parallel=2)
     assert capture.reference == tmp_path / "ref" / "rank0"
+    optimizer = _FakeOptimizer()
+    capture.optimizers.append(weakref.ref(optimizer))
     seen: list[Any] = []
     call = capture.wrap_call(lambda module, *args, **kwargs: seen.append((args, kwargs)))
     model, mine = _FakeModel(), cp_slice(tokens, (2, 4), 2, 1)
@@ -136,3 +156,6 @@ def test_a_cp_candidate_reads_its_dp_ranks_reference_and_gets_its_slice_of_the_b
     np.testing.assert_array_equal(args[0].array, mine)  # the reference's slice replaces the candidate's
     np.testing.assert_array_equal(kwargs["mask"].array, np.ones((1, 8)))
     assert capture.batch_diffs[1] == 1.0
+    # the optimizers refresh their main copies outside autograd (megatron's fp32 distributed optimizer writes through
+    # `.data` of parameter views: with grad mode on, the host write path raised InPlaceOnViewError)
+    assert optimizer.grad_enabled_in_reload == [False]

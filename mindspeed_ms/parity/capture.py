@@ -216,11 +216,14 @@ class ParityCapture:
         parameters, which the optimizer updates in place).
         """
         count = 0
-        for ref in self.optimizers:
-            optimizer = ref()
-            if optimizer is not None:
-                optimizer.reload_model_params()
-                count += 1
+        # a copy of data, outside autograd: megatron's fp32 distributed optimizer writes through `.data` of views of
+        # the parameters, which the host write path refuses for a value autograd records (InPlaceOnViewError)
+        with self.torch.no_grad():
+            for ref in self.optimizers:
+                optimizer = ref()
+                if optimizer is not None:
+                    optimizer.reload_model_params()
+                    count += 1
         return count
 
     def _hand_over_batch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict]:
