@@ -123,6 +123,7 @@ def register(registry: Any, args: Any) -> None:
     _register_grad_edges(registry)
     _register_alpha(registry)
     _register_bfloat16(registry)
+    _register_float16(registry)
     _register_empty_operands(registry)
     _register_histograms(registry)
     from mindspeed_ms.compat import new_tensors
@@ -381,3 +382,17 @@ def _register_bfloat16(registry: Any) -> None:
             f"{_TENSOR}.{method}", bfloat16.inplace_via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"Tensor.{method} of a bfloat16 tensor raises on CPU (no bfloat16 kernel): applied to a float32 "
                     f"copy, written back through views")
+
+
+def _register_float16(registry: Any) -> None:
+    """Register float16 through float32 for the activations whose float16 CPU kernels compute in half precision
+    (PyTorch's widen to float32 and round once: --fp16's SwiGLU and softmax)."""
+    from mindspeed_ms.compat import float16_ops
+
+    for target in ("msadapter.nn.functional.silu", "msadapter.nn.functional.sigmoid", f"{_POINTWISE}.sigmoid",
+                   f"{_TENSOR}.sigmoid", f"{_POINTWISE}.softmax", f"{_TENSOR}.softmax",
+                   "msadapter.nn.functional.softmax"):
+        registry.register(
+            target, float16_ops.via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{target.rpartition('.')[2]} of float16 computes in half precision on CPU (silu: x * sigmoid(x), "
+                    f"rounded twice); PyTorch's CPU kernel computes in float32 and rounds once: the same here")
