@@ -294,8 +294,12 @@ def _activations(torch: Any, dtype: str) -> Any:
            "softplus": grads(torch, functional.softplus, x, dtype=dtype),
            "exp": grads(torch, torch.exp, x, dtype=dtype)}
     if dtype != "bfloat16":  # our host gelu (compat/gelu.py) is float32/float16
-        out.update(gelu=grads(torch, functional.gelu, x, dtype=dtype),
-                   gelu_tanh=grads(torch, lambda x: functional.gelu(x, approximate="tanh"), x, dtype=dtype))
+        # PyTorch's float32 gelu(+inf) depends on the machine: NaN where its AVX-512 kernel runs (the machine
+        # compat/gelu.py was measured on), +inf with AVX2 (an AMD EPYC without AVX-512: ATen's vectorised erf);
+        # +inf is left out of gelu's inputs in float32 so the case holds on both
+        edges = [v for v in x if v != INF] if dtype == "float32" else x
+        out.update(gelu=grads(torch, functional.gelu, edges, dtype=dtype),
+                   gelu_tanh=grads(torch, lambda x: functional.gelu(x, approximate="tanh"), edges, dtype=dtype))
     return out
 
 
