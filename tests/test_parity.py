@@ -205,6 +205,7 @@ def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_pat
         bias_add,
         fast_masked_fill,
         gelu,
+        host_attention,
         host_cross_entropy,
         host_layer_norm,
         host_norm,
@@ -217,6 +218,8 @@ def test_the_host_kernel_paths_compute_what_pytorch_computes_in_training(tmp_pat
                   host_layer_norm.MIN_ELEMENTS, host_norm.MIN_ELEMENTS, host_softmax.MIN_ELEMENTS,
                   host_split.MIN_ELEMENTS, host_cross_entropy.MIN_ELEMENTS)
     assert all(activations >= threshold for threshold in thresholds), thresholds
+    # the attention's scores product (seq x seq x batch x heads x head dim): its halves run on two threads
+    assert 128 * 128 * 4 * 4 * 32 >= host_attention.MIN_THREAD_PRODUCT
     report = run_parity(EXAMPLE, ["--train-iters", "5", *HOST_PATH_SIZE], reference_python=reference_python(),
                         work_dir=tmp_path)
     (rank,) = report.ranks
