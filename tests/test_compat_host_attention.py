@@ -210,8 +210,12 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     for key, value in expected.items():
         assert got[key].shape == value.shape, key
         assert got[key].dtype == value.dtype, key
-        scale = max(1.0, float(np.abs(value).max()))  # float32 rounding of the sums: relative to the largest
-        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=2e-6 * scale, err_msg=key)
+        # float32 rounding of the sums, relative to the largest value: a bias gradient sums 256 products, and
+        # PyTorch's own result moves by ~2e-6 between its AVX2 and AVX-512 kernels (2.02e-6 off on an AVX2-only EPYC
+        # where the AVX-512 machine had passed 2e-6); the check below (as close to the exact attention as PyTorch)
+        # is the strict one
+        scale = max(1.0, float(np.abs(value).max()))
+        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=4e-6 * scale, err_msg=key)
     exact = _exact_mid(inputs)
     for key, value in exact.items():  # at least as close to the exact attention as PyTorch is
         assert np.abs(got[key] - value).max() <= 1.25 * np.abs(expected[key] - value).max() + 1e-6, key
