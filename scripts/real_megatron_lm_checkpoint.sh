@@ -7,8 +7,8 @@
 # For each format and layout:
 #   1. `mindspeed-ms parity` runs the uninterrupted 10 iterations on both sides (the MindSpore run starts from the
 #      PyTorch run's initial parameters), each with --save-interval 5 into its own folder (pt_ckpt, ms_ckpt);
-#   2. PyTorch resumes MindSpore's iteration-5 checkpoint (--load ms_ckpt --ckpt-step 5), MindSpore resumes
-#      PyTorch's (--load pt_ckpt --ckpt-step 5), both with --no-load-rng (a random generator's state cannot cross
+#   2. PyTorch resumes MindSpore's iteration-5 checkpoint (--load of a folder holding iter_0000005 and a tracker
+#      saying 5), MindSpore resumes PyTorch's, both with --no-load-rng (a random generator's state cannot cross
 #      backends: PyTorch's is a 5056-byte Mersenne twister, MindSpore's another; both sides say so with a typed
 #      error without the flag; no random number is drawn while training, so the trajectory is the same);
 #   3. each resumed run's losses at iterations 6..10 must equal the uninterrupted PyTorch run's within 1e-4 relative.
@@ -106,11 +106,18 @@ for format in ${FORMATS//,/ }; do
     fi
     grep '^verdict' "$dir/parity.log" || true
     losses "$dir/parity/reference.log" > "$dir/reference.losses"
-    resume=("${MODEL[@]}" ${extra[@]+"${extra[@]}"} --ckpt-format "$format" --ckpt-step 5 --no-load-rng)
+    # each side's checkpoint as a run that stopped at iteration 5 leaves it (--ckpt-step 5 would not do: with the
+    # distributed optimizer in the torch format Megatron-LM reads the optimizer state of the tracker's iteration)
+    for side in pt ms; do
+      mkdir -p "$dir/${side}_at5"
+      cp -r "$dir/${side}_ckpt/iter_0000005" "$dir/${side}_at5/"
+      echo 5 > "$dir/${side}_at5/latest_checkpointed_iteration.txt"
+    done
+    resume=("${MODEL[@]}" ${extra[@]+"${extra[@]}"} --ckpt-format "$format" --no-load-rng)
     ok=1
     port=$((port + 1))
     if ! (cd "$dir" && "$BIN/mindspeed-ms" run --ai-framework pytorch -- "$REF" -m torch.distributed.run \
-          --nproc-per-node="$nproc" --master-port="$port" "$MEG/pretrain_gpt.py" "${resume[@]}" --load "$dir/ms_ckpt" \
+          --nproc-per-node="$nproc" --master-port="$port" "$MEG/pretrain_gpt.py" "${resume[@]}" --load "$dir/ms_at5" \
           > "$dir/pytorch-resumes.log" 2>&1); then
       tail -30 "$dir/pytorch-resumes.log" >&2
       echo "FAIL: $run: PyTorch resuming MindSpore's checkpoint stopped (see $dir/pytorch-resumes.log)" >&2
@@ -122,7 +129,7 @@ for format in ${FORMATS//,/ }; do
     port=$((port + 1))
     if ! (cd "$dir" && "$BIN/mindspeed-ms" run --ai-framework mindspore -- "$BIN/msrun" --worker_num="$nproc" \
           --local_worker_num="$nproc" --master_port="$port" --join=True --cluster_time_out=120 \
-          --log_dir="$dir/mindspore-resumes-logs" "$MEG/pretrain_gpt.py" "${resume[@]}" --load "$dir/pt_ckpt" \
+          --log_dir="$dir/mindspore-resumes-logs" "$MEG/pretrain_gpt.py" "${resume[@]}" --load "$dir/pt_at5" \
           > "$dir/mindspore-resumes.log" 2>&1); then
       tail -30 "$dir"/mindspore-resumes-logs/worker_*.log >&2 || true
       echo "FAIL: $run: MindSpore resuming PyTorch's checkpoint stopped (see $dir/mindspore-resumes-logs)" >&2

@@ -187,3 +187,45 @@ def test_megatron_lm_checkpoint_rng_state_on_cpu_pytorch() -> None:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"same_state": True, "replays": True, "typed": True, "unchanged": True,
                       "other_left_to_pytorch": True}
+
+
+LEGACY_DISTOPT_LOAD = """
+import json
+from types import SimpleNamespace
+import torch
+from mindspeed_ms.compat import checkpoint
+
+param = torch.nn.Parameter(torch.zeros(6))
+shard = param.view(-1)[2:5]  # megatron's fp32 main param: a view of the model parameter (a leaf requiring grad)
+
+
+def set_states(self, model_param, tensors):  # DistributedOptimizer._set_main_param_and_optimizer_states's copy
+    dst_tensors = {"param": shard}
+    for key in dst_tensors:
+        dst_tensors[key].copy_(tensors[key])
+
+
+owner = SimpleNamespace(ddp_config=SimpleNamespace(use_custom_fsdp=False),
+                        config=SimpleNamespace(use_precision_aware_optimizer=False))
+loaded = {"param": torch.ones(3), "step": torch.tensor(5.0)}
+result = {}
+try:
+    set_states(owner, param, loaded)
+except RuntimeError as error:
+    result["original"] = "leaf Variable that requires grad" in str(error)
+checkpoint.set_states_keeping_step_wrapper(set_states)(owner, param, loaded)
+result["param"] = param.tolist()
+result["grad_mode"] = torch.is_grad_enabled()
+print(json.dumps(result))
+"""
+
+
+def test_legacy_torch_format_distributed_optimizer_load_on_cpu_pytorch() -> None:
+    # Megatron-LM's torch-format resume with --use-distributed-optimizer (load_parameter_state_from_dp_zero) copies
+    # into views of fp32 parameters with grad on: real PyTorch raised, so did MindSpore; the copy runs under no_grad
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    done = subprocess.run([reference_python(), "-c", textwrap.dedent(LEGACY_DISTOPT_LOAD)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "original": True, "param": [0.0, 0.0, 1.0, 1.0, 1.0, 0.0], "grad_mode": True}

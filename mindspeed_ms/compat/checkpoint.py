@@ -31,7 +31,9 @@ __all__ = ["save_to_state_dict", "device", "is_cpu", "is_cuda", "write_item_wrap
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 SET_STATES_PURPOSE = ("megatron-core 0.12.1 leaves 'step' out of the distributed optimizer's torch_dist parameter "
-                      "state but, without Apex/TE, copies it back from there: KeyError 'step' on every resume")
+                      "state but, without Apex/TE, copies it back from there: KeyError 'step' on every resume; its "
+                      "torch-format load copies into views of fp32 parameters with grad on (in-place on a leaf's "
+                      "view: RuntimeError on PyTorch, InPlaceOnViewError on MindSpore)")
 
 FP8_FIX_PURPOSE = ("Megatron-LM's load_checkpoint calls is_te_min_version('2.0') on every torch_dist resume, which "
                    "imports transformer_engine: ModuleNotFoundError without it (every --load failed); without TE no "
@@ -183,7 +185,8 @@ def set_states_keeping_step_wrapper(set_states: Callable[..., Any]) -> Callable[
     megatron-core 0.12.1 leaves ``step`` out of the distributed optimizer's sharded parameter state (it is
     read from the param groups) but, without Apex/TE, copies every key of the allocated state, ``step``
     included, from the loaded tensors: ``KeyError: 'step'`` on every resume. The step the param groups
-    brought is kept.
+    brought is kept. The copies run without autograd, as the ``torch_dist`` path's do (the legacy ``torch``
+    format's path, ``load_parameter_state_from_dp_zero``, copied into views of fp32 parameters with grad on).
     """
 
     @functools.wraps(set_states)
@@ -198,6 +201,13 @@ def set_states_keeping_step_wrapper(set_states: Callable[..., Any]) -> Callable[
                 # increments it in place once per parameter, so each parameter gets its own
                 state["step"] = state["step"].detach().clone()
                 tensors = {**tensors, "step": state["step"]}
-        return set_states(self, model_param, tensors)
+        import torch
+
+        # a load writes state, it records no autograd: megatron's torch_dist path calls this under no_grad, its
+        # legacy torch-format path (load_parameter_state_from_dp_zero) does not, and with fp32 parameters the main
+        # param is a view of the model parameter (a leaf that requires grad): PyTorch raised "a view of a leaf
+        # Variable that requires grad is being used in an in-place operation" on every resume
+        with torch.no_grad():
+            return set_states(self, model_param, tensors)
 
     return set_states_keeping_step
