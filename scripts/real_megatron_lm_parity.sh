@@ -20,12 +20,19 @@
 # Megatron-LM's own Python dependencies (six, regex, pyyaml) are installed, pinned, into WORK_DIR/deps (not into
 # either environment) and put on PYTHONPATH. Prints the parity tables (loss and grad norm per step, both sides);
 # exits non-zero when any layout's run stops or differs beyond the parity tolerances (loss 1e-4 relative at every
-# step, grad norm 1e-3, first-step gradients 1e-5), or when megatron's log lines disagree on the loss scale or the
-# number of skipped (overflowed) iterations of any iteration (--fp16's dynamic loss scaling).
+# step, grad norm 1e-3, first-step gradients 1e-5; half precision per layout below), or when megatron's log lines
+# disagree on the loss scale or the number of skipped (overflowed) iterations of any iteration (--fp16's dynamic
+# loss scaling).
 set -euo pipefail
-if [ $# -lt 1 ]; then sed -n '2,24p' "$0" >&2; exit 2; fi
+if [ $# -lt 1 ]; then sed -n '2,25p' "$0" >&2; exit 2; fi
 
-# name|workers|model|flags added to the common ones (tensor parallel 1 unless the flags say otherwise)
+# name|workers|model|flags added to the common ones (tensor parallel 1 unless the flags say otherwise)|tolerance flags
+# of `mindspeed-ms parity` (besides --loss-rtol 1e-4). Half precision: float32 sums in another order (PyTorch's
+# oneDNN matmul vs ours) move a value across a rounding boundary now and then (--bf16: 1 of the first matmul's 12288
+# outputs, one bfloat16 step = 2^-8 = 3.9e-3 relative), and the step spreads downstream: per-tensor differences up
+# to 1.4e-3 (module outputs) and 3.4e-3 (first-step gradients) measured, so 1e-2 there; --fp16 (one float16 step
+# up to 2^-10 = 9.8e-4 relative; PyTorch's own float16 matmul differs from its float32 one rounded once): 3.4e-4 and
+# 6.5e-4 measured, so 5e-3. Loss and grad norm keep their defaults.
 LAYOUT_TABLE='
 tp1|1|llama|
 tp2|2|llama|--tensor-model-parallel-size 2
@@ -42,14 +49,13 @@ moe-allgather|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-paralle
 moe-aux|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall --moe-aux-loss-coeff 0.01
 gpt3|1|gpt3|--adam-beta1 0.9 --adam-beta2 0.95 --lr-warmup-fraction .01 --lr-decay-iters 10
 gpt3-unfused|1|gpt3|--adam-beta1 0.9 --adam-beta2 0.95 --lr-warmup-fraction .01 --lr-decay-iters 10 --no-bias-gelu-fusion
-bf16|1|llama|--bf16
-fp16|1|llama|--fp16 --initial-loss-scale 2097152
-fp16-static|1|llama|--fp16 --loss-scale 4096
+bf16|1|llama|--bf16|--grad-rtol 1e-2 --forward-rtol 1e-2
+fp16|1|llama|--fp16 --initial-loss-scale 2097152|--grad-rtol 5e-3 --forward-rtol 5e-3
+fp16-static|1|llama|--fp16 --loss-scale 4096|--grad-rtol 5e-3 --forward-rtol 5e-3
 '
 
-# known to differ from PyTorch, so outside "all": bf16 (same first step within 2.3e-6, then 8.7e-3 after the first
-# bfloat16 optimizer step)
-OUTSIDE_ALL=' bf16 '
+# known to differ from PyTorch, so outside "all": none
+OUTSIDE_ALL=' '
 if [ "${LAYOUTS:-}" = list ]; then echo "$LAYOUT_TABLE" | sed '/^$/d'; exit 0; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MEG="$(cd "$1" && pwd)"
@@ -92,6 +98,7 @@ for name in ${WANT//,/ }; do
   nproc="$(echo "$row" | cut -d'|' -f2)"
   model="$(echo "$row" | cut -d'|' -f3)"
   read -r -a extra <<< "$(echo "$row" | cut -d'|' -f4)"
+  read -r -a tolerances <<< "$(echo "$row" | cut -d'|' -f5)"
   if [ "$model" = llama ]; then
     arch=(--position-embedding-type rope --normalization RMSNorm --swiglu --disable-bias-linear
           --untie-embeddings-and-output-weights)
@@ -101,7 +108,7 @@ for name in ${WANT//,/ }; do
   echo "=== Megatron-LM pretrain_gpt.py, layout $name ($nproc workers, $model: ${extra[*]:-}): PyTorch (CPU) vs mindspeed_ms"
   rm -rf "${WORK:?}/$name"
   if (cd "$WORK" && "$BIN/mindspeed-ms" parity --reference-python "$REF" --nproc "$nproc" --work-dir "$WORK/$name" \
-      --loss-rtol 1e-4 --timeout 1200 -- "$MEG/pretrain_gpt.py" \
+      --loss-rtol 1e-4 ${tolerances[@]+"${tolerances[@]}"} --timeout 1200 -- "$MEG/pretrain_gpt.py" \
       --transformer-impl local --num-layers 2 --hidden-size 64 \
       --ffn-hidden-size 172 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 \
       --micro-batch-size 2 --global-batch-size 4 --tokenizer-type NullTokenizer --vocab-size 4096 \
