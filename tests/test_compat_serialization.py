@@ -72,3 +72,30 @@ def test_a_non_zip_file_is_refused_with_a_typed_error() -> None:
     with pytest.raises(CheckpointFormatError, match="not a zip checkpoint") as caught:
         load(io.BytesIO(b"not a checkpoint"))
     assert caught.value.source == "<stream>"
+
+
+BUFFER_VIEW_SAVE = """
+import io, json
+import mindspeed_ms.adaptor
+import torch
+
+buffer = torch.arange(12, dtype=torch.float32)
+params = [torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(3))]
+# megatron's distributed optimizer maps each parameter into its contiguous buffer this way
+params[0].data = buffer[4:8].view(2, 2)
+params[1].data = buffer[8:11].view(3)
+stream = io.BytesIO()
+torch.save({"a": params[0].detach(), "b": params[1].detach(), "p": params[0]}, stream)
+stream.seek(0)
+loaded = torch.load(stream, weights_only=False)
+print(json.dumps({key: value.tolist() for key, value in loaded.items()}))
+"""
+
+
+def test_a_parameter_living_in_a_buffer_view_saves_its_own_values() -> None:
+    # before: every such parameter was written as the buffer's first elements (Megatron-LM's torch-format checkpoint
+    # with --use-distributed-optimizer held output_layer.weight's values under every name)
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT), MINDSPEED_AI_FRAMEWORK="mindspore")
+    out = run_python(sys.executable, "-c", BUFFER_VIEW_SAVE, env=env)
+    assert json.loads(out.strip().splitlines()[-1]) == {"a": [[4.0, 5.0], [6.0, 7.0]], "b": [8.0, 9.0, 10.0],
+                                                        "p": [[4.0, 5.0], [6.0, 7.0]]}

@@ -94,12 +94,18 @@ def _dtype_names() -> dict[Any, str]:
 
 
 def _to_numpy(tensor: Any, dtype: str) -> np.ndarray:
-    """Return ``tensor``'s elements, contiguous, as NumPy (bfloat16 as its raw 16-bit patterns)."""
+    """Return ``tensor``'s elements, contiguous, as NumPy (bfloat16 as its raw 16-bit patterns).
+
+    Read from a copy: a parameter whose ``.data`` was set to a view (megatron's distributed optimizer maps every
+    parameter into its contiguous buffer: ``param.data = buffer[start:end].view(shape)``) computes with the view's
+    offset on MSAdapter, but ``.numpy()`` of it (and of its ``detach()``) read the buffer from offset 0: the legacy
+    ``torch`` format wrote the first parameter's values for every parameter. A copy is read where it lies.
+    """
     torch = _torch()
     if dtype == "bfloat16":
         as_float = np.array(order="C", object=tensor.to(torch.float32).numpy())
         return (as_float.view(np.uint32) >> 16).astype(np.uint16)  # exact: a bfloat16 is a float32's top half
-    return np.array(order="C", object=tensor.numpy())
+    return np.array(order="C", object=tensor.clone().numpy())
 
 
 def _from_numpy(array: np.ndarray, dtype: str) -> Any:
