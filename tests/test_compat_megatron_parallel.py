@@ -31,6 +31,15 @@ def test_clone_of_a_0d_loss_is_a_fresh_tensor_autograd_records(results: dict) ->
     assert case["grad"] == pytest.approx([2.0, 2.0, 2.0])  # d(3 * mean(2w))/dw
 
 
+def test_clone_of_a_bfloat16_shard_is_an_exact_fresh_bfloat16_copy(results: dict) -> None:
+    # Megatron-LM's pretrain_gpt.py --bf16 --use-distributed-optimizer stopped in the parameter all-gather:
+    # MindSpore's Identity (deepcopy) has no bfloat16 CPU kernel
+    case = results["clone_bf16"]
+    assert case.get("values") == case["expected"], case
+    assert case["dtype"] == "BFloat16"
+    assert case["fresh"]
+
+
 def test_scatter_takes_a_scalar_value_positionally_and_by_keyword(results: dict) -> None:
     case = results["scatter_scalar"]
     assert case["positional"] == case["expected"]

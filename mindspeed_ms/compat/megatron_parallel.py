@@ -30,8 +30,13 @@ def clone(self: Any, *, memory_format: Any = None) -> Any:
     Expected a NumPy array`` (a loss cloned for reporting, as Megatron's training scripts do).
     """
     del memory_format  # MindSpore tensors are always contiguous
+    import mindspore
     from mindspore import ops
 
+    if getattr(self, "_dtype", None) is mindspore.bfloat16:
+        # Identity (deepcopy) has no bfloat16 CPU kernel (--bf16 --use-distributed-optimizer's parameter all-gather
+        # stopped): a float32 round trip, exact (every bfloat16 value is a float32 one) and recorded by autograd
+        return ops.cast(ops.cast(self, mindspore.float32), mindspore.bfloat16)
     return ops.deepcopy(self)
 
 

@@ -27,6 +27,10 @@ def clone_cases() -> None:
     copy = parallel.clone(loss)
     (copy * 3).backward()
     emit("clone_0d", value=float(copy), grad=weight.grad.numpy().tolist(), fresh=copy.data_ptr() != loss.data_ptr())
+    buffer = torch.tensor([0.1, -2.5, 3.0e-3, 7.0, 1.0e4, -0.3]).to(torch.bfloat16)
+    shard = parallel.clone(buffer[2:5])  # --bf16 --use-distributed-optimizer's parameter all-gather
+    emit("clone_bf16", values=shard.float().numpy().tolist(), expected=buffer[2:5].float().numpy().tolist(),
+         dtype=str(shard.dtype), fresh=shard.data_ptr() != buffer[2:5].data_ptr())
 
 
 def scatter_cases() -> None:
