@@ -154,12 +154,17 @@ from mindspore import ops
 import msadapter.ops.blas as blas
 original = blas.matmul.__wrapped__
 arrays = {name: given[name] for name in ("x3", "w", "g2", "x2", "tx", "tw", "tg")}
+from mindspeed_ms.compat import blas_threads
+threads = blas_threads.openblas_threads()
 for key, operands in HOST.items():
     assert routes[key] == 1, (key, routes[key])
     left, right = eval(operands, {}, arrays)
     rows = np.ascontiguousarray(left).reshape(-1, left.shape[-1])
     if 4 not in right.strides:  # a layout BLAS cannot read (no unit stride): multiplied from a contiguous copy
         rows, right = np.ascontiguousarray(rows), np.ascontiguousarray(right)
+    if threads is not None:  # on the thread count the host GEMM picks (OpenBLAS's bits may differ between counts)
+        product = rows.shape[0] * rows.shape[1] * right.shape[1]
+        threads.use(1 if product < blas_threads.ONE_THREAD_PRODUCT else threads.largest)
     assert np.array_equal(out[key], np.matmul(rows, right).reshape(out[key].shape)), key
 for key in ("function_mid", "function_tiny"):
     assert routes[key] == 3, (key, routes[key])  # forward, input gradient, weight gradient

@@ -143,7 +143,8 @@ def matmul(left: Any, right: Any, out: Any) -> None:
     else a copy); a plain or transposed 2-D layout is read in place (BLAS's transpose flag), any other is copied
     first (NumPy's matmul would otherwise loop element by element). Products of fewer than
     :data:`~.blas_threads.ONE_THREAD_PRODUCT` multiply-adds run on one OpenBLAS thread, larger ones on all
-    (:mod:`.blas_threads`; the same bits either way)."""
+    (:mod:`.blas_threads`; the count is a function of the shape: OpenBLAS's bits may differ between counts, by
+    float32 rounding, on some CPUs: an AVX2-only AMD EPYC)."""
     import numpy as np
 
     if left.ndim > 2:
