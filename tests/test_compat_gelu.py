@@ -99,21 +99,25 @@ def test_gelu_matches_pytorch_over_a_dense_grid(tmp_path: Path) -> None:
     # and MindSpore's kernels (where the C extension is not built): the same bounds
     kernels = _run(sys.executable, ours + "\ngelu.HOST_ELEMENTS = 10 ** 12", tmp_path,
                    ["--ai-framework", "mindspore"], tag="-kernels")
+    capability = run_python(reference_python(), "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())")
     for got in (host, kernels):
-        _check(got, expected, grid, weight)
+        _check(got, expected, grid, weight, capability.strip().splitlines()[-1])
 
 
 def _check(got: dict[str, np.ndarray], expected: dict[str, np.ndarray], grid: np.ndarray,
-           weight: np.ndarray) -> None:
+           weight: np.ndarray, capability: str = "AVX512") -> None:
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():
         assert got[key].shape == value.shape, key
         assert got[key].dtype == value.dtype, key
         # NaN exactly where PyTorch has NaN (+-inf included); gelu's zeros with PyTorch's sign (gradients: PyTorch
-        # flushes some below 1e-30 to zero, within the bound below)
-        assert np.array_equal(np.isnan(got[key]), np.isnan(value)), key
+        # flushes some below 1e-30 to zero, within the bound below). These special cases follow PyTorch's AVX-512
+        # kernel; with AVX2 (an AMD EPYC, 2 Dec) PyTorch's float32/bfloat16 gelu(+inf) is +inf (gradient 1) and
+        # large negative inputs give +0.0: there only the values are compared
+        if capability == "AVX512":
+            assert np.array_equal(np.isnan(got[key]), np.isnan(value)), key
         zeros = value == 0
-        if not key.endswith("grad"):
+        if not key.endswith("grad") and capability == "AVX512":  # AVX2's erf gives large negatives +0.0
             assert np.array_equal(np.signbit(got[key][zeros]), np.signbit(value[zeros])), key
     x = grid.astype(np.float64)
     scale = np.maximum(1.0, np.abs(x))
