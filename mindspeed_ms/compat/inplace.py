@@ -37,7 +37,10 @@ from mindspeed_ms.compat.inplace_checks import (
 from mindspeed_ms.engine.sites import caller_frame
 
 __all__ = [
+    "DETACHED_ALIAS",
     "InPlaceOnViewError",
+    "data_property",
+    "detach_wrapper",
     "add_through_view",
     "compiled_sum",
     "has_view_adder",
@@ -110,7 +113,7 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
         raise InPlaceOnViewError(
             op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
-    if records_grad(values):
+    if records_grad(values) and not getattr(tensor, DETACHED_ALIAS, False):
         raise InPlaceOnViewError(
             op, _call_site(), "the value written requires grad and the view's tensor does not: PyTorch makes the "
                               "view and its base record the write, MindSpore's CPU backend cannot rebase a view's "
@@ -120,6 +123,42 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
         logger.debug("Tensor.%s wrote through a view at %s", op, _call_site())
     return tensor
+
+
+#: Set on what ``Tensor.data`` and ``Tensor.detach()`` return: an alias of the memory outside autograd (PyTorch: not a
+#: view of its base in autograd's sense), so a value that requires grad written into it does not make the base record
+#: (megatron's distributed optimizer: ``shard_main_param.data.copy_(shard_model_param)``), and the host write is
+#: PyTorch's result for the base.
+DETACHED_ALIAS = "_mindspeed_ms_detached_alias"
+
+
+def data_property() -> property:
+    """``Tensor.data`` (MindSpore's getter and setter) whose result is marked :data:`DETACHED_ALIAS`."""
+    from mindspore._c_expression import TensorPy
+
+    descriptor = TensorPy.__dict__["data"]
+
+    def data(self: Any) -> Any:
+        alias = descriptor.__get__(self, type(self))
+        setattr(alias, DETACHED_ALIAS, True)
+        return alias
+
+    def set_data(self: Any, value: Any) -> None:
+        descriptor.__set__(self, value)
+
+    return property(data, set_data, None, "The tensor's memory as a tensor outside autograd (PyTorch's .data).")
+
+
+def detach_wrapper(detach: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.detach``: its result is marked :data:`DETACHED_ALIAS`."""
+
+    @functools.wraps(detach)
+    def detached(self: Any) -> Any:
+        alias = detach(self)
+        setattr(alias, DETACHED_ALIAS, True)
+        return alias
+
+    return detached
 
 
 #: What every host add reads, resolved once (each a cached call of its own otherwise, five a call): the dtypes whose

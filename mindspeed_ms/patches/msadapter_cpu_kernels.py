@@ -88,6 +88,7 @@ def register(registry: Any, args: Any) -> None:
     _register_mlp_kernels(registry)
     _register_backward_kernels(registry)
     _register_attention(registry)
+    _register_detached_aliases(registry)
 
 
 def _register_attention(registry: Any) -> None:
@@ -178,3 +179,18 @@ def _register_backward_kernels(registry: Any) -> None:
         "msadapter.autograd._make_grads", host_seed.make_grads_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="loss.backward() seeds the backward with ones_like(loss): a OnesLike kernel every backward on CPU; "
                 "a scalar float32 loss's 1.0 written on the host instead")
+
+
+def _register_detached_aliases(registry: Any) -> None:
+    """Mark what ``Tensor.data``/``detach()`` return (mindspeed_ms.compat.inplace: a value that requires grad written
+    into such an alias of a view is PyTorch's host write, not the InPlaceOnViewError of a view of a buffer)."""
+    from mindspeed_ms.compat import inplace
+
+    registry.register(
+        f"{_TENSOR}.data", inplace.data_property(), requires=_MSADAPTER,
+        purpose="Tensor.data is MindSpore's getter; its result is marked as an alias outside autograd, so writing a "
+                "value that requires grad into it (megatron's distributed optimizer reloading its main params) is "
+                "the host write PyTorch's result calls for")
+    registry.register(
+        f"{_TENSOR}.detach", inplace.detach_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.detach()'s result is marked as an alias outside autograd (see Tensor.data)")

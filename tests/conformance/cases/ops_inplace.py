@@ -182,10 +182,15 @@ def _grad_into_view_of_constant(torch: Any, form: str) -> Any:
         buffer[1].add_(leaf[0] * 2)
     elif form == "iadd":
         buffer[1:] += leaf
+    elif form == "data_copy_":  # an alias outside autograd: the buffer does not record (megatron's optimizers)
+        buffer[1].data.copy_(leaf[0] * 2)
+    elif form == "detach_copy_":
+        buffer[:, 1].detach().copy_(leaf[1])
     else:
         buffer[:, 0].copy_(leaf[1])
-    ((buffer * torch.arange(9.0).reshape(3, 3)).sum() + leaf.sum()).backward()
-    return {"buffer": buffer.detach(), "grad": leaf.grad}
+    loss = leaf.sum() + ((buffer * torch.arange(9.0).reshape(3, 3)).sum() if buffer.requires_grad else 0.0)
+    loss.backward()
+    return {"buffer": buffer.detach(), "grad": leaf.grad, "records": buffer.requires_grad}
 
 
 def _leaf_inplace_raises(torch: Any) -> Any:
@@ -205,7 +210,7 @@ def _grad_masked_fill_(torch: Any) -> Any:
 register(__name__, "grad_through_mul_", ("Tensor.mul_",), _grad_mul_)
 register(__name__, "grad_through_zero_", ("Tensor.zero_",), _grad_zero_)
 register(__name__, "grad_through_iadd_on_view", ("Tensor.__iadd__", "Tensor.__setitem__"), _grad_iadd_view)
-for _form in ("add_", "iadd", "copy_"):
+for _form in ("add_", "iadd", "copy_", "data_copy_", "detach_copy_"):
     register(__name__, f"grad_into_view_of_constant_{_form}", ("Tensor.add_", "Tensor.__iadd__", "Tensor.copy_"),
              lambda torch, _form=_form: _grad_into_view_of_constant(torch, _form))
 register(__name__, "inplace_on_leaf_requiring_grad_raises", ("Tensor.add_",), _leaf_inplace_raises)
