@@ -25,10 +25,13 @@ __all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var",
 
 
 def _int64(indices: Any) -> Any:
+    """The indices as int64, outside autograd (MindSpore marks them as requiring grad when the values do; PyTorch's
+    integer tensors never do, and an in-place scatter_ by them made its target record, spuriously)."""
     import mindspore
     from mindspore import ops
 
-    return indices if indices.dtype == mindspore.int64 else ops.cast(indices, mindspore.int64)
+    indices = indices if indices.dtype == mindspore.int64 else ops.cast(indices, mindspore.int64)
+    return ops.stop_gradient(indices) if indices.requires_grad else indices
 
 
 def _values_indices(name: str, result: Any) -> Any:

@@ -29,3 +29,20 @@ def _xlogy(torch: Any) -> Any:
 register(__name__, "median_without_and_with_dim", ("torch.median", "Tensor.median", "torch.nanmedian",
                                                    "Tensor.nanmedian"), _medians)
 register(__name__, "xlogy_at_zero", ("torch.xlogy", "Tensor.xlogy"), _xlogy)
+
+
+def _indices_outside_autograd(torch: Any) -> Any:
+    """Indices never require grad (MindSpore marked topk/sort/max's as requiring it when the values did, and an
+    in-place scatter_ by them made its target record); scattering by them into a view of a buffer works."""
+    x = torch.tensor([[3.0, 1.0, 2.0, 5.0], [0.5, 4.0, 2.5, 1.0]], requires_grad=True)
+    y = x * 2
+    values, indices = torch.topk(y, 2)
+    buffer = torch.zeros(3, 4)
+    buffer[1:].scatter_(1, indices, values.detach())
+    return {"topk": indices.requires_grad, "sort": torch.sort(y)[1].requires_grad,
+            "max": y.max(1).indices.requires_grad, "values": values.requires_grad, "buffer": buffer,
+            "buffer_records": buffer.requires_grad}
+
+
+register(__name__, "indices_outside_autograd", ("torch.topk", "torch.sort", "torch.max", "Tensor.scatter_"),
+         _indices_outside_autograd)
