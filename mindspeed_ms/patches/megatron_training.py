@@ -5,7 +5,7 @@ CUDA (or, through MSAdapter, the Ascend runtime) before the first step; MindSpee
 ``acl`` and its AdamW calls an Ascend-only fused kernel. Registered only when MindSpore computes on the
 CPU (see :mod:`mindspeed_ms.device`); on Ascend the devices, kernels and ``acl`` exist. The same fixes for
 the CPU PyTorch reference live in the ``pytorch_cpu`` provider. Replacement code:
-:mod:`mindspeed_ms.compat.megatron_training`, :mod:`mindspeed_ms.compat.optim`.
+:mod:`mindspeed_ms.compat.megatron_training`, :mod:`mindspeed_ms.compat.fused_adamw`.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def register(registry: Any, args: Any) -> None:
 
     if device_target() != "CPU":
         return
+    from mindspeed_ms.compat import fused_adamw
     from mindspeed_ms.compat import megatron_training as compat
-    from mindspeed_ms.compat import optim
 
     registry.register(f"{_INITIALIZE}.initialize_megatron", compat.allow_no_cuda_wrapper, kind="wrap",
                       requires=_MEGATRON_LM, purpose=ALLOW_NO_CUDA_PURPOSE)
@@ -85,7 +85,7 @@ def register(registry: Any, args: Any) -> None:
                     f"they compute")
     for fused in ("_fused_adamw_", "npu_apply_fused_adamw_v2"):
         registry.register(
-            f"msadapter.{fused}", getattr(optim, fused.lstrip("_")), requires=_MSADAPTER,
+            f"msadapter.{fused}", getattr(fused_adamw, fused.lstrip("_")), requires=_MSADAPTER,
             purpose=f"torch.{fused} calls the Ascend kernel npu_apply_fused_adamw_v2 ('The kernel AdamW "
                     f"unregistered' on CPU; MindSpeed's AdamW calls it per parameter): PyTorch's AdamW rule, in place")
     if importlib.util.find_spec("acl") is None:

@@ -38,7 +38,7 @@ def register(registry: Any, args: Any) -> None:
     _register_autograd_graph(registry)
     register_refusal_classes(registry)
     from mindspeed_ms.compat import msadapter as compat
-    from mindspeed_ms.compat import optim
+    from mindspeed_ms.compat import optim, zero_grad
 
     registry.register(
         "msadapter.nn.RMSNorm", "mindspeed_ms.compat.msadapter_nn:RMSNorm", create_dummy=True, requires=_MSADAPTER,
@@ -85,10 +85,10 @@ def register(registry: Any, args: Any) -> None:
                     "grad flag MSAdapter set, so nothing is recorded any more; switch it back on where autograd "
                     "matters next")
     registry.register(
-        "msadapter.optim.optimizer.Optimizer.zero_grad", optim.optimizer_zero_grad, requires=_MSADAPTER,
+        "msadapter.optim.optimizer.Optimizer.zero_grad", zero_grad.optimizer_zero_grad, requires=_MSADAPTER,
         purpose="Optimizer.zero_grad(set_to_none=False) does nothing: the next step reuses stale gradients")
     registry.register(
-        "msadapter.nn.modules.module.Module.zero_grad", optim.module_zero_grad, requires=_MSADAPTER,
+        "msadapter.nn.modules.module.Module.zero_grad", zero_grad.module_zero_grad, requires=_MSADAPTER,
         purpose="Module.zero_grad(set_to_none=False) sets the gradients to None instead of zeroing them")
     registry.register(
         "mindspore.common.tensor.Tensor.flip", compat.flip_dims_wrapper, kind="wrap", requires=_MSADAPTER,
