@@ -6,6 +6,7 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
+from ._msadapter_absent import register_absent
 from ._msadapter_conformance import register_conformance, register_refusal_classes
 
 name = "msadapter"
@@ -37,6 +38,7 @@ def register(registry: Any, args: Any) -> None:
     _register_function_grads(registry)
     _register_autograd_graph(registry)
     register_refusal_classes(registry)
+    register_absent(registry)
     from mindspeed_ms.compat import msadapter as compat
     from mindspeed_ms.compat import optim, zero_grad
 

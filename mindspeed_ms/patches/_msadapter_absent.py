@@ -1,0 +1,51 @@
+"""The msadapter provider's registrations of torch API that MSAdapter lacks or refuses: data only.
+
+Not a provider itself (its name starts with ``_``): :mod:`mindspeed_ms.patches.msadapter` calls
+:func:`register_absent` from its ``register``. The replacements live in
+:mod:`mindspeed_ms.compat.absent_functions` and :mod:`mindspeed_ms.compat.attention_function`; the conformance
+cases tests/conformance/cases/fix_absent_functions.py and fix_attention_function.py compare them with PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+_TENSOR = "mindspore.common.tensor.Tensor"
+_ABSENT = "mindspeed_ms.compat.absent_functions"
+
+#: target -> (replacement in compat, does the target exist under MSAdapter, why)
+_REPLACEMENTS: dict[str, tuple[str, bool, str]] = {
+    "msadapter.result_type": (f"{_ABSENT}:result_type", False, "torch.result_type does not exist under MSAdapter"),
+    "msadapter.promote_types": (f"{_ABSENT}:promote_types", False,
+                                "torch.promote_types does not exist under MSAdapter"),
+    f"{_TENSOR}.new_tensor": (f"{_ABSENT}:new_tensor", False, "Tensor.new_tensor does not exist under MSAdapter"),
+    "msadapter.diag_embed": (f"{_ABSENT}:diag_embed", False, "torch.diag_embed does not exist under MSAdapter"),
+    f"{_TENSOR}.diag_embed": (f"{_ABSENT}:diag_embed", False, "Tensor.diag_embed does not exist under MSAdapter"),
+    "msadapter.cummax": (f"{_ABSENT}:cummax", False, "torch.cummax does not exist under MSAdapter"),
+    "msadapter.cummin": (f"{_ABSENT}:cummin", False, "torch.cummin does not exist under MSAdapter"),
+    "msadapter.ops.array.tensor_split": (
+        f"{_ABSENT}:tensor_split", True,
+        "torch.tensor_split(x, sections) raises TypeError ('int' object is not iterable); PyTorch: that many pieces"),
+    f"{_TENSOR}.tensor_split": (
+        f"{_ABSENT}:tensor_tensor_split", True,
+        "Tensor.tensor_split(sections) raises TypeError ('int' object is not iterable); PyTorch: that many pieces"),
+    "msadapter.nn.functional.scaled_dot_product_attention": (
+        "mindspeed_ms.compat.attention_function:scaled_dot_product_attention", True,
+        "F.scaled_dot_product_attention requires attn_mask, dropout_p and is_causal (TypeError without them), has "
+        "no scale or enable_gqa, and its causal branch fails; PyTorch 2.13: masks, causal, GQA, safe softmax"),
+}
+
+
+def register_absent(registry: Any) -> None:
+    """Register PyTorch's versions of the torch functions and Tensor methods MSAdapter lacks or refuses."""
+    for target, (replacement, exists, why) in _REPLACEMENTS.items():
+        registry.register(target, replacement, create_dummy=not exists, requires=_MSADAPTER, purpose=why)
+    from mindspeed_ms.compat import absent_functions
+
+    registry.register(
+        "msadapter.nn.functional.one_hot", absent_functions.one_hot_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.one_hot(t) without num_classes fails in MindSpore's OneHot ('depth ... got -1'; PyTorch: the "
+                "largest class + 1); class values out of range are not refused")
