@@ -52,10 +52,16 @@ gpt3-unfused|1|gpt3|--adam-beta1 0.9 --adam-beta2 0.95 --lr-warmup-fraction .01 
 bf16|1|llama|--bf16|--grad-rtol 1e-2 --forward-rtol 1e-2
 fp16|1|llama|--fp16 --initial-loss-scale 2097152|--grad-rtol 5e-3 --forward-rtol 5e-3
 fp16-static|1|llama|--fp16 --loss-scale 4096|--grad-rtol 5e-3 --forward-rtol 5e-3
+bf16-tp2|2|llama|--bf16 --tensor-model-parallel-size 2|--grad-rtol 1e-2 --forward-rtol 1e-2
+bf16-pp2|2|llama|--bf16 --pipeline-model-parallel-size 2|--grad-rtol 1e-2 --forward-rtol 1e-2
+bf16-dp2-distopt|2|llama|--bf16 --use-distributed-optimizer|--grad-rtol 1e-2 --forward-rtol 1e-2
+bf16-tp2-sp|2|llama|--bf16 --tensor-model-parallel-size 2 --sequence-parallel|--grad-rtol 1e-2 --forward-rtol 1e-2
+fp16-tp2|2|llama|--fp16 --initial-loss-scale 2097152 --tensor-model-parallel-size 2|--grad-rtol 5e-3 --forward-rtol 5e-3
 '
 
-# known to differ from PyTorch, so outside "all": none
-OUTSIDE_ALL=' '
+# outside "all": bf16-dp2-distopt (matches, but a worker may die by SIGSEGV at exit: README, known defect), the
+# others not yet run to the end here
+OUTSIDE_ALL=' bf16-dp2-distopt bf16-pp2 bf16-tp2-sp fp16-tp2 '
 if [ "${LAYOUTS:-}" = list ]; then echo "$LAYOUT_TABLE" | sed '/^$/d'; exit 0; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MEG="$(cd "$1" && pwd)"

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper", "grad_in_float32_wrapper",
-           "any_via_float32_wrapper"]
+           "any_via_float32_wrapper", "setitem_wrapper"]
 
 
 def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
@@ -163,3 +163,27 @@ def any_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return result if found[1] else narrow(result)
 
     return widened
+
+
+def setitem_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``t[index] = value`` on a bfloat16 tensor that autograd records (it or the value requires grad): MindSpore's
+    assignment kernels (TensorScatterUpdate, ScatterNd) have no bfloat16 CPU kernel. The assignment runs on a float32
+    copy (exact: it selects and writes values), which is cast back and copied into the tensor (``copy_``, recorded
+    by autograd: the gradient flows to the kept elements and to the value). Other assignments go to ``op``."""
+    import mindspore
+    from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import records_grad
+
+    bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+
+    @functools.wraps(op)
+    def setitem(self: Any, index: Any, value: Any) -> Any:
+        if getattr(self, "_dtype", None) is not bfloat16 or not (records_grad(self) or records_grad(value)):
+            return op(self, index, value)
+        wide = ops.cast(self, float32)
+        op(wide, index, _widen(value, bfloat16, float32))
+        self.copy_(ops.cast(wide, bfloat16))
+        return None
+
+    return setitem

@@ -331,6 +331,9 @@ _BFLOAT16_MORE = (
      "inplace_via_float32_wrapper",
      "raises on CPU (TensorScatterUpdate/Add, MaskedFill have no bfloat16 kernel): applied to a float32 copy, "
      "written back through views"),
+    ((f"{_TENSOR}.__setitem__",), "setitem_wrapper",
+     "recorded by autograd raises on CPU (TensorScatterUpdate, ScatterNd have no bfloat16 kernel; megatron's "
+     "VocabParallelEmbedding under tensor parallelism): assigned in a float32 copy (exact), copied back"),
     ((f"{_ARRAY}.unbind", f"{_TENSOR}.unbind", f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow",
       f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
       "msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
@@ -396,3 +399,15 @@ def _register_float16(registry: Any) -> None:
             target, float16_ops.via_float32_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rpartition('.')[2]} of float16 computes in half precision on CPU (silu: x * sigmoid(x), "
                     f"rounded twice); PyTorch's CPU kernel computes in float32 and rounds once: the same here")
+    from mindspeed_ms.compat import half_activations
+
+    for name in ("sigmoid", "tanh", "softmax"):  # after the bfloat16 and float16 wraps: outermost of them
+        for target in (f"msadapter.nn.functional.{name}", f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, getattr(half_activations, f"{name}_wrapper"), kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name} of float16/bfloat16: the gradient came from the float32 output (through the casts); "
+                        f"PyTorch's backward starts from the rounded half-precision output: the same here")
+    registry.register(
+        "msadapter.nn.functional.gelu", half_activations.tanh_gelu_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="gelu(approximate='tanh') of float16/bfloat16: no bfloat16 kernel, and the float32 kernels' tanh is "
+                "off by up to 1e-4 (gradients a step off PyTorch's): ATen's float32 formula, tanh from float64")
