@@ -1,9 +1,11 @@
-"""The msadapter provider's registrations of torch API that MSAdapter lacks or refuses: data only.
+"""The msadapter provider's registrations of torch API that MSAdapter lacks, refuses, or lays out in memory otherwise
+than PyTorch (as_tensor's sharing, clone's strides).
 
 Not a provider itself (its name starts with ``_``): :mod:`mindspeed_ms.patches.msadapter` calls
 :func:`register_absent` from its ``register``. The replacements live in
-:mod:`mindspeed_ms.compat.absent_functions` and :mod:`mindspeed_ms.compat.attention_function`; the conformance
-cases tests/conformance/cases/fix_absent_functions.py and fix_attention_function.py compare them with PyTorch.
+:mod:`mindspeed_ms.compat.absent_functions`, :mod:`~mindspeed_ms.compat.attention_function` and
+:mod:`~mindspeed_ms.compat.memory_layout`; the conformance cases tests/conformance/cases/fix_absent_functions.py,
+fix_attention_function.py and fix_memory_layout.py compare them with PyTorch.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ _REPLACEMENTS: dict[str, tuple[str, bool, str]] = {
         "mindspeed_ms.compat.attention_function:scaled_dot_product_attention", True,
         "F.scaled_dot_product_attention requires attn_mask, dropout_p and is_causal (TypeError without them), has "
         "no scale or enable_gqa, and its causal branch fails; PyTorch 2.13: masks, causal, GQA, safe softmax"),
+    "msadapter.ops.tensor.as_tensor": (
+        "mindspeed_ms.compat.memory_layout:as_tensor", True,
+        "torch.as_tensor(ndarray) copies the array: writes through either are not seen by the other (PyTorch shares "
+        "the memory), and as_tensor(t) of a tensor is a copy (PyTorch: t itself)"),
 }
 
 
@@ -43,7 +49,14 @@ def register_absent(registry: Any) -> None:
     """Register PyTorch's versions of the torch functions and Tensor methods MSAdapter lacks or refuses."""
     for target, (replacement, exists, why) in _REPLACEMENTS.items():
         registry.register(target, replacement, create_dummy=not exists, requires=_MSADAPTER, purpose=why)
-    from mindspeed_ms.compat import absent_functions
+    from mindspeed_ms.compat import absent_functions, memory_layout
+
+    for target, wrapper in ((f"{_TENSOR}.clone", memory_layout.tensor_clone_wrapper),
+                            ("msadapter.ops.other.clone", memory_layout.clone_wrapper)):
+        registry.register(
+            target, wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="clone() of a non-contiguous tensor is contiguous (PyTorch's default preserve_format keeps the "
+                    "strides: is_contiguous() said True where PyTorch says False), and memory_format is not taken")
 
     registry.register(
         "msadapter.nn.functional.one_hot", absent_functions.one_hot_wrapper, kind="wrap", requires=_MSADAPTER,
