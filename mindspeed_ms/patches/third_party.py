@@ -20,9 +20,10 @@ blocks = (
 
 
 def register(registry: Any, args: Any) -> None:
-    """Block MSAdapter's ``transformer_engine`` and ``apex`` shims on every device; make HF weights load.
+    """Block MSAdapter's ``transformer_engine`` and ``apex`` shims on every device; make HF weights load and save.
 
-    transformers' dtype names and safetensors' ``pt`` framework (MindSpeed-LLM's convert_ckpt.py) on MSAdapter.
+    transformers' dtype names and safetensors' ``pt`` framework (MindSpeed-LLM's convert_ckpt.py) on MSAdapter, and
+    ``save_pretrained``: the dtype's name and ``torch._dynamo.eval_frame`` for accelerate's readers.
 
     Args:
         registry: the :class:`~mindspeed_ms.PatchRegistry` to fill.
@@ -37,6 +38,12 @@ def register(registry: Any, args: Any) -> None:
                       transformers_config.dict_dtype_to_str_wrapper, kind="wrap",
                       requires=("transformers>=4.56,<5", MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT),
                       purpose=transformers_config.PURPOSE)
+    from mindspeed_ms.compat import transformers_save
+
+    registry.register("transformers.modeling_utils.PreTrainedModel.save_pretrained",
+                      transformers_save.save_pretrained_wrapper, kind="wrap",
+                      requires=("transformers>=4.56,<5", MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT),
+                      purpose=transformers_save.PURPOSE)
     from mindspeed_ms.compat import safetensors_open
 
     # the names transformers and safetensors.torch (load_file) call it by; safetensors.safe_open itself stays theirs
@@ -45,3 +52,15 @@ def register(registry: Any, args: Any) -> None:
                              ("safetensors.torch.safe_open", _SAFETENSORS)):
         registry.register(target, safetensors_open.safe_open_wrapper, kind="wrap", requires=requires,
                           purpose=safetensors_open.PURPOSE)
+    from mindspeed_ms.compat import safetensors_save
+
+    for target, requires in (("transformers.modeling_utils.safe_save_file", ("transformers>=4.56,<5", *_SAFETENSORS)),
+                             ("safetensors.torch.save_file", _SAFETENSORS)):
+        registry.register(target, safetensors_save.save_file_wrapper, kind="wrap", requires=requires,
+                          purpose=safetensors_save.PURPOSE)
+    from mindspeed_ms.compat import dynamo_frames
+
+    for target in ("accelerate.utils.other.is_compiled_module", "accelerate.utils.other.has_compiled_regions"):
+        registry.register(target, dynamo_frames.eval_frame_reader_wrapper, kind="wrap",
+                          requires=("accelerate>=0.20", MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT),
+                          purpose=dynamo_frames.PURPOSE)
