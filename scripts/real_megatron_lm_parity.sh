@@ -59,9 +59,10 @@ bf16-tp2-sp|2|llama|--bf16 --tensor-model-parallel-size 2 --sequence-parallel|--
 fp16-tp2|2|llama|--fp16 --initial-loss-scale 2097152 --tensor-model-parallel-size 2|--grad-rtol 5e-3 --forward-rtol 5e-3
 '
 
-# outside "all": bf16-dp2-distopt (matches, but a worker may die by SIGSEGV at exit: README, known defect), the
-# others not yet run to the end here
-OUTSIDE_ALL=' bf16-dp2-distopt bf16-pp2 bf16-tp2-sp fp16-tp2 '
+# outside "all": bf16-dp2-distopt matches PyTorch, but now and then (2 of 6 runs) a worker dies by SIGSEGV after
+# training, in MindSpore's own cluster finalization at exit (README: "Known defect: a crash in msrun's cluster
+# finalization"), and parity then reports a failed run
+OUTSIDE_ALL=' bf16-dp2-distopt '
 if [ "${LAYOUTS:-}" = list ]; then echo "$LAYOUT_TABLE" | sed '/^$/d'; exit 0; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MEG="$(cd "$1" && pwd)"
