@@ -333,7 +333,7 @@ class Adaptation:
         self._executed, self._report, self._run = True, report, run
         log_summary(report, run, runtime)
         if settings.parity_dir:
-            from mindspeed_ms.parity.capture import install_from_environment
+            from mindspeed_ms.parity.install import install_from_environment
 
             install_from_environment(registry)
         return report

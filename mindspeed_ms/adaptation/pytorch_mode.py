@@ -93,7 +93,7 @@ class PyTorchMode:
                 register_adoption(registry)
             registry.apply()
         if settings.parity_dir:
-            from mindspeed_ms.parity.capture import install_from_environment
+            from mindspeed_ms.parity.install import install_from_environment
 
             install_from_environment(adaptation.pytorch_registry())
 
