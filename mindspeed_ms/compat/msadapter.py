@@ -6,6 +6,8 @@ import functools
 import operator
 from typing import Any, Callable
 
+from mindspeed_ms.compat.errors import GradDTypeError
+from mindspeed_ms.compat.inplace_checks import FLOATING, category
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["seed_mindspore_wrapper", "full_dtype_wrapper", "baddbmm_wrapper", "grad_flag_restoring_wrapper",
@@ -186,6 +188,8 @@ def _set_requires_grad(self: Any, value: Any = True) -> None:
     if not isinstance(value, bool):
         raise TypeError("The argument `requires_grad` must be bool type")
     if value:
+        if category(self) < FLOATING:  # PyTorch's refusal (MSAdapter's setter accepted an integer tensor)
+            raise GradDTypeError(str(self.dtype))
         restore_grad_flag()
     self._requires_grad = value
 

@@ -8,6 +8,7 @@ from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
 from ._msadapter_absent import register_absent
 from ._msadapter_conformance import register_conformance, register_refusal_classes
+from ._msadapter_integer_results import register_integer_results
 
 name = "msadapter"
 requires = (MSADAPTER_REQUIREMENT,)
@@ -34,6 +35,7 @@ def register(registry: Any, args: Any) -> None:
     """
     del args
     register_conformance(registry)
+    register_integer_results(registry)
     _register_grad_dtype(registry)
     _register_function_grads(registry)
     _register_autograd_graph(registry)
