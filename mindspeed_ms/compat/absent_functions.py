@@ -3,7 +3,9 @@
 Measured against torch 2.13 (tests/conformance/cases/fix_absent_functions.py): ``torch.result_type``,
 ``torch.promote_types``, ``Tensor.new_tensor``, ``torch.diag_embed``, ``torch.cummax`` / ``cummin`` do not exist
 (AttributeError); ``F.one_hot(t)`` without ``num_classes`` fails in MindSpore's OneHot ("depth ... got -1");
-``torch.tensor_split(x, 3)`` (a number of sections) raises TypeError ("'int' object is not iterable").
+``torch.tensor_split(x, 3)`` (a number of sections) raises TypeError ("'int' object is not iterable");
+``F.conv1d(..., groups=g)`` (Mamba's depthwise convolution) fails in MindSpore's Conv2D ("w_shape[0] must be equal
+to out_channel").
 
 Arguments are checked in Python before any kernel runs (a failing kernel can switch MSAdapter's autograd off); the
 errors carry PyTorch's builtin class and message. Gradients flow through differentiable ops (``gather``, ``where``,
@@ -19,7 +21,7 @@ import warnings
 from typing import Any, Callable
 
 __all__ = ["result_type", "promote_types", "new_tensor", "one_hot_wrapper", "diag_embed", "cummax", "cummin",
-           "tensor_split", "tensor_tensor_split"]
+           "tensor_split", "tensor_tensor_split", "conv1d_wrapper"]
 
 _CATEGORIES = ("bool", "int", "float", "complex")
 
@@ -330,3 +332,34 @@ def tensor_tensor_split(self: Any, indices_or_sections: Any, dim: int = 0, *, ax
     """``Tensor.tensor_split``: see :func:`tensor_split` (``axis``: MindSpore's name of ``dim``, which the method
     it replaces took)."""
     return tensor_split(self, indices_or_sections, dim if axis is None else axis)
+
+
+def conv1d_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``F.conv1d`` with ``groups > 1`` (Mamba's depthwise convolution) through ``F.conv2d`` on a height of 1:
+    MSAdapter's builds its Conv2D with ``out_channel = weight.shape[0] * groups`` and MindSpore refuses the weight."""
+
+    @functools.wraps(op)
+    def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+               groups: int = 1) -> Any:
+        if groups == 1:
+            return op(input, weight, bias, stride, padding, dilation, groups)
+        import msadapter.nn.functional as F
+
+        def single(value: Any) -> Any:
+            return value[0] if isinstance(value, (tuple, list)) else value
+
+        stride, padding, dilation = single(stride), single(padding), single(dilation)
+        batched = len(input.shape) == 3
+        planes = input if batched else input.unsqueeze(0)
+        if padding == "same":  # PyTorch's: the odd extra column on the right
+            if stride != 1:
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = dilation * (int(weight.shape[-1]) - 1)
+            planes, padding = F.pad(planes, (total // 2, total - total // 2)), 0
+        elif padding == "valid":
+            padding = 0
+        output = F.conv2d(planes.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride), (0, padding), (1, dilation),
+                          groups).squeeze(2)
+        return output if batched else output.squeeze(0)
+
+    return conv1d

@@ -13,6 +13,7 @@ ops_distributed_local).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
 from collections.abc import Callable
@@ -68,12 +69,32 @@ _VIEW_MESSAGE = ("view size is not compatible with input tensor's size and strid
                  "two contiguous subspaces). Use .reshape(...) instead.")
 
 
+#: set while MSAdapter's own code runs that views the transposes it makes itself (einsum's sumproduct_pair): there
+#: the reshaped copy MSAdapter's view returns is what that code means (no caller holds the view to write through it)
+_INTERNAL_VIEWS: contextvars.ContextVar[bool] = contextvars.ContextVar("mindspeed_ms_internal_views", default=False)
+
+
+def internal_views_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``op`` (MSAdapter code that views its own transposes, e.g. ``torch.einsum``) without the refusal of
+    :func:`view_wrapper`: ``torch.einsum("sec,ecm->sm", ...)`` (MindSpeed's MoE combine) raised it."""
+
+    @functools.wraps(op)
+    def internal(*args: Any, **kwargs: Any) -> Any:
+        token = _INTERNAL_VIEWS.set(True)
+        try:
+            return op(*args, **kwargs)
+        finally:
+            _INTERNAL_VIEWS.reset(token)
+
+    return internal
+
+
 def view_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """``Tensor.view`` refusing, as PyTorch does, a shape the strides of a non-contiguous tensor cannot express."""
 
     @functools.wraps(op)
     def view(self: Any, *shape: Any) -> Any:
-        if shape and not self.is_contiguous():
+        if shape and not self.is_contiguous() and not _INTERNAL_VIEWS.get():
             sizes = _new_shape(shape, self.numel())
             if sizes is not None and not view_is_possible(tuple(self.shape), tuple(self.stride()), sizes):
                 raise TorchRefusalError("Tensor.view", _VIEW_MESSAGE)

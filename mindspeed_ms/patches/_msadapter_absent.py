@@ -62,3 +62,21 @@ def register_absent(registry: Any) -> None:
         "msadapter.nn.functional.one_hot", absent_functions.one_hot_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="F.one_hot(t) without num_classes fails in MindSpore's OneHot ('depth ... got -1'; PyTorch: the "
                 "largest class + 1); class values out of range are not refused")
+    registry.register(
+        "msadapter.nn.functional.conv1d", absent_functions.conv1d_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.conv1d with groups > 1 (Mamba's depthwise convolution, nn.Conv1d(groups=...)) fails in MindSpore's "
+                "Conv2D (MSAdapter builds it with out_channel = weight.shape[0] * groups)")
+    registry.register(
+        "msadapter.ops.aten", "mindspeed_ms.compat.explicit_grads:AtenFunctions", requires=_MSADAPTER,
+        purpose="torch.ops.aten is None under MSAdapter: torch.ops.aten.silu_backward (MindSpeed-LLM's Mamba "
+                "context-parallel backward) raised AttributeError")
+    registry.register(
+        "msadapter.nn.grad", "mindspeed_ms.compat.explicit_grads:NnGrad", create_dummy=True, requires=_MSADAPTER,
+        purpose="torch.nn.grad does not exist under MSAdapter: conv1d_input / conv1d_weight (MindSpeed-LLM's Mamba "
+                "context-parallel backward) raised AttributeError")
+    from mindspeed_ms.compat import conformance_misc
+
+    registry.register(
+        "msadapter.ops.other.einsum", conformance_misc.internal_views_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.einsum('sec,ecm->sm', ...) (MindSpeed's MoE combine) raised the view refusal: MSAdapter's "
+                "einsum views the transposes it makes itself; inside it the view's copy is what it means")
