@@ -76,7 +76,10 @@ def register_absent(registry: Any) -> None:
                 "context-parallel backward) raised AttributeError")
     from mindspeed_ms.compat import conformance_misc
 
-    registry.register(
-        "msadapter.ops.other.einsum", conformance_misc.internal_views_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="torch.einsum('sec,ecm->sm', ...) (MindSpeed's MoE combine) raised the view refusal: MSAdapter's "
-                "einsum views the transposes it makes itself; inside it the view's copy is what it means")
+    for target, why in (
+            ("msadapter.ops.other.einsum", "torch.einsum('sec,ecm->sm', ...) (MindSpeed's MoE combine)"),
+            ("msadapter.nn.functional.multi_head_attention_forward", "nn.MultiheadAttention's forward")):
+        registry.register(
+            target, conformance_misc.internal_views_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{why} raised the view refusal: MSAdapter's code views the transposes it makes itself; inside "
+                    f"it the view's copy is what it means")

@@ -1,6 +1,6 @@
 """torch calls of the field's sources that raised on our side or that no case exercised: einsum in the forms
 MindSpeed's MoE and megatron's Mamba use, F.conv1d with groups (Mamba's depthwise convolution), torch.less,
-pad_sequence, grid_sample."""
+pad_sequence, grid_sample; and nn.MultiheadAttention (not the field's; it raised for the same reason as einsum)."""
 
 from __future__ import annotations
 
@@ -69,3 +69,19 @@ def less_pad_sequence_grid_sample(torch: Any) -> Any:
             "pad_time": torch.nn.utils.rnn.pad_sequence(sequences, padding_value=-1.0),
             "grid": torch.nn.functional.grid_sample(image, grid, mode="bilinear", align_corners=False),
             "grid_aligned": torch.nn.functional.grid_sample(image, grid, align_corners=True)}
+
+
+@case("torch.nn.MultiheadAttention", "torch.nn.functional.multi_head_attention_forward")
+def multihead_attention_module(torch: Any) -> Any:
+    # MSAdapter's multi_head_attention_forward views its own transposes: it raised the view refusal
+    torch.manual_seed(0)
+    module = torch.nn.MultiheadAttention(8, 2)
+    with torch.no_grad():
+        for seed, parameter in enumerate(module.parameters()):
+            parameter.copy_(torch.tensor(data(tuple(parameter.shape), seed=140 + seed, low=-0.5, high=0.5)))
+    x = torch.tensor(data((3, 2, 8), seed=145)).requires_grad_(True)
+    out, weights = module(x, x, x)
+    unweighted, none = module(x, x, x, need_weights=False)
+    out.sum().backward()
+    return {"out": out.detach(), "weights": weights.detach(), "unweighted": unweighted.detach(), "none": none,
+            "grad": x.grad}
