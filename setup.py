@@ -31,6 +31,11 @@ without it (``host_arithmetic.COPIES_ACCELERATED`` tells which).
 ``mindspeed_ms.compat.host_outputs.new_float32`` in one C call each (the same reads and lookups, no Python frame;
 anything unusual goes to the Python functions). Optional: without it the Python functions run
 (``host_memory.has_compiled_dispatch()`` tells which).
+
+``mindspeed_ms.compat._function_checks`` is the per-call reads and checks of ``mindspeed_ms.compat.function_grads``
+(each custom autograd Function's inputs' shapes and dtypes, its saved tensors' versions, the returned gradients
+that pass unchanged) in one C call each; anything else goes to the Python check. Optional: without it the Python
+loops run (``function_grads.ACCELERATED`` tells which).
 """
 
 from setuptools import Extension, setup
@@ -47,6 +52,8 @@ setup(ext_modules=[
     Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
               extra_compile_args=["-O3"]),
     Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
+              extra_compile_args=["-O2"]),
+    Extension("mindspeed_ms.compat._function_checks", ["mindspeed_ms/compat/_function_checks.c"], optional=True,
               extra_compile_args=["-O2"]),
     Extension("mindspeed_ms.compat._host_rows", ["mindspeed_ms/compat/_host_rows.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off", "-pthread"],

@@ -22,6 +22,10 @@ MSAdapter's ``Function`` is MindSpore's ``FunctionBase``: its C++ ``apply`` runs
 as PyTorch's engine does: the count, None for non-tensor inputs, ``sum_to`` the input's shape (or PyTorch's
 RuntimeError), the input's dtype. The saved tensors' versions are taken after the forward and checked when the
 backward reads ``ctx.saved_tensors``. A gradient already of the input's shape and dtype passes untouched.
+
+The per-call loops (the inputs' shapes and dtypes, the saved tensors' versions and their check, the gradients that
+pass unchanged) run in one C call each where ``mindspeed_ms.compat._function_checks`` is built (``ACCELERATED``):
+the same reads and comparisons, anything else (an error to raise, a gradient to sum or cast) in Python below.
 """
 
 from __future__ import annotations
@@ -31,7 +35,22 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import TorchRefusalError
 
-__all__ = ["apply_wrapper", "checked_gradients", "sum_to"]
+try:  # the loops below in one C call each (setup.py builds it where it can)
+    from . import _function_checks as _compiled
+except ImportError:
+    _compiled = None  # type: ignore[assignment]
+
+#: The C module's interface this file is written for (``FUNCTION_CHECKS_ABI`` in ``_function_checks.c``): an older
+#: build in a tree built in place is not used
+FUNCTION_CHECKS_ABI = 1
+if _compiled is not None and getattr(_compiled, "ABI", None) != FUNCTION_CHECKS_ABI:
+    _compiled = None  # type: ignore[assignment]
+#: whether the C loops run (else the Python ones: the same results)
+ACCELERATED = _compiled is not None
+
+__all__ = ["ACCELERATED", "apply_wrapper", "checked_gradients", "input_metadata", "passed_gradients",
+           "check_versions", "python_input_metadata", "python_saved_versions", "saved_versions", "sum_to",
+           "unchanged_versions"]
 
 OP = "torch.autograd.Function"
 #: the attribute of a Function class holding its runner (looked up in the class's own ``__dict__``)
@@ -54,6 +73,34 @@ def sum_to(grad: Any, shape: tuple[int, ...], name: str, index: int) -> Any:
     if extra:
         grad = grad.sum(dim=tuple(range(extra)))
     return grad
+
+
+def python_input_metadata(args: tuple[Any, ...], tensor_type: Any) -> list[Any]:
+    """Each of ``args``' ``(shape, dtype)`` where it is a ``tensor_type``, else None."""
+    return [(arg._shape, arg._dtype) if isinstance(arg, tensor_type) else None for arg in args]
+
+
+def python_saved_versions(saved: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each saved tensor's ``_version`` (None for what has none)."""
+    return tuple(getattr(t, "_version", None) for t in saved)
+
+
+def _undecided_versions(saved: tuple[Any, ...], versions: tuple[Any, ...]) -> bool:
+    """Without the C module: the Python check (:func:`check_versions`) decides each time."""
+    return False
+
+
+def _undecided_gradients(inputs: list[Any], needed: tuple[bool, ...], result: Any) -> None:
+    """Without the C module: :func:`checked_gradients` decides each time."""
+    return None
+
+
+if _compiled is not None:
+    input_metadata, saved_versions = _compiled.inputs, _compiled.versions
+    unchanged_versions, passed_gradients = _compiled.unchanged, _compiled.passed
+else:
+    input_metadata, saved_versions = python_input_metadata, python_saved_versions
+    unchanged_versions, passed_gradients = _undecided_versions, _undecided_gradients
 
 
 def checked_gradients(name: str, inputs: list[Any], needed: tuple[bool, ...], result: Any) -> tuple[Any, ...]:
@@ -80,7 +127,8 @@ def checked_gradients(name: str, inputs: list[Any], needed: tuple[bool, ...], re
         shape, dtype = meta
         if grad._shape != shape:
             grad = sum_to(grad, shape, name, index)
-        if grad._dtype != dtype:
+        grad_dtype = grad._dtype  # the same object for the same dtype; MindSpore's ``!=`` costs ~4 us (pybind11)
+        if grad_dtype is not dtype and grad_dtype != dtype:
             grad = grad.to(dtype)
         out[index] = grad
     return tuple(out)
@@ -109,15 +157,18 @@ def _make_runner(cls: type, base_setup_context: Any) -> type:
             output = forward(*args)
             setup_context(ctx, args, output)
         flags = ctx.__dict__  # MindSpore's own attributes (_shape, _dtype): the properties cost ~20 us here
-        flags[_INPUTS] = [(arg._shape, arg._dtype) if isinstance(arg, Tensor) else None for arg in args]
+        flags[_INPUTS] = input_metadata(args, Tensor)
         if _SAVED in flags:  # the versions PyTorch's check compares with: those when the forward returned
-            flags[_SAVED] = tuple(getattr(t, "_version", None) for t in base_saved.__get__(ctx))
+            flags[_SAVED] = saved_versions(base_saved.__get__(ctx))
         if _DIRTY in flags:
             _RETURNED_DIRTY.append(_dirty_positions(output, base_dirty.__get__(ctx)))
         return output
 
     def run_backward(ctx: Any, *grad_outputs: Any) -> Any:
-        return checked_gradients(name, ctx.__dict__[_INPUTS], ctx.needs_input_grad, backward(ctx, *grad_outputs))
+        result = backward(ctx, *grad_outputs)
+        inputs, needed = ctx.__dict__[_INPUTS], ctx.needs_input_grad
+        passed = passed_gradients(inputs, needed, result)
+        return checked_gradients(name, inputs, needed, result) if passed is None else passed
 
     def save(ctx: Any, tensors: tuple[Any, ...]) -> None:
         base_saved.__set__(ctx, tensors)
@@ -125,7 +176,9 @@ def _make_runner(cls: type, base_setup_context: Any) -> type:
 
     def saved_tensors(ctx: Any) -> tuple[Any, ...]:
         saved = base_saved.__get__(ctx)
-        _check_versions(ctx, saved, ctx.__dict__.get(_SAVED))
+        versions = ctx.__dict__.get(_SAVED)
+        if versions and not unchanged_versions(saved, versions):
+            check_versions(ctx, saved, versions)
         return saved
 
     def mark(ctx: Any, tensors: tuple[Any, ...]) -> None:
@@ -157,7 +210,7 @@ def _with_dirty_inputs(result: Any, positions: dict[int, Any]) -> Any:
     return tuple(positions.get(i, out) for i, out in enumerate(result))
 
 
-def _check_versions(ctx: Any, saved: tuple[Any, ...], versions: tuple[Any, ...] | None) -> None:
+def check_versions(ctx: Any, saved: tuple[Any, ...], versions: tuple[Any, ...] | None) -> None:
     """PyTorch's check when a backward reads ``ctx.saved_tensors``: none was modified in place since the forward.
     The tensors stay in MindSpore's slot: kept in the ctx's ``__dict__``, a saved output would hold its own graph
     node alive (a reference cycle through C++ that Python's collector cannot see)."""
