@@ -81,8 +81,11 @@ def contiguous_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def contiguous(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs or not _copied(self):
+        if args or kwargs:
             return op(self, *args, **kwargs)
+        shape = getattr(self, "_shape", None)  # _copied's test, inline: ~20 calls a training step
+        if shape is None or math.prod(shape) < MIN_ELEMENTS or self.is_contiguous():
+            return op(self)
         return _function().apply(self)
 
     return contiguous
