@@ -169,10 +169,16 @@ def setitem_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """``t[index] = value`` on a bfloat16 tensor that autograd records (it or the value requires grad): MindSpore's
     assignment kernels (TensorScatterUpdate, ScatterNd) have no bfloat16 CPU kernel. The assignment runs on a float32
     copy (exact: it selects and writes values), which is cast back and copied into the tensor (``copy_``, recorded
-    by autograd: the gradient flows to the kept elements and to the value). Other assignments go to ``op``."""
+    by autograd: the gradient flows to the kept elements and to the value). Other assignments go to ``op``.
+
+    Raises:
+        InPlaceOnViewError: the tensor is a view (the copy would not reach its base, as PyTorch's write does).
+    """
     import mindspore
     from mindspore import ops
 
+    from mindspeed_ms.compat.errors import InPlaceOnViewError
+    from mindspeed_ms.compat.inplace import _call_site, _is_view
     from mindspeed_ms.compat.inplace_checks import records_grad
 
     bfloat16, float32 = mindspore.bfloat16, mindspore.float32
@@ -181,6 +187,10 @@ def setitem_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def setitem(self: Any, index: Any, value: Any) -> Any:
         if getattr(self, "_dtype", None) is not bfloat16 or not (records_grad(self) or records_grad(value)):
             return op(self, index, value)
+        if _is_view(self):
+            raise InPlaceOnViewError("__setitem__", _call_site(), "a bfloat16 view whose write autograd records "
+                                     "cannot be assigned on this backend (no bfloat16 kernel; the float32 copy "
+                                     "cannot reach the view's base)")
         wide = ops.cast(self, float32)
         op(wide, index, _widen(value, bfloat16, float32))
         self.copy_(ops.cast(wide, bfloat16))

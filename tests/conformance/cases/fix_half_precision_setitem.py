@@ -43,3 +43,27 @@ for _dtype in ("bfloat16", "float16"):
                                                            "Tensor.backward"), _embedding(_dtype), exact=True)
     register(__name__, f"setitem_requires_grad_{_dtype}", ("Tensor.__setitem__", "Tensor.backward"), _scaled(_dtype),
              exact=True)
+
+
+def _leaf(dtype_name: str) -> Any:
+    def run(torch: Any) -> Any:
+        x = tensor(torch, (4, 6), seed=3).to(getattr(torch, dtype_name)).requires_grad_(True)
+        x[0] = 1.0  # PyTorch: RuntimeError (a leaf that requires grad, in place)
+        return x
+    return run
+
+
+for _dtype in ("bfloat16", "float16"):
+    register(__name__, f"setitem_leaf_requires_grad_{_dtype}", ("Tensor.__setitem__",), _leaf(_dtype), exact=True)
+
+
+def _view(torch: Any) -> Any:
+    x = tensor(torch, (4, 6), seed=3).to(torch.bfloat16).requires_grad_(True)
+    y = x * 2
+    flat = y.view(24)
+    flat[flat > 0] = 0.0  # PyTorch writes through the view into y; ours: InPlaceOnViewError (no silent lost write)
+    (y.float() * tensor(torch, (4, 6), seed=5)).sum().backward()
+    return {"y": y, "grad": x.grad}
+
+
+register(__name__, "setitem_view_requires_grad_bfloat16", ("Tensor.__setitem__", "Tensor.backward"), _view, exact=True)
