@@ -177,8 +177,7 @@ def setitem_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     import mindspore
     from mindspore import ops
 
-    from mindspeed_ms.compat.errors import InPlaceOnViewError
-    from mindspeed_ms.compat.inplace import _call_site, _is_view
+    from mindspeed_ms.compat.inplace import refuse_recorded_view_write
     from mindspeed_ms.compat.inplace_checks import records_grad
 
     bfloat16, float32 = mindspore.bfloat16, mindspore.float32
@@ -187,10 +186,9 @@ def setitem_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def setitem(self: Any, index: Any, value: Any) -> Any:
         if getattr(self, "_dtype", None) is not bfloat16 or not (records_grad(self) or records_grad(value)):
             return op(self, index, value)
-        if _is_view(self):
-            raise InPlaceOnViewError("__setitem__", _call_site(), "a bfloat16 view whose write autograd records "
-                                     "cannot be assigned on this backend (no bfloat16 kernel; the float32 copy "
-                                     "cannot reach the view's base)")
+        refuse_recorded_view_write("__setitem__", self, "a bfloat16 view whose write autograd records cannot be "
+                                   "assigned on this backend (no bfloat16 kernel; a float32 copy cannot reach the "
+                                   "view's base)")
         wide = ops.cast(self, float32)
         op(wide, index, _widen(value, bfloat16, float32))
         self.copy_(ops.cast(wide, bfloat16))

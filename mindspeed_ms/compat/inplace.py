@@ -44,6 +44,7 @@ __all__ = [
     "add_through_view",
     "compiled_sum",
     "has_view_adder",
+    "refuse_recorded_view_write",
     "view_adder",
     "write_back",
     "write_through_copy",
@@ -69,6 +70,13 @@ def _call_site() -> str:
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+
+
+def refuse_recorded_view_write(op: str, tensor: Any, reason: str) -> None:
+    """Raise :class:`InPlaceOnViewError` (``reason``, the caller's call site) when ``tensor`` is a view: for the
+    wrappers that run a recorded in-place write on a copy, which cannot reach a view's base."""
+    if _is_view(tensor):
+        raise InPlaceOnViewError(op, _call_site(), reason)
 
 
 def _host_write(op: str, view: Any, values: Any) -> None:
