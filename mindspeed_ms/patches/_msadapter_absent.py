@@ -43,13 +43,34 @@ _REPLACEMENTS: dict[str, tuple[str, bool, str]] = {
         "torch.as_tensor(ndarray) copies the array: writes through either are not seen by the other (PyTorch shares "
         "the memory), and as_tensor(t) of a tensor is a copy (PyTorch: t itself)"),
 }
+_ARRAY = "mindspeed_ms.compat.absent_array_functions"
+#: target -> function of compat.absent_array_functions, for names that do not exist under MSAdapter
+_ARRAY_FUNCTIONS = {
+    **{f"msadapter.{name}": name for name in ("movedim", "take_along_dim", "block_diag", "tril_indices",
+                                              "triu_indices", "nanmean", "logaddexp")},
+    f"{_TENSOR}.unflatten": "tensor_unflatten",
+    f"{_TENSOR}.take_along_dim": "take_along_dim",
+}
 
 
 def register_absent(registry: Any) -> None:
     """Register PyTorch's versions of the torch functions and Tensor methods MSAdapter lacks or refuses."""
     for target, (replacement, exists, why) in _REPLACEMENTS.items():
         registry.register(target, replacement, create_dummy=not exists, requires=_MSADAPTER, purpose=why)
-    from mindspeed_ms.compat import absent_functions, memory_layout
+    for target, function in _ARRAY_FUNCTIONS.items():
+        name = target.rpartition(".")[2]
+        registry.register(target, f"{_ARRAY}:{function}", create_dummy=True, requires=_MSADAPTER,
+                          purpose=f"{'Tensor' if target.startswith(_TENSOR) else 'torch'}.{name} does not exist "
+                                  f"under MSAdapter")
+    from mindspeed_ms.compat import absent_array_functions, absent_functions, memory_layout
+
+    registry.register(
+        "msadapter.ops.other.unflatten", absent_array_functions.unflatten_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.unflatten(x, dim, sizes) reshapes the whole tensor to sizes (ValueError unless dim is the only "
+                "dim); PyTorch splits dim into sizes")
+    registry.register(
+        f"{_TENSOR}.logaddexp", f"{_ARRAY}:logaddexp_method", requires=_MSADAPTER,
+        purpose="Tensor.logaddexp of two equal infinities is nan (PyTorch: that infinity)")
 
     for target, wrapper in ((f"{_TENSOR}.clone", memory_layout.tensor_clone_wrapper),
                             ("msadapter.ops.other.clone", memory_layout.clone_wrapper)):
