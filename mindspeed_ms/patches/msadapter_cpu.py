@@ -10,13 +10,15 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
+from ._msadapter_cpu_collectives import register_collectives
+from ._msadapter_cpu_ieee import register_ieee
+
 name = "msadapter_cpu"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MINDSPORE = (MINDSPORE_REQUIREMENT,)
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _TENSOR = "mindspore.common.tensor.Tensor"
-_POINTWISE = "msadapter.ops.pointwise"
 
 #: Tensor method -> why it is replaced on the CPU backend.
 _INPLACE = {
@@ -190,13 +192,13 @@ def register(registry: Any, args: Any) -> None:
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
-    _register_collectives(registry)
+    register_collectives(registry)
     _register_conformance(registry)
     _register_index_kernels(registry)
     _register_conformance_misc(registry)
     _register_grad_clone(registry)
     _register_cuda_tensor_types(registry)
-    _register_ieee(registry)
+    register_ieee(registry)
     import mindspeed_ms.ops as ops
 
     for op in _TORCH_NPU:
@@ -244,58 +246,6 @@ def _register_grad_clone(registry: Any) -> None:
         f"{_TENSOR}.register_hook", grad_clone.register_hook_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="a hook registered after retain_grad() ran after the retain_grad hook: .grad kept the gradient "
                 "before that hook changed it (PyTorch keeps the one after every hook)")
-
-
-_C10D = "msadapter.distributed.distributed_c10d"
-
-
-def _register_collectives(registry: Any) -> None:
-    """Register the torch.distributed fixes (tests/test_collectives_conformance.py compares them with gloo)."""
-    from mindspeed_ms.compat import cpu_p2p, cpu_reductions
-    from mindspeed_ms.compat.cpu_collectives import IN_PLACE_COLLECTIVES, into_caller_wrapper
-
-    for collective in IN_PLACE_COLLECTIVES:
-        registry.register(
-            f"{_C10D}.{collective}", into_caller_wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose=f"torch.distributed.{collective} into a view returns normally and changes neither the view nor "
-                    f"its base on CPU (silent: DDP buckets are views of one grad buffer, so gradients stayed each "
-                    f"rank's own), and fails on bool; run it on an owned copy (bool as int32), write the result back")
-    registry.register(
-        f"{_C10D}.all_reduce", cpu_reductions.all_reduce_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="torch.distributed.all_reduce on CPU fails on float64 and bool ('AllReduce failed.'), refuses "
-                "ReduceOp.AVG (megatron's average_in_collective, MoE aux-loss tracking) and writes nothing into a "
-                "view (DDP buckets); float64 reduced from an all_gather, bool as int32, AVG as SUM / size, result "
-                "written back into the caller's tensor")
-    registry.register(
-        f"{_C10D}.reduce", cpu_reductions.reduce, requires=_MSADAPTER,
-        purpose="torch.distributed.reduce has no CPU kernel ('Unsupported op [Reduce]'; MindSpeed's MoE gate); an "
-                "all_reduce whose result only the destination keeps")
-    for name, wrapper in (("scatter", cpu_reductions.scatter_wrapper), ("gather", cpu_reductions.gather_wrapper)):
-        registry.register(
-            f"{_C10D}.{name}", wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose=f"torch.distributed.{name} writes nothing into a view and fails on bool on CPU (the distributed "
-                    f"optimizer's checkpoint scatters into views of its state buffers); owned buffers, written back")
-    registry.register(
-        f"{_C10D}.isend", cpu_p2p.isend_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="torch.distributed.isend/send of a bool tensor fails on CPU ('Send failed.'); it travels as int32")
-    registry.register(
-        f"{_C10D}.irecv", cpu_p2p.irecv_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="torch.distributed.irecv/recv into a view writes nothing on CPU (silent) and fails on bool; receive "
-                "into an owned buffer, copy into the caller's tensor when the handle is waited for")
-    registry.register(
-        f"{_C10D}.batch_isend_irecv", cpu_p2p.batch_isend_irecv, requires=_MSADAPTER,
-        purpose="torch.distributed.batch_isend_irecv has no CPU kernel ('DistCommBatchIsendIrecv unregistered'; "
-                "MindSpeed's and megatron's p2p exchange); sends posted first, then receives, handles returned")
-    from mindspeed_ms.compat import cpu_collectives
-
-    registry.register(
-        "mindspore.mint.distributed.all_to_all_single", cpu_collectives.mint_all_to_all_single, requires=_MSADAPTER,
-        purpose="mindspore.mint.distributed.all_to_all_single has no CPU kernel (DistCommAllToAllVSingle); MindSpeed's "
-                "MindSpore all-to-all (the MoE alltoall_seq dispatcher) calls it with a group name")
-    registry.register(
-        f"{_C10D}.all_to_all", cpu_collectives.all_to_all, requires=_MSADAPTER,
-        purpose="torch.distributed.all_to_all (list) fails on CPU ('ProcessGroup' object has no attribute "
-                "'alltoall'; MindSpeed's unaligned Ulysses context parallel); built on all_to_all_single")
 
 
 _REDUCTION = "msadapter.ops.reduction"
@@ -420,55 +370,3 @@ def _register_conformance_misc(registry: Any) -> None:
             target, conformance_misc.tanh_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="MindSpore's float32 Tanh CPU kernel is off by up to 1e-4 for 3 < |x| < 7 (1.00001 at x=5, "
                     "silently, on every float32 tanh); computed in float64 and rounded to float32")
-
-
-def _register_ieee(registry: Any) -> None:
-    """Register PyTorch's division by a zero (compat/ieee_division.py, conformance/cases/ops_special_values.py)."""
-    from mindspeed_ms.compat import ieee_division as ieee
-
-    why = ("MindSpore's CPU division ignores the sign of a zero divisor (1 / -0.0 is +inf; PyTorch -inf) and gives "
-           "nan / 0 as -inf (PyTorch nan), silently; integer division by zero returns a number (PyTorch raises "
-           "RuntimeError: ZeroDivisionError)")
-    for target, reflected in ((f"{_POINTWISE}.div", False), (f"{_TENSOR}.div", False),
-                              (f"{_TENSOR}.__truediv__", False), (f"{_TENSOR}.__rtruediv__", True)):
-        registry.register(target, ieee.division_wrapper(target.rpartition(".")[2], reflected), kind="wrap",
-                          requires=_MSADAPTER, purpose=f"{target.rpartition('.')[2]}: {why}")
-    for name, reflected, remainder in (("__floordiv__", False, False), ("__rfloordiv__", True, False),
-                                       ("floor_divide", False, False), ("__mod__", False, True),
-                                       ("__rmod__", True, True), ("remainder", False, True)):
-        targets = [f"{_TENSOR}.{name}"] + ([f"{_POINTWISE}.{name}"] if "__" not in name else [])
-        for target in targets:
-            registry.register(target, ieee.floor_wrapper(name, reflected, remainder), kind="wrap",
-                              requires=_MSADAPTER,
-                              purpose=f"{name}: {why}; float {name} differs at infinities and signed zeros "
-                                      f"(inf // 3 is inf, 1 % inf nan, -0.0 % 1 +0.0; PyTorch nan, 1.0, -0.0)")
-    _register_ieee_special(registry)
-
-
-def _register_ieee_special(registry: Any) -> None:
-    """Register PyTorch's nan and signed zeros in clamp, maximum, relu... (compat/ieee_special.py)."""
-    from mindspeed_ms.compat import ieee_special as special
-
-    for name in ("maximum", "minimum"):
-        for target in (f"msadapter.ops.comparison.{name}", f"{_TENSOR}.{name}"):
-            registry.register(
-                target, special.extremum_wrapper(name), kind="wrap", requires=_MSADAPTER,
-                purpose=f"torch.{name} drops a nan operand ({name}(nan, 1) is 1; PyTorch nan) and accepts a Python "
-                        f"number (PyTorch: TypeError)")
-    for target in (f"{_POINTWISE}.clamp", f"{_TENSOR}.clamp"):
-        registry.register(
-            target, special.clamp_wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose="torch.clamp turns nan into a bound (clamp(nan, -2, 2) is -2; PyTorch nan) and a zero equal to "
-                    "a zero bound into the bound's zero (clamp(-0.0, min=0.0) is +0.0; PyTorch -0.0)")
-    registry.register(
-        "msadapter.nn.functional.softplus", special.nan_keeping_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="F.softplus(nan) is inf (PyTorch nan)")
-    for target in (f"{_POINTWISE}.relu", f"{_TENSOR}.relu", "msadapter.nn.functional.relu"):
-        registry.register(
-            target, special.relu_wrapper, kind="wrap", requires=_MSADAPTER,
-            purpose="relu(nan) is 0 and relu(-0.0) is +0.0 (PyTorch nan and -0.0)")
-    for name in ("expm1", "log1p"):
-        for target in (f"{_POINTWISE}.{name}", f"{_TENSOR}.{name}"):
-            registry.register(
-                target, special.signed_zero_wrapper, kind="wrap", requires=_MSADAPTER,
-                purpose=f"{name}(-0.0) is +0.0 (PyTorch and C: -0.0)")
