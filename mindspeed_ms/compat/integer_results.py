@@ -22,7 +22,7 @@ from typing import Any, Callable
 from mindspeed_ms.compat.errors import GradDTypeError
 from mindspeed_ms.compat.inplace_checks import FLOATING, category
 
-__all__ = ["GradDTypeError", "outside_autograd", "plain", "tensor_factory_wrapper"]
+__all__ = ["GradDTypeError", "like_wrapper", "outside_autograd", "plain", "tensor_factory_wrapper"]
 
 #: MindSpore's detach (``Tensor.detach`` without the wrappers in front of it), resolved on first use
 _DETACH: list[Callable[[Any], Any]] = []
@@ -79,3 +79,21 @@ def tensor_factory_wrapper(factory: Callable[..., Any]) -> Callable[..., Any]:
         return out
 
     return checked
+
+
+def like_wrapper(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``torch.zeros_like``/``ones_like``/``empty_like``: a new tensor, a leaf that requires grad only when
+    ``requires_grad=True`` asks for it (MindSpore recorded it as computed from ``input``: ``torch.zeros_like(param)``
+    had a ``grad_fn``, ``requires_grad`` True, in every dtype)."""
+
+    @functools.wraps(factory)
+    def fresh(*args: Any, **kwargs: Any) -> Any:
+        requires_grad = kwargs.pop("requires_grad", None)
+        out = factory(*args, **kwargs)
+        if getattr(out, "_requires_grad", False):
+            out = _detach(out)
+        if requires_grad:
+            out.requires_grad_(True)  # refuses an integer or bool tensor, as PyTorch does
+        return out
+
+    return fresh

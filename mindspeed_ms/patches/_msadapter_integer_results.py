@@ -23,15 +23,15 @@ _LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")
 _FUNCTIONS: dict[str, tuple[str, ...]] = {
     _COMPARISON: (*_COMPARISONS, "greater", "less", "less_equal", "not_equal", *_SPECIAL_VALUES, "isclose"),
     "msadapter.ops.pointwise": _LOGICAL,
-    "msadapter.ops.reduction": ("argmax", "argmin", "unique", "unique_consecutive", "count_nonzero"),
+    "msadapter.ops.reduction": ("argmax", "argmin", "unique", "unique_consecutive", "count_nonzero", "all", "any"),
     "msadapter.ops.array": ("nonzero", "argwhere", "where"),
     "msadapter.ops.other": ("searchsorted", "bincount"),
 }
 #: Tensor methods likewise (casts: an integer or bool target dtype; ``to``/``type`` keep a float result's history)
 _METHODS = (*_COMPARISONS, *(f"__{name}__" for name in _COMPARISONS), "greater", "greater_equal", "less",
             "less_equal", "not_equal", *_SPECIAL_VALUES, "isneginf", "isposinf", "isclose", *_LOGICAL, "argmax",
-            "argmin", "nonzero", "argwhere", "unique", "searchsorted", "bincount", "count_nonzero", "long", "int",
-            "short", "byte", "to", "type")
+            "argmin", "nonzero", "argwhere", "unique", "searchsorted", "bincount", "count_nonzero", "all", "any",
+            "long", "int", "short", "byte", "to", "type")
 
 
 def register_integer_results(registry: Any) -> None:
@@ -51,3 +51,8 @@ def register_integer_results(registry: Any) -> None:
         "msadapter.tensor", integer_results.tensor_factory_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.tensor([1, 2], requires_grad=True) makes an integer tensor that requires grad; PyTorch raises "
                 "RuntimeError (only floating point and complex tensors can require gradients)")
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        registry.register(
+            f"msadapter.ops.creation.{name}", integer_results.like_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"torch.{name}(t) of a tensor that requires grad was recorded as computed from t (requires_grad "
+                    f"True, a grad_fn, in any dtype); PyTorch: a new leaf without grad")

@@ -66,7 +66,8 @@ def _index_producers(torch: Any, x: Any, y: Any) -> dict[str, Any]:
             "argsort": y.argsort(1), "searchsorted": torch.searchsorted(edges, y.detach() * 0 + y),
             "nonzero": y.nonzero(), "torch.nonzero": torch.nonzero(y > 0), "where_cond": torch.where(y > 0)[0],
             "unique_of_int": torch.unique(y.long()), "unique_inverse": torch.unique(y, return_inverse=True)[1],
-            "bincount": torch.bincount((y.abs() * 2).long().flatten()), "count_nonzero": torch.count_nonzero(y)}
+            "bincount": torch.bincount((y.abs() * 2).long().flatten()), "count_nonzero": torch.count_nonzero(y),
+            "all": y.all(), "torch.all": torch.all(y, 1), "any": y.any()}
 
 
 def _float_from_mask(torch: Any) -> Any:
@@ -75,6 +76,22 @@ def _float_from_mask(torch: Any) -> Any:
     mask = y > 0
     picked = torch.where(mask, torch.ones(4, 3), torch.zeros(4, 3))
     return {"picked": picked, "meta": _meta(picked), "sum": _meta(mask.float().sum())}
+
+
+def _like_factories(torch: Any) -> Any:
+    """``zeros_like``/``ones_like``/``empty_like`` of a tensor that requires grad: new leaves without grad (MindSpore
+    recorded them as computed from it), unless ``requires_grad=True`` asks (a leaf that requires grad)."""
+    x, y = _source(torch)
+    made = {"zeros": torch.zeros_like(y), "ones": torch.ones_like(x), "empty": torch.empty_like(y),
+            "zeros_int": torch.zeros_like(y, dtype=torch.int64), "ones_half": torch.ones_like(y, dtype=torch.float16),
+            "asked": torch.zeros_like(y, requires_grad=True), "full": torch.full_like(y, 2.0)}
+    values = {name: made[name] for name in ("zeros", "ones", "zeros_int", "ones_half", "asked", "full")}
+    try:
+        torch.zeros_like(y, dtype=torch.int64, requires_grad=True)
+        refused: Any = "accepted"
+    except RuntimeError as error:
+        refused = "floating point" in str(error)
+    return {"meta": {name: _meta(value) for name, value in made.items()}, "values": values, "int_refused": refused}
 
 
 def _int_requires_grad_(torch: Any) -> Any:
@@ -173,10 +190,13 @@ register(__name__, "float_again_outside_autograd",
          ("Tensor.float", "Tensor.half", "Tensor.to", "Tensor.double"), _metadata(_back_to_float))
 register(__name__, "index_producers_outside_autograd",
          ("torch.argmax", "Tensor.argmax", "torch.argmin", "Tensor.argsort", "torch.searchsorted", "Tensor.nonzero",
-          "torch.nonzero", "torch.where", "torch.unique", "torch.bincount", "torch.count_nonzero"),
+          "torch.nonzero", "torch.where", "torch.unique", "torch.bincount", "torch.count_nonzero", "Tensor.all",
+          "torch.all", "Tensor.any"),
          _metadata(_index_producers))
 register(__name__, "float_from_mask_outside_autograd", ("torch.where", "Tensor.float", "Tensor.sum"),
          _float_from_mask)
+register(__name__, "like_factories_are_new_leaves", ("torch.zeros_like", "torch.ones_like", "torch.empty_like",
+                                                     "torch.full_like"), _like_factories)
 register(__name__, "integer_requires_grad_refused", ("Tensor.requires_grad_", "torch.tensor", "torch.zeros"),
          _int_requires_grad_)
 register(__name__, "integer_requires_grad_false", ("Tensor.requires_grad_", "torch.tensor"),
