@@ -152,6 +152,13 @@ def data_property() -> property:
         return alias
 
     def set_data(self: Any, value: Any) -> None:
+        if isinstance(value, TensorPy) and (value.storage_offset() or not value.is_contiguous()):
+            # a view (megatron's distributed optimizer: param.data = buffer[start:end].view(shape)): MindSpore's
+            # setter keeps its offset and strides for kernels, but the host reads of the tensor it sets (numpy(),
+            # tolist(), item(), repr, pickling, deepcopy) read the storage from offset 0, densely; assign_value
+            # keeps the view for both, aliasing the storage both ways as PyTorch's .data does
+            self.assign_value(value)
+            return
         descriptor.__set__(self, value)
 
     return property(data, set_data, None, "The tensor's memory as a tensor outside autograd (PyTorch's .data).")
