@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# MindSpeed-LLM 2.2.0's post-training entries, unchanged, on mindspeed_ms (MindSpore CPU backend), against real
+# PyTorch, in the flow of its examples/mcore/qwen25/*.sh (data_convert_qwen25_instruction.sh,
+# ckpt_convert_qwen25_hf2mcore.sh, tune_qwen25_0point5b_4k_full_ptd.sh, generate_qwen25_0point5b_ptd.sh), sizes
+# shrunk (2 layers, hidden 64, 4 heads, 2 query groups, ffn 128, vocab 512, seq 128). A local check, not CI.
+# FLOWS picks what runs (comma-separated; default all: preprocess,sft,inference; each needs the ones before it):
+#   preprocess  preprocess_data.py --handler-name AlpacaStyleInstructionHandler --prompt-type qwen (64 Alpaca records,
+#               a tiny byte-level BPE tokenizer saved as a Qwen2 tokenizer, built offline) on MindSpore under
+#               `mindspeed-ms run`, and the same command on real PyTorch: the six .bin/.idx files equal byte for byte.
+#               On real PyTorch MindSpeed-LLM's package __init__ cannot run (it imports torch_npu and torchair), so
+#               there the entry runs with the package bare and MindSpeed-LLM's own IndexedDatasetBuilder wrappers
+#               applied, the only adaptor patches preprocessing reaches (real_mindspeed_llm_posttrain.py bare)
+#   sft         a tiny random HF Qwen2 (real PyTorch) converted by convert_ckpt.py on MindSpore (--model-type-hf llama2
+#               --add-qkv-bias, fp32), then posttrain_gpt.py --stage sft --is-instruction-dataset --prompt-type qwen
+#               --variable-seq-lengths --finetune --load, on msrun:
+#                 fp32, 1 worker, the whole data set in one micro-batch: the first iteration's loss within 1e-5
+#                 relative of HF transformers' Qwen2 on real PyTorch from the HF weights (cross entropy on the
+#                 answer tokens only), grad norm within the printed resolution;
+#                 fp32, 1 worker vs 2 (data parallel, micro-batch 32, global 64, 3 iterations): losses within 1e-5;
+#                 the example's own flags (--bf16, --use-flash-attn ...), 2 workers, 4 iterations: no skipped or NaN
+#                 iteration, the loss going down; then an fp32 run (lr 1e-2, 12 iterations) --save's its checkpoint
+#   inference   inference.py --task greedy (its prompt "how are you?", 16 new tokens, no template, as the example)
+#               from the converted checkpoint and from the SFT checkpoint (converted back to HF by convert_ckpt.py
+#               --save-model-type hf on MindSpore): the generated token ids equal HF transformers' greedy generate
+#               on real PyTorch from the matching HF weights (the ids read where inference.py hands them to the
+#               tokenizer's batch_decode: real_mindspeed_llm_posttrain.py observe)
+#
+# Usage: [FLOWS=..] scripts/real_mindspeed_llm_posttrain.sh MINDSPEED_DIR MINDSPEED_LLM_DIR MEGATRON_LM_DIR [WORK_DIR]
+# Environment: MINDSPEED_MS_PYTHON, MINDSPEED_MS_REFERENCE_PYTHON  as for scripts/real_mindspeed_llm_convert.sh
+#              MASTER_PORT  msrun's port (default 18537)
+# MindSpeed-LLM's Python dependencies (its pins, datasets and what it imports; --no-deps) go into WORK_DIR/deps,
+# serving both interpreters; the few the reference venv lacks into WORK_DIR/refdeps.
+# Exits non-zero when an entry stops, a file or a figure differs.
+set -euo pipefail
+if [ $# -lt 3 ]; then sed -n '2,35p' "$0" >&2; exit 2; fi
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
+WORK="$(mkdir -p "${4:-$ROOT/.realcheck/mindspeed-llm-posttrain}" && \
+        cd "${4:-$ROOT/.realcheck/mindspeed-llm-posttrain}" && pwd)"
+PY="${MINDSPEED_MS_PYTHON:-$(command -v python3)}"
+BIN="$(dirname "$PY")"
+REF="${MINDSPEED_MS_REFERENCE_PYTHON:?set MINDSPEED_MS_REFERENCE_PYTHON to a Python with real CPU PyTorch}"
+PORT="${MASTER_PORT:-18537}"
+HELP="$ROOT/scripts/real_mindspeed_llm_posttrain.py"
+tag() { "$1" -c 'import sys, sysconfig; print(sys.implementation.cache_tag, sysconfig.get_platform())'; }
+if [ "$(tag "$PY")" != "$(tag "$REF")" ]; then
+  echo "the two interpreters differ ($(tag "$PY") vs $(tag "$REF")): one dependency folder cannot serve both" >&2
+  exit 2
+fi
+if [ ! -f "$WORK/deps/.complete" ]; then
+  "$PY" -m pip install -q --no-deps --target "$WORK/deps" transformers==4.57.1 accelerate==1.10.1 peft==0.7.1 \
+    tqdm==4.67.1 huggingface_hub==0.36.2 tokenizers==0.22.2 regex==2024.11.6 pyyaml==6.0.2 filelock==3.16.1 \
+    fsspec==2024.10.0 six==1.16.0 networkx==3.6.1 datasets==3.6.0 pyarrow==20.0.0 pandas==2.2.3 \
+    python-dateutil==2.9.0.post0 pytz==2025.2 tzdata==2025.2 xxhash==3.5.0 multiprocess==0.70.16 dill==0.3.8
+  touch "$WORK/deps/.complete"
+fi
+if [ ! -f "$WORK/refdeps/.complete" ]; then
+  "$REF" -m pip install -q --no-deps --target "$WORK/refdeps" safetensors==0.8.0 requests==2.32.3 urllib3==2.8.0 \
+    idna==3.20 certifi==2026.10.19.post1 charset_normalizer==3.5.3
+  touch "$WORK/refdeps/.complete"
+fi
+export GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_LLM_DIR="$LLM"
+REFPATH="$MS:$LLM:$MEG:$WORK/deps:$WORK/refdeps${PYTHONPATH:+:$PYTHONPATH}"
+MSPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
+ref() { PYTHONPATH="$REFPATH" "$REF" "$HELP" "$@"; }
+ms() { (cd "${CWD:-$WORK}" && PYTHONPATH="$MSPATH" PATH="$BIN:$PATH" "$BIN/mindspeed-ms" run --ai-framework mindspore \
+         -- "$@"); }
+msrun() {  # msrun WORKERS LOG_DIR SCRIPT ARGS...
+  local workers=$1 log=$2; shift 2
+  rm -rf "$log"
+  ms "$BIN/msrun" --worker_num="$workers" --local_worker_num="$workers" --master_port="$PORT" --join=True \
+    --cluster_time_out=300 --log_dir="$log" "$@"
+}
+fail() { echo "FAIL: $1" >&2; exit 1; }
+DATA="$WORK/data"
+# tune_qwen25_0point5b_4k_full_ptd.sh's flags in its order, sizes shrunk (24 layers/896 hidden/14 heads/ffn 4864/
+# vocab 151936/seq 4096 there), --untie-embeddings-and-output-weights added (the tiny HF model is untied, as the
+# larger qwen2.5 models are), --bf16 and --initial-loss-scale only in the field-flag run (fp32 for the comparisons)
+MODEL=(--use-mcore-models --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1
+       --tokenizer-type PretrainedFromHF --tokenizer-name-or-path "$WORK/hf" --seq-length 128
+       --max-position-embeddings 256 --group-query-attention --num-query-groups 2 --num-layers 2 --hidden-size 64
+       --ffn-hidden-size 128 --num-attention-heads 4 --rotary-base 1000000 --normalization RMSNorm --norm-epsilon 1e-06
+       --swiglu --add-qkv-bias --disable-bias-linear --attention-dropout 0.0 --hidden-dropout 0.0
+       --make-vocab-size-divisible-by 1 --padded-vocab-size 512 --untie-embeddings-and-output-weights
+       --position-embedding-type rope --use-rotary-position-embeddings --no-masked-softmax-fusion
+       --attention-softmax-in-fp32 --no-gradient-accumulation-fusion --seed 42 --distributed-backend gloo)
+TUNE=(--finetune --stage sft --prompt-type qwen --is-instruction-dataset --variable-seq-lengths
+      --tokenizer-not-use-fast "${MODEL[@]}" --lr 1e-4 --lr-decay-style cosine --init-method-std 0.02 --use-flash-attn
+      --weight-decay 0.0 --clip-grad 1.0 --adam-beta1 0.9 --adam-beta2 0.95 --no-load-optim --no-load-rng
+      --data-path "$DATA/ms/alpaca" --split 100,0,0 --log-interval 1 --eval-interval 1000 --eval-iters 0
+      --load "$WORK/mg")
+sft() {  # sft NAME WORKERS MBS GBS ITERS [flags]: posttrain_gpt.py on msrun
+  local name=$1 workers=$2 mbs=$3 gbs=$4 iters=$5; shift 5
+  if ! msrun "$workers" "$WORK/log-$name" "$LLM/posttrain_gpt.py" --ai-framework mindspore "${TUNE[@]}" \
+       --micro-batch-size "$mbs" --global-batch-size "$gbs" --train-iters "$iters" "$@" > "$WORK/$name.out" 2>&1; then
+    tail -n 30 "$WORK/$name.out" "$WORK/log-$name"/worker_*.log >&2 || true
+    fail "posttrain_gpt.py ($name) stopped on MindSpore"
+  fi
+  cat "$WORK/log-$name"/worker_*.log > "$WORK/$name.log"
+}
+generate() {  # generate NAME CHECKPOINT HF_DIR: inference.py greedy on MindSpore vs HF greedy on PyTorch
+  local name=$1 load=$2 hf=$3
+  if ! msrun 1 "$WORK/log-$name" "$HELP" observe "$LLM/inference.py" --ai-framework mindspore "${MODEL[@]}" \
+       --micro-batch-size 1 --load "$load" --tokenizer-not-use-fast --max-new-tokens 16 --exit-on-missing-checkpoint \
+       --task greedy > "$WORK/$name.out" 2>&1; then
+    tail -n 30 "$WORK/$name.out" "$WORK/log-$name"/worker_*.log >&2 || true
+    fail "inference.py ($name) stopped on MindSpore"
+  fi
+  ref generate "$hf" "how are you?" 16 > "$WORK/$name-ref.json" 2> "$WORK/$name-ref.err" || \
+    { tail "$WORK/$name-ref.err" >&2; fail "the PyTorch generation ($name) stopped"; }
+  "$PY" "$HELP" judge-generate "$WORK/$name-ref.json" "$WORK/log-$name/worker_0.log" || \
+    fail "inference.py ($name) generated other tokens than PyTorch"
+}
+FLOWS="${FLOWS:-preprocess,sft,inference}"
+for flow in ${FLOWS//,/ }; do
+  case "$flow" in
+    preprocess)
+      echo "=== preprocess_data.py (Alpaca-style instruction data, --prompt-type qwen): MindSpore vs PyTorch"
+      rm -rf "$DATA"; mkdir -p "$DATA/ms" "$DATA/pt"
+      ref data "$DATA" > "$WORK/data.log" 2>&1 || { tail "$WORK/data.log" >&2; fail "building the tokenizer"; }
+      PRE=("$LLM/preprocess_data.py" --input "$DATA/alpaca.json" --tokenizer-name-or-path "$DATA/tokenizer"
+           --handler-name AlpacaStyleInstructionHandler --tokenizer-type PretrainedFromHF --workers 1
+           --log-interval 1000 --prompt-type qwen)
+      ms "$PY" "${PRE[@]}" --output-prefix "$DATA/ms/alpaca" > "$WORK/preprocess-ms.log" 2>&1 || \
+        { tail -n 30 "$WORK/preprocess-ms.log" >&2; fail "preprocess_data.py stopped on MindSpore"; }
+      (cd "$WORK" && ref bare "${PRE[@]}" --output-prefix "$DATA/pt/alpaca") > "$WORK/preprocess-pt.log" 2>&1 || \
+        { tail -n 30 "$WORK/preprocess-pt.log" >&2; fail "preprocess_data.py stopped on PyTorch"; }
+      same=0
+      for f in "$DATA"/pt/*; do
+        cmp "$f" "$DATA/ms/$(basename "$f")" && same=$((same + 1)) || fail "$(basename "$f") differs"
+      done
+      [ "$same" = 6 ] || fail "expected 6 .bin/.idx files, found $same"
+      echo "  6 files (input_ids, attention_mask, labels: .bin + .idx), $(du -cb "$DATA"/ms/* | tail -1 | cut -f1)" \
+           "bytes, equal byte for byte" ;;
+    sft)
+      echo "=== posttrain_gpt.py --stage sft on MindSpore vs HF Qwen2 on PyTorch"
+      rm -rf "$WORK/hf" "$WORK/mg" "$WORK/sft-ckpt"
+      ref hf "$WORK/hf" > "$WORK/hf.log" 2>&1 || { tail "$WORK/hf.log" >&2; fail "building the HF model"; }
+      cp "$DATA"/tokenizer/* "$WORK/hf/"
+      CWD="$LLM" ms "$PY" convert_ckpt.py --use-mcore-models --model-type GPT --load-model-type hf \
+        --save-model-type mg --target-tensor-parallel-size 1 --target-pipeline-parallel-size 1 --add-qkv-bias \
+        --load-dir "$WORK/hf" --save-dir "$WORK/mg" --tokenizer-model "$WORK/hf/tokenizer.json" \
+        --model-type-hf llama2 --params-dtype fp32 > "$WORK/convert.log" 2>&1 || \
+        { tail -n 30 "$WORK/convert.log" >&2; fail "convert_ckpt.py (hf -> mg) stopped on MindSpore"; }
+      ref loss "$WORK/hf" "$DATA/ms/alpaca" 128 > "$WORK/loss-ref.json" 2> "$WORK/loss-ref.err" || \
+        { tail "$WORK/loss-ref.err" >&2; fail "the PyTorch reference loss stopped"; }
+      sft whole 1 64 64 1
+      "$PY" "$HELP" judge-loss "$WORK/loss-ref.json" "$WORK/whole.log" || fail "SFT loss differs from PyTorch's"
+      sft dp1 1 32 64 3
+      sft dp2 2 32 64 3
+      "$PY" "$HELP" judge-dp "$WORK/dp1.log" "$WORK/dp2.log" || fail "1 and 2 workers differ"
+      sft field 2 8 16 4 --bf16 --initial-loss-scale 4096
+      "$PY" "$HELP" judge-field "$WORK/field.log" 4 || fail "the field-flag SFT run"
+      # the checkpoint inference reads: trained further (lr 1e-2, 12 iterations of 16) so that its generation is
+      # not the random model's
+      sft save 1 16 16 12 --lr 1e-2 --save "$WORK/sft-ckpt" --save-interval 12
+      "$PY" "$HELP" judge-field "$WORK/save.log" 12 || fail "the SFT run whose checkpoint inference reads" ;;
+    inference)
+      echo "=== inference.py --task greedy on MindSpore vs HF generate on PyTorch"
+      generate infer-converted "$WORK/mg" "$WORK/hf"
+      rm -rf "$WORK/hf-sft"; cp -r "$WORK/hf" "$WORK/hf-sft"
+      CWD="$LLM" ms "$PY" convert_ckpt.py --use-mcore-models --model-type GPT --model-type-hf llama2 \
+        --load-model-type mg --save-model-type hf --target-tensor-parallel-size 1 --target-pipeline-parallel-size 1 \
+        --add-qkv-bias --load-dir "$WORK/sft-ckpt" --save-dir "$WORK/hf-sft" --params-dtype fp32 \
+        > "$WORK/convert-back.log" 2>&1 || \
+        { tail -n 30 "$WORK/convert-back.log" >&2; fail "convert_ckpt.py (mg -> hf) stopped on MindSpore"; }
+      cp "$DATA"/tokenizer/* "$WORK/hf-sft/mg2hf/"
+      generate infer-sft "$WORK/sft-ckpt" "$WORK/hf-sft/mg2hf" ;;
+    *) echo "unknown flow $flow (preprocess, sft, inference)" >&2; exit 2 ;;
+  esac
+done
+echo "PASS: $FLOWS"
