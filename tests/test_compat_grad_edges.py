@@ -1,7 +1,7 @@
-"""mindspeed_ms.compat.grad_edges: PyTorch's gradients at the edges (zero norms, pow(x, 0), a tensor exponent at a
-zero base, division by a zero, logsumexp and softmax with infinities, sign, cumprod through zeros, baddbmm's input
-with beta=0), through the adaptor's patches in a child interpreter (importing MSAdapter in pytest's process
-patches importlib.metadata); PyTorch's values are compared by tests/conformance/cases/ops_special_grad.py."""
+"""mindspeed_ms.compat.grad_edges and reduction_grad_edges: PyTorch's gradients at the edges (zero norms, pow(x, 0), a
+tensor exponent at a zero base, division by a zero, logsumexp and softmax with infinities, sign, cumprod through zeros,
+baddbmm's input with beta=0), through the adaptor's patches in a child interpreter (importing MSAdapter in pytest's
+process patches importlib.metadata); PyTorch's values are compared by tests/conformance/cases/ops_special_grad.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import mindspore
 import numpy as np
 from _helpers import ROOT, run_python, subprocess_env
 
-from mindspeed_ms.compat import grad_edges
+from mindspeed_ms.compat import reduction_grad_edges
 
 _THROUGH_THE_ADAPTOR = '''
 import math
@@ -87,7 +87,7 @@ def test_norm_backward_is_pytorchs_formula_with_zero_rows_masked() -> None:
     x = mindspore.Tensor(np.array([[0.0, 0.0], [3.0, -4.0]], np.float32))
     norm = mindspore.Tensor(np.array([0.0, 5.0], np.float32))
     grad = mindspore.Tensor(np.array([2.0, 10.0], np.float32))
-    result = grad_edges.norm_backward(grad, x, norm, 2.0, (1,), False).asnumpy()
+    result = reduction_grad_edges.norm_backward(grad, x, norm, 2.0, (1,), False).asnumpy()
     assert result.tolist() == [[0.0, 0.0], [6.0, -8.0]]
 
 
@@ -95,7 +95,7 @@ def test_norm_backward_of_higher_powers() -> None:
     x = mindspore.Tensor(np.array([[0.0, 0.0], [1.0, -2.0]], np.float32))
     norm = mindspore.Tensor(np.array([[0.0], [9.0 ** (1 / 3)]], np.float32))
     grad = mindspore.Tensor(np.array([[1.0], [1.0]], np.float32))
-    result = grad_edges.norm_backward(grad, x, norm, 3.0, (1,), True).asnumpy()
+    result = reduction_grad_edges.norm_backward(grad, x, norm, 3.0, (1,), True).asnumpy()
     expected = np.array([1.0, -4.0]) / 9.0 ** (2 / 3)  # x |x| / norm^2
     assert result[0].tolist() == [0.0, 0.0]
     assert np.allclose(result[1], expected, rtol=1e-6)
@@ -104,11 +104,11 @@ def test_norm_backward_of_higher_powers() -> None:
 def test_cumprod_backward_through_zeros_is_pytorchs_exact_formula() -> None:
     x = np.array([[2.0, 0.0, 3.0, 4.0], [2.0, 0.0, 3.0, 0.0], [0.0, 2.0, 3.0, 1.0]], np.float32)
     grad = np.array([[1.0, 2.0, 3.0, 4.0]] * 3, np.float32)
-    result = grad_edges.cumprod_backward(grad, x, np.cumprod(x, axis=1), 1)
+    result = reduction_grad_edges.cumprod_backward(grad, x, np.cumprod(x, axis=1), 1)
     # row 0: d/dx1 = 2 * (2 + 3 * 3 + 4 * 3 * 4) = 118; row 2 (first zero at 0): 1 + 2*2 + 3*6 + 4*6 = 47
     assert result.tolist() == [[1.0, 118.0, 0.0, 0.0], [1.0, 22.0, 0.0, 0.0], [47.0, 0.0, 0.0, 0.0]]
     no_zero = np.array([2.0, 0.5, 4.0], np.float32)
-    assert np.allclose(grad_edges.cumprod_backward(np.ones(3, np.float32), no_zero, np.cumprod(no_zero), 0),
+    assert np.allclose(reduction_grad_edges.cumprod_backward(np.ones(3, np.float32), no_zero, np.cumprod(no_zero), 0),
                        [1.0 + 0.5 + 2.0, 2.0 + 8.0, 1.0])
 
 

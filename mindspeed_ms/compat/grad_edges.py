@@ -3,33 +3,28 @@
 
 Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1:
 
-- ``norm`` / ``linalg.vector_norm`` (p = 2, ``"fro"``, finite p > 1) of a zero slice: MindSpore's backward
-  ``x / norm`` is ``0 / 0``, nan (PyTorch masks it: 0). :func:`norm_wrapper` keeps the forward's bits and, only
-  for an input that requires a gradient, attaches PyTorch's ``norm_backward``.
 - ``pow(x, 0)``: MindSpore's backward ``0 * x ** -1`` is nan at ``x == 0`` (PyTorch: 0 for the zero exponent); a
   tensor exponent: nan for the base at ``(0, 0)`` and for the exponent where the base is 0 (PyTorch masks both).
 - ``a / b`` with a zero in ``b``: the forward repair of :mod:`.ieee_division` (a select between two quotients) left
   nan gradients (the select's zero times the kernel's ``g / 0``); :func:`zero_divisor_quotient` gives the repaired
   quotient PyTorch's ``div`` backward (``g / b`` and ``-g * (a / b) / b``, IEEE's division by a signed zero).
-- ``logsumexp`` with a +inf in a slice (repaired forward): nan gradients; PyTorch's ``g * exp(x - result)``.
-- ``sign``: no gradient (``x.grad`` None; PyTorch: zeros); ``cumprod`` through a zero: nan (PyTorch's exact formula).
+- ``sign``: no gradient (``x.grad`` None; PyTorch: zeros).
 
 Nothing here runs on the common path: the Functions only for an input that requires a gradient (cumprod: and
 holds a zero), the others behind a Python comparison (``exponent == 0``, a tensor exponent) or on the rare path
-that already found a zero divisor / an infinity. The nn-level edges are in :mod:`.nn_edges`.
+that already found a zero divisor / an infinity. The reductions' edges (norm, logsumexp, cumprod, empty
+inputs, std) are in :mod:`.reduction_grad_edges`, the nn-level ones in :mod:`.nn_edges`.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["float_tensor", "wants_grad", "norm_wrapper", "norm_backward", "pow_wrapper", "pow_backward",
-           "zero_divisor_quotient", "logsumexp_gradient", "sign_wrapper", "cumprod_wrapper", "cumprod_backward",
-           "empty_reduction_gradient", "std_of_variance"]
+__all__ = ["float_tensor", "wants_grad", "host32", "pow_wrapper", "pow_backward", "zero_divisor_quotient",
+           "sign_wrapper"]
 
 
 def float_tensor(value: Any) -> bool:
@@ -49,93 +44,6 @@ def wants_grad(value: Any) -> bool:
 
 
 # --- norms ---------------------------------------------------------------------------------------------------
-
-
-def _norm_power(p: Any) -> float | None:
-    """The power of a norm whose backward divides by the norm (2, "fro", finite p > 1), None for the others."""
-    if p is None or p == "fro":
-        return 2.0
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p <= 1:
-        return None
-    return float(p)
-
-
-@functools.lru_cache(maxsize=1)
-def _norm_function() -> Any:
-    from msadapter.autograd import Function
-
-    class ZeroSafeNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """A p-norm (computed by ``compute``, the op's own bits) with PyTorch's ``norm_backward``."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any, compute: Callable[[Any], Any], p: float, dims: tuple[int, ...] | None,
-                    keepdim: bool) -> Any:
-            result = compute(input)
-            ctx.saved = (input, result, p, dims, keepdim)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            input, norm, p, dims, keepdim = ctx.saved
-            del ctx.saved
-            return norm_backward(grad, input, norm, p, dims, keepdim), None, None, None, None
-
-    return ZeroSafeNorm
-
-
-def norm_backward(grad: Any, input: Any, norm: Any, p: float, dims: tuple[int, ...] | None, keepdim: bool) -> Any:
-    """PyTorch's ``norm_backward`` for ``p > 1``: ``x |x|^(p-2) * grad / norm^(p-1)``, 0 where the norm is 0."""
-    from mindspore import mint, ops
-
-    if dims is not None and not keepdim:
-        for dim in sorted(dims):
-            grad, norm = grad.unsqueeze(dim), norm.unsqueeze(dim)
-    if p == 2.0:
-        scaled, scale = input, mint.div(grad, norm)
-    elif p > 2.0:
-        scaled, scale = mint.mul(input, mint.pow(mint.abs(input), p - 2.0)), mint.div(grad, mint.pow(norm, p - 1.0))
-    else:
-        scaled = mint.mul(mint.sign(input), mint.pow(mint.abs(input), p - 1.0))
-        scale = mint.div(grad, mint.pow(norm, p - 1.0))
-    scale = ops.masked_fill(scale, mint.eq(norm, 0), 0.0)
-    return mint.mul(scaled, scale).astype(input.dtype)
-
-
-def _dims(input: Any, dim: Any) -> tuple[int, ...] | None:
-    if dim is None:
-        return None
-    rank = len(input.shape)
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(d % rank if rank else 0 for d in dims)
-
-
-def norm_wrapper(ord_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Wrap a norm ``op(input, <ord_name>=..., dim=None, keepdim=False, ...)`` (``torch.norm``/``Tensor.norm``:
-    ``p``; ``linalg.vector_norm``: ``ord``): for an input that requires a gradient and a power whose backward
-    divides by the norm, the op's result with PyTorch's backward (0 where the norm is 0)."""
-
-    def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(op)
-        def norm(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - PyTorch's name
-            if not wants_grad(input):
-                return op(input, *args, **kwargs)
-            given = dict(zip((ord_name, "dim", "keepdim"), args))
-            if len(args) > 3 or set(given) & set(kwargs):
-                return op(input, *args, **kwargs)
-            given.update(kwargs)
-            default = 2 if ord_name == "ord" else "fro"
-            power = _norm_power(given.get(ord_name, default))
-            if power is None or set(given) - {ord_name, "dim", "keepdim"} or (
-                    given.get(ord_name, default) == "fro" and given.get("dim") is not None
-                    and not isinstance(given.get("dim"), int) and len(tuple(given["dim"])) != 1):
-                return op(input, *args, **kwargs)
-            keepdim = bool(given.get("keepdim", False))
-            dims = _dims(input, given.get("dim"))
-            return _norm_function().apply(input, lambda x: op(x, *args, **kwargs), power, dims, keepdim)
-
-        return norm
-
-    return wrapper
 
 
 # --- pow -------------------------------------------------------------------------------------------------------
@@ -179,69 +87,6 @@ def sign_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return sign
-
-
-@functools.lru_cache(maxsize=1)
-def _cumprod_function() -> Any:
-    from msadapter.autograd import Function
-
-    class CumprodThroughZeros(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """``cumprod`` (the op's values) of an input holding a zero, with PyTorch's exact backward."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any, dim: int, compute: Callable[[], Any]) -> Any:
-            result = compute()
-            ctx.saved = (input, result, dim)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            from mindspore import Tensor
-
-            input, result, dim = ctx.saved
-            del ctx.saved
-            values = cumprod_backward(_host32(grad), _host32(input), _host32(result), dim)
-            return Tensor(values).astype(input.dtype), None, None
-
-    return CumprodThroughZeros
-
-
-def cumprod_backward(grad: np.ndarray, input: np.ndarray, output: np.ndarray, dim: int) -> np.ndarray:
-    """PyTorch's ``cumprod_backward`` along ``dim``: before a slice's first zero ``k``, the reversed cumulative sum of
-    ``grad * output`` over ``input``; at ``k``, the product before it times ``grad``'s sum weighted by the products
-    after it; past ``k``, 0 (``output`` is 0 there; no division by a zero)."""
-    moved = [np.moveaxis(a, dim, -1) for a in (grad, input, output)]
-    shape = moved[0].shape
-    g, x, out = (a.reshape(-1, shape[-1]) for a in moved)
-    result = np.zeros_like(x)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for row in range(x.shape[0]):
-            zeros = np.flatnonzero(x[row] == 0)
-            k = int(zeros[0]) if zeros.size else x.shape[1]
-            result[row, :k] = np.cumsum((g[row, :k] * out[row, :k])[::-1])[::-1] / x[row, :k]
-            if k < x.shape[1]:
-                before = out[row, k - 1] if k else np.float32(1.0)
-                after = np.concatenate(([np.float32(1.0)], np.cumprod(x[row, k + 1:])))
-                result[row, k] = before * np.sum(g[row, k:] * after)
-    return np.ascontiguousarray(np.moveaxis(result.reshape(shape), -1, dim))
-
-
-def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``cumprod(input, dim, ...)``: for a float input that requires a gradient and holds a zero, PyTorch's
-    exact backward (MindSpore's divides by the input: nan); every other call is the op's."""
-
-    @functools.wraps(op)
-    def cumprod(input: Any, dim: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if (not wants_grad(input) or args or set(kwargs) - {"dim"} or str(input.dtype) in ("BFloat16",)
-                or not isinstance(kwargs.get("dim", dim), int)):
-            return op(input, dim, *args, **kwargs) if dim is not None else op(input, *args, **kwargs)
-        dim = kwargs.pop("dim", dim)
-        if bool(np.all(_host32(input))):  # no zero: MindSpore's backward is PyTorch's formula
-            return op(input, dim)
-        rank = max(len(input.shape), 1)
-        return _cumprod_function().apply(input, dim % rank, lambda: op(input, dim))
-
-    return cumprod
 
 
 @functools.lru_cache(maxsize=1)
@@ -297,42 +142,6 @@ def _sum_to(values: Any, shape: tuple[int, ...]) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def _logsumexp_function() -> Any:
-    from msadapter.autograd import Function
-
-    class LogSumExp(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """``result`` (logsumexp of ``input`` with PyTorch's infinities) with PyTorch's backward."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any, result: Any, dims: tuple[int, ...] | None, keepdim: bool) -> Any:
-            ctx.saved = (input, result, dims, keepdim)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            from mindspore import mint
-
-            input, result, dims, keepdim = ctx.saved
-            del ctx.saved
-            if dims is not None and not keepdim:
-                for dim in sorted(dims):
-                    grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-            return mint.mul(grad, mint.exp(mint.sub(input, result))).astype(input.dtype), None, None, None
-
-    return LogSumExp
-
-
-def logsumexp_gradient(input: Any, result: Any, dim: Any, keepdim: bool) -> Any:
-    """``result`` (``input``'s logsumexp over ``dim``, repaired for infinities) with PyTorch's gradient
-    ``g * exp(x - result)``, for an input that requires one."""
-    if not wants_grad(input):
-        return result
-    from mindspore import ops
-
-    return _logsumexp_function().apply(input, ops.stop_gradient(result), _dims(input, dim), bool(keepdim))
-
-
-@functools.lru_cache(maxsize=1)
 def _bool() -> Any:
     import mindspore
 
@@ -360,7 +169,7 @@ def _division_function() -> Any:
         def backward(ctx: Any, grad: Any) -> Any:
             dividend, divisor, dividend_grad, divisor_grad = ctx.saved
             del ctx.saved
-            g, a, b = (_host32(value) for value in (grad, dividend, divisor))
+            g, a, b = (host32(value) for value in (grad, dividend, divisor))
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 grad_a = np.divide(g, b)
                 grad_b = -g * np.divide(np.divide(a, b), b)
@@ -370,7 +179,7 @@ def _division_function() -> Any:
     return ZeroDivisorQuotient
 
 
-def _host32(value: Any) -> np.ndarray:
+def host32(value: Any) -> np.ndarray:
     from mindspore import Tensor
 
     if not isinstance(value, Tensor):
@@ -411,73 +220,6 @@ def zero_divisor_quotient(dividend: Any, divisor: Any, quotient: Any) -> Any:
 # --- reductions of an empty tensor -----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _empty_function() -> Any:
-    from msadapter.autograd import Function
-
-    class EmptyReduction(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """A reduction's result over an empty input (a constant: 0 for sum, nan for mean), with the input's
-        gradient: an empty tensor of its shape (PyTorch's; MindSpore's backward refused the unrecorded constant)."""
-
-        @staticmethod
-        def forward(ctx: Any, input: Any, result: Any) -> Any:
-            ctx.saved = (tuple(input.shape), input.dtype)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            from mindspore import ops
-
-            shape, dtype = ctx.saved
-            del ctx.saved
-            return ops.zeros(shape, dtype), None
-
-    return EmptyReduction
-
-
-def empty_reduction_gradient(input: Any, result: Any) -> Any:
-    """``result`` (a reduction of the empty ``input``, made as a constant) recorded for autograd when ``input``
-    requires a gradient; as it is otherwise."""
-    if not wants_grad(input):
-        return result
-    return _empty_function().apply(input, result)
-
-
 # --- std -------------------------------------------------------------------------------------------------------
 
-
-@functools.lru_cache(maxsize=1)
-def _std_function() -> Any:
-    from msadapter.autograd import Function
-
-    class StdOfVariance(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """``sqrt(variance)`` with PyTorch's ``std_backward``: ``g / (2 * std)``, 0 where the std is 0 (a constant
-        slice; MindSpore's sqrt backward gives ``g / 0``, then nan through the variance's backward)."""
-
-        @staticmethod
-        def forward(ctx: Any, variance: Any) -> Any:
-            from mindspore import mint
-
-            result = mint.sqrt(variance)
-            ctx.saved = result
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            from mindspore import mint, ops
-
-            result = ctx.saved
-            del ctx.saved
-            return ops.masked_fill(mint.div(grad, mint.add(result, result)), mint.eq(result, 0), 0.0)
-
-    return StdOfVariance
-
-
-def std_of_variance(variance: Any) -> Any:
-    """``sqrt(variance)`` for ``torch.std``: with PyTorch's masked backward where autograd records ``variance``."""
-    if wants_grad(variance):
-        return _std_function().apply(variance)
-    from mindspore import mint
-
-    return mint.sqrt(variance)
 

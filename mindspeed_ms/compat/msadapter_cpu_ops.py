@@ -149,7 +149,7 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
         out: Any = None) -> Any:
     """``torch.std`` (Bessel-corrected by default; MSAdapter's ``Tensor.std(dim=...)`` divides by N)."""
-    from mindspeed_ms.compat.grad_edges import std_of_variance
+    from mindspeed_ms.compat.reduction_grad_edges import std_of_variance
 
     # PyTorch's backward masks a zero std (a constant slice: gradient 0, not MindSpore's nan)
     result = std_of_variance(_var("std", input, dim, unbiased, keepdim, correction))

@@ -105,7 +105,7 @@ def empty_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         dim, keepdim, dtype = _reduction_args(args, kwargs)
         if dtype is None:
             dtype = mindspore.int64 if input.dtype in _integral() else input.dtype
-        from mindspeed_ms.compat.grad_edges import empty_reduction_gradient
+        from mindspeed_ms.compat.reduction_grad_edges import empty_reduction_gradient
 
         return empty_reduction_gradient(input, _full(reduced_shape(tuple(input.shape), dim, keepdim), 0, dtype))
 
@@ -133,7 +133,7 @@ def mean_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
                        f"complex dtype. Got: {name}")
             raise DTypeNotSupportedError("torch.mean", name, message)
         if empty:
-            from mindspeed_ms.compat.grad_edges import empty_reduction_gradient
+            from mindspeed_ms.compat.reduction_grad_edges import empty_reduction_gradient
 
             return empty_reduction_gradient(input, _full(reduced_shape(tuple(input.shape), dim, keepdim), math.nan,
                                                          dtype if dtype is not None else input.dtype))

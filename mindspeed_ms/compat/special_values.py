@@ -321,10 +321,10 @@ def logsumexp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         top = ops.cast(mint.amax(widened, dim, keepdim), result.dtype)  # skips nan
         fixed = mint.where(mint.isinf(top), top, result)
         fixed = _with_nan(fixed, ops.any(mint.isnan(widened), dim, keepdim))
-        from mindspeed_ms.compat import grad_edges
+        from mindspeed_ms.compat import reduction_grad_edges
 
         # the selects' backward is 0 * MindSpore's nan: PyTorch's g * exp(x - result) instead
-        return grad_edges.logsumexp_gradient(input, fixed, dim, keepdim)
+        return reduction_grad_edges.logsumexp_gradient(input, fixed, dim, keepdim)
 
     return logsumexp
 

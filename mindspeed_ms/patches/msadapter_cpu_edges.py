@@ -218,12 +218,12 @@ def _register_alpha(registry: Any) -> None:
 def _register_grad_edges(registry: Any) -> None:
     """Register PyTorch's gradients at the edges (mindspeed_ms.compat.grad_edges and nn_edges, conformance
     ops_special_grad)."""
-    from mindspeed_ms.compat import grad_edges, nn_edges
+    from mindspeed_ms.compat import grad_edges, nn_edges, reduction_grad_edges
 
     for target, ord_name in ((f"{_REDUCTION}.norm", "p"), (f"{_TENSOR}.norm", "p"),
                              ("msadapter.linalg.vector_norm", "ord")):
         registry.register(
-            target, grad_edges.norm_wrapper(ord_name), kind="wrap", requires=_MSADAPTER,
+            target, reduction_grad_edges.norm_wrapper(ord_name), kind="wrap", requires=_MSADAPTER,
             purpose="the gradient of a 2-norm (p > 1) of a zero slice is nan on CPU (0 / 0; PyTorch: 0): for an "
                     "input that requires a gradient, the op's values with PyTorch's norm backward")
     registry.register(
@@ -245,7 +245,7 @@ def _register_grad_edges(registry: Any) -> None:
             purpose="sign has no gradient on CPU (x.grad stays None; PyTorch: zeros)")
     for target in ("msadapter.ops.other.cumprod", f"{_TENSOR}.cumprod"):
         registry.register(
-            target, grad_edges.cumprod_wrapper, kind="wrap", requires=_MSADAPTER,
+            target, reduction_grad_edges.cumprod_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="the gradient of cumprod through a zero is nan on CPU (a division by the input; PyTorch's "
                     "exact formula): for an input that requires a gradient and holds a zero")
     for target in (f"{_POINTWISE}.pow", f"{_TENSOR}.pow", f"{_TENSOR}.__pow__"):
