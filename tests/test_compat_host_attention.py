@@ -36,13 +36,13 @@ from megatron.core.transformer.transformer_config import TransformerConfig
 
 taken, fused = [], []
 if get_ai_framework() == "mindspore":
-    from mindspeed_ms.compat import host_attention
-    forward = host_attention.attention_forward
+    from mindspeed_ms.compat import attention_halves, host_attention
+    forward = attention_halves.attention_forward
     def counted(*args):
         if not taken or taken[-1] != name:  # the halves of the batch: two calls
             taken.append(name)
         return forward(*args)
-    host_attention.attention_forward = counted
+    attention_halves.attention_forward = counted
     found = host_attention._fused
     def fused_counted(*args):
         source = found(*args)
@@ -306,7 +306,7 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     the caller; no thread is left behind."""
     import threading
 
-    from mindspeed_ms.compat import host_attention
+    from mindspeed_ms.compat import attention_halves
 
     rng = np.random.default_rng(3)
     qkv = rng.standard_normal((24, 5, 3, 24)).astype(np.float32)  # an odd batch: halves of 2 and 3 sequences
@@ -314,17 +314,17 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     grad = rng.standard_normal((24, 5, 3, 8)).astype(np.float32)
     masks = [None, np.triu(np.ones((24, 24), bool), 1), rng.random((5, 1, 24, 24)) < 0.3,
              rng.random((1, 3, 24, 24)) < 0.3]
-    monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)  # these small products on two threads too
+    monkeypatch.setattr(attention_halves, "MIN_THREAD_PRODUCT", 0)  # these small products on two threads too
     before = threading.active_count()
     for mask in masks:
         results = []
         for two in (False, True):
-            monkeypatch.setattr(host_attention, "two_threads", lambda two=two: two)
+            monkeypatch.setattr(attention_halves, "two_threads", lambda two=two: two)
             out = np.full(grad.shape, np.nan, np.float32)
-            probs = host_attention.forward_in_halves(*inputs, mask, 0.3, out)
+            probs = attention_halves.forward_in_halves(*inputs, mask, 0.3, out)
             assert len(probs) == (2 if two else 1)
             grads = np.full(qkv.shape, np.nan, np.float32)
-            host_attention.backward_in_halves(grad, inputs, probs, mask, 0.3, grads[..., :8], grads[..., 8:16],
+            attention_halves.backward_in_halves(grad, inputs, probs, mask, 0.3, grads[..., :8], grads[..., 8:16],
                                                grads[..., 16:])
             results.append((out, grads))
         for one, two in zip(*results):
@@ -335,25 +335,25 @@ def test_the_halves_on_two_threads_are_the_same_bits_and_no_thread_outlives_the_
     def fails() -> None:
         raise ValueError("on the helper thread")
 
-    monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+    monkeypatch.setattr(attention_halves, "two_threads", lambda: True)
     one = inputs[0][:, :1]  # a batch of one sequence: the whole batch here
-    assert len(host_attention.forward_in_halves(one, one, one, None, 0.3, np.empty(one.shape, np.float32))) == 1
+    assert len(attention_halves.forward_in_halves(one, one, one, None, 0.3, np.empty(one.shape, np.float32))) == 1
     with pytest.raises(ValueError, match="on the helper thread"):
-        host_attention.run_both(lambda: None, fails)
+        attention_halves.run_both(lambda: None, fails)
     assert threading.active_count() == before
 
 
 def test_without_a_thread_to_be_had_both_halves_run_in_the_caller(monkeypatch) -> None:
     import threading
 
-    from mindspeed_ms.compat import host_attention
+    from mindspeed_ms.compat import attention_halves
 
     def refuse(self: threading.Thread) -> None:
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr(threading.Thread, "start", refuse)
     ran: list[str] = []
-    assert host_attention.run_both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
+    assert attention_halves.run_both(lambda: ran.append("first") or 1, lambda: ran.append("second") or 2) == (1, 2)
     assert ran == ["first", "second"]
 
 
@@ -363,31 +363,31 @@ def test_the_split_into_halves_is_decided_once_per_process_never_from_the_load(m
     CI); the backward computes the gradients of the forward's parts even if two_threads changed in between."""
     import os
 
-    from mindspeed_ms.compat import blas_threads, host_attention
+    from mindspeed_ms.compat import attention_halves, blas_threads
 
     threads = blas_threads.openblas_threads()
     expected = threads is not None and threads.largest >= 2 and len(os.sched_getaffinity(0)) >= 2
-    assert host_attention.two_threads() is expected
-    assert host_attention.two_threads.cache_info().currsize == 1  # one decision for the process
+    assert attention_halves.two_threads() is expected
+    assert attention_halves.two_threads.cache_info().currsize == 1  # one decision for the process
 
     def no_load() -> tuple[float, float, float]:
         raise AssertionError("the load average was read")
 
     monkeypatch.setattr(os, "getloadavg", no_load)
-    monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)
+    monkeypatch.setattr(attention_halves, "MIN_THREAD_PRODUCT", 0)
     rng = np.random.default_rng(5)
     qkv = rng.standard_normal((16, 4, 2, 24)).astype(np.float32)
     inputs = (qkv[..., :8], qkv[..., 8:16], qkv[..., 16:])
     grad = rng.standard_normal((16, 4, 2, 8)).astype(np.float32)
     results = []
     for two_at_backward in (True, False):
-        monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+        monkeypatch.setattr(attention_halves, "two_threads", lambda: True)
         out = np.full(grad.shape, np.nan, np.float32)
-        probs = host_attention.forward_in_halves(*inputs, None, 0.3, out)
+        probs = attention_halves.forward_in_halves(*inputs, None, 0.3, out)
         assert len(probs) == 2
-        monkeypatch.setattr(host_attention, "two_threads", lambda two=two_at_backward: two)
+        monkeypatch.setattr(attention_halves, "two_threads", lambda two=two_at_backward: two)
         grads = np.full(qkv.shape, np.nan, np.float32)
-        host_attention.backward_in_halves(grad, inputs, probs, None, 0.3, grads[..., :8], grads[..., 8:16],
+        attention_halves.backward_in_halves(grad, inputs, probs, None, 0.3, grads[..., :8], grads[..., 8:16],
                                           grads[..., 16:])
         assert not np.isnan(grads).any()
         results.append(grads)
@@ -401,10 +401,10 @@ def test_small_attention_runs_on_the_calling_thread(monkeypatch) -> None:
     mid size (seq 128, batch 4, 8 heads of 64: 33.5 million) in halves; the same bits either way."""
     import threading
 
-    from mindspeed_ms.compat import host_attention
+    from mindspeed_ms.compat import attention_halves
 
-    bar = host_attention.MIN_THREAD_PRODUCT
-    monkeypatch.setattr(host_attention, "two_threads", lambda: True)
+    bar = attention_halves.MIN_THREAD_PRODUCT
+    monkeypatch.setattr(attention_halves, "two_threads", lambda: True)
     started: list[str] = []
     start = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or start(self))
@@ -415,13 +415,13 @@ def test_small_attention_runs_on_the_calling_thread(monkeypatch) -> None:
         inputs = (qkv[..., :dim], qkv[..., dim:2 * dim], qkv[..., 2 * dim:])
         out = np.empty((seq, 4, heads, dim), np.float32)
         started.clear()
-        probs = host_attention.forward_in_halves(*inputs, None, 0.125, out)
+        probs = attention_halves.forward_in_halves(*inputs, None, 0.125, out)
         assert len(probs) == parts
         assert started == ["mindspeed-ms-attention"] * (parts - 1)
-        monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", 0)
+        monkeypatch.setattr(attention_halves, "MIN_THREAD_PRODUCT", 0)
         whole = np.empty_like(out)
-        monkeypatch.setattr(host_attention, "two_threads", lambda: False)
-        host_attention.forward_in_halves(*inputs, None, 0.125, whole)
+        monkeypatch.setattr(attention_halves, "two_threads", lambda: False)
+        attention_halves.forward_in_halves(*inputs, None, 0.125, whole)
         assert np.array_equal(out, whole)
-        monkeypatch.setattr(host_attention, "two_threads", lambda: True)
-        monkeypatch.setattr(host_attention, "MIN_THREAD_PRODUCT", bar)
+        monkeypatch.setattr(attention_halves, "two_threads", lambda: True)
+        monkeypatch.setattr(attention_halves, "MIN_THREAD_PRODUCT", bar)
