@@ -122,6 +122,8 @@ SCHEMA_SAME_EFFECT = {
     ("bernoulli", "p"): "None draws with self as the probabilities (p=0.5 is another overload's)",
     ("cdist", "compute_mode"): "None means use_mm_for_euclid_dist_if_necessary",
     ("randperm", "dtype"): "int64 either way",
+    ("tril_indices", "dtype"): "int64 either way (PyTorch's dtype=None gives int64 too)",
+    ("triu_indices", "dtype"): "int64 either way (PyTorch's dtype=None gives int64 too)",
 }
 
 
