@@ -15,7 +15,7 @@ from typing import Any, Callable
 from mindspeed_ms.engine import passthrough
 
 __all__ = ["via_float32_wrapper", "zeros_wrapper", "inplace_via_float32_wrapper", "grad_in_float32_wrapper",
-           "any_via_float32_wrapper", "setitem_wrapper"]
+           "view_in_float32_wrapper", "any_via_float32_wrapper", "setitem_wrapper"]
 
 
 def _widen(value: Any, bfloat16: Any, float32: Any) -> Any:
@@ -79,12 +79,17 @@ def inplace_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     import mindspore
     from mindspore import ops
 
+    from mindspeed_ms.compat.inplace import call_site
+    from mindspeed_ms.compat.slice_copies import refuse_write
+
     bfloat16, float32 = mindspore.bfloat16, mindspore.float32
+    name = getattr(op, "__name__", "an in-place op")
 
     @functools.wraps(op)
     def widened(self: Any, *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "dtype", None) is not bfloat16:
             return op(self, *args, **kwargs)
+        refuse_write(name, self, call_site)  # first: a copy where PyTorch's piece is a view, named as called
         wide = ops.cast(self, float32)
         op(wide, *(_widen(a, bfloat16, float32) for a in args), **{k: _widen(v, bfloat16, float32)
                                                                   for k, v in kwargs.items()})
@@ -96,17 +101,47 @@ def inplace_via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def grad_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """An op whose forward has a bfloat16 CPU kernel and whose backward has none, on a bfloat16 tensor that
-    requires grad: run on a float32 copy, each float32 result cast back to bfloat16.
+    """An op whose forward has a bfloat16 CPU kernel and whose backward has none, on a bfloat16 tensor that autograd
+    records (it requires grad, grad mode on): run on a float32 copy, each float32 result cast back to bfloat16.
 
-    ``x[index]``, ``torch.split`` / ``Tensor.split``: the forward StridedSlice has a bfloat16 CPU kernel, its
-    backward StridedSliceGrad has none, so megatron's query/key/value split of a ``--bf16`` model (and MindSpeed-LLM's
-    rotary ``t[..., :rot_dim]``) failed at ``backward()``. Selecting elements is exact in either dtype: the values
-    and the gradients (cast to float32, scattered, cast back) are PyTorch's. A tensor that does not require grad
-    goes to ``op`` as it is (its pieces keep sharing its memory, as megatron's bfloat16 parameter buffers need).
+    ``repeat_interleave``: its backward (ReduceSum) has no bfloat16 CPU kernel; the values and gradients are exact in
+    either dtype. A tensor that autograd does not record goes to ``op`` as it is. For ops whose results are views in
+    PyTorch see :func:`view_in_float32_wrapper`.
     """
+    return _in_float32(op, None)
+
+
+def view_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`grad_in_float32_wrapper` for an op that returns views of its input in PyTorch (``x[index]`` with a basic
+    index, ``split``, ``chunk``, ``narrow``, ``unbind``, ``expand``): the results are copies here, marked
+    (:mod:`.slice_copies`) so that an in-place write into one, or into the input while one is alive, raises instead
+    of being lost.
+
+    The forward StridedSlice has a bfloat16 CPU kernel, its backward StridedSliceGrad has none, so megatron's
+    query/key/value split of a ``--bf16`` model (and MindSpeed-LLM's rotary ``t[..., :rot_dim]``) failed at
+    ``backward()``. Selecting elements is exact in either dtype: the values and the gradients (cast to float32,
+    scattered, cast back) are PyTorch's. A tensor that autograd does not record (``torch.no_grad()``, or it does not
+    require grad) goes to ``op`` as it is: its pieces are views of its memory, as megatron's bfloat16 parameter
+    buffers need.
+    """
+    from mindspeed_ms.compat.slice_copies import basic_index, mark
+
+    name = getattr(op, "__name__", "a view op")
+    name = f"Tensor.{name}" if name.startswith("__") else f"{name.rstrip('_')}()"  # MSAdapter's split_ is split
+
+    def marked(self: Any, args: tuple[Any, ...], result: Any) -> None:
+        if name != "Tensor.__getitem__" or (args and basic_index(args[0])):  # an advanced index copies in PyTorch
+            mark(name, self, result)
+
+    return _in_float32(op, marked)
+
+
+def _in_float32(op: Callable[..., Any], marked: Callable[[Any, tuple[Any, ...], Any], None] | None
+                ) -> Callable[..., Any]:
     import mindspore
     from mindspore import ops
+
+    from mindspeed_ms.compat.inplace_checks import records_grad
 
     bfloat16, float32 = mindspore.bfloat16, mindspore.float32
 
@@ -115,12 +150,16 @@ def grad_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def widened(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_dtype", None) is not bfloat16 or not self.requires_grad:
+        if getattr(self, "_dtype", None) is not bfloat16 or not records_grad(self):
             return op(self, *args, **kwargs)
         result = op(ops.cast(self, float32), *args, **kwargs)
         if isinstance(result, (tuple, list)):
-            return type(result)(narrow(piece) for piece in result)
-        return narrow(result)
+            result = type(result)(narrow(piece) for piece in result)
+        else:
+            result = narrow(result)
+        if marked is not None:
+            marked(self, args, result)
+        return result
 
     return passthrough.fork(op, widened, "_dtype", slow_when=bfloat16)
 

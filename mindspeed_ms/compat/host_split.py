@@ -16,8 +16,9 @@ Taken only where PyTorch's pieces could not be written in place anyway: the inpu
 gradients are being recorded (PyTorch refuses in-place writes to the outputs of a function that returns several
 views: "This view is the output of a function that returns multiple views"), float32, at least
 :data:`MIN_ELEMENTS` elements, ``split_size_or_sections`` an int or a sequence of ints, ``dim`` an int. The pieces
-are copies, not views: a later in-place write to the *input* is not seen through them (in PyTorch it would be,
-and the backward would then fail on the changed version). Everything else goes to MindSpore's split.
+are copies, not views, marked (:mod:`.slice_copies`): an in-place write into a piece raises as PyTorch's does,
+and so does a write into the *input* while a piece is alive (PyTorch's pieces would see it, and their next use
+would raise). Everything else goes to MindSpore's split.
 
 Each piece remembers where it came from (:func:`piece_of`): :mod:`.host_attention` takes megatron's query, key
 and value straight from the split's input when they are its three pieces, unchanged, and then writes their
@@ -32,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mindspeed_ms.compat.host_arithmetic import scatter_pieces, split_pieces
+from mindspeed_ms.compat.slice_copies import mark
 
 __all__ = ["MIN_ELEMENTS", "piece_of", "split_wrapper"]
 
@@ -131,6 +133,7 @@ def split_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         pieces = _function().apply(tensor, *taken)
         for index, piece in enumerate(pieces):
             setattr(piece, _PIECE, (tensor, *taken, index, piece._version))
+        mark("torch.split()", tensor, pieces)
         return pieces
 
     return split

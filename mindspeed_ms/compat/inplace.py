@@ -34,6 +34,7 @@ from mindspeed_ms.compat.inplace_checks import (
     check_no_partial_overlap,
     records_grad,
 )
+from mindspeed_ms.compat.slice_copies import refuse_write
 from mindspeed_ms.engine.sites import caller_frame
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "data_property",
     "detach_wrapper",
     "add_through_view",
+    "call_site",
     "compiled_sum",
     "has_view_adder",
     "refuse_recorded_view_write",
@@ -64,7 +66,7 @@ def _is_ours(frame: FrameType) -> bool:
         or f"{os.sep}msadapter{os.sep}" in filename
 
 
-def _call_site() -> str:
+def call_site() -> str:
     """Return ``file:line in function`` of the first frame outside this package, MindSpore and MSAdapter."""
     frame = caller_frame(skip=_is_ours)
     if frame is None:
@@ -74,9 +76,11 @@ def _call_site() -> str:
 
 def refuse_recorded_view_write(op: str, tensor: Any, reason: str) -> None:
     """Raise :class:`InPlaceOnViewError` (``reason``, the caller's call site) when ``tensor`` is a view: for the
-    wrappers that run a recorded in-place write on a copy, which cannot reach a view's base."""
+    wrappers that run a recorded in-place write on a copy, which cannot reach a view's base; and for a piece that is a
+    copy where PyTorch's is a view, or its input (:func:`.slice_copies.refuse_write`)."""
+    refuse_write(op, tensor, call_site)
     if _is_view(tensor):
-        raise InPlaceOnViewError(op, _call_site(), reason)
+        raise InPlaceOnViewError(op, call_site(), reason)
 
 
 def _host_write(op: str, view: Any, values: Any) -> None:
@@ -85,7 +89,7 @@ def _host_write(op: str, view: Any, values: Any) -> None:
 
     reason = host_memory_reason()
     if reason is not None:
-        raise InPlaceOnViewError(op, _call_site(), f"cannot write through the view: {reason}")
+        raise InPlaceOnViewError(op, call_site(), f"cannot write through the view: {reason}")
     # asnumpy() waits for ``values``, queued last: every kernel queued before it (those writing or
     # reading this storage included) has run, so the write below lands in order.
     source = np.asarray(values.asnumpy())
@@ -110,6 +114,7 @@ def _is_view(tensor: Any) -> bool:
 
 
 def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> Any:
+    refuse_write(op, tensor, call_site)  # a piece that is a copy where PyTorch's is a view, or its input
     recorded = records_grad(tensor)
     # A tensor that autograd records always tries the kernel: where it lands, autograd sees the write.
     if recorded or host_memory_reason() is not None or not _is_view(tensor):
@@ -119,17 +124,17 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
     # copy_ did not (or could not) reach the storage: ``tensor`` is a view of another tensor's memory.
     if recorded:
         raise InPlaceOnViewError(
-            op, _call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
+            op, call_site(), "the view's tensor requires grad, and MindSpore's CPU backend cannot write through "
                               "a view and rebase its autograd history as PyTorch does")
     if records_grad(values) and not getattr(tensor, DETACHED_ALIAS, False):
         raise InPlaceOnViewError(
-            op, _call_site(), "the value written requires grad and the view's tensor does not: PyTorch makes the "
+            op, call_site(), "the value written requires grad and the view's tensor does not: PyTorch makes the "
                               "view and its base record the write, MindSpore's CPU backend cannot rebase a view's "
                               "history, and a host write would drop the gradient silently; write out of place "
                               "(base = torch.cat(...) / base.index_add(...)) or assign with base[index] = value")
     _host_write(op, tensor, values)
     if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
-        logger.debug("Tensor.%s wrote through a view at %s", op, _call_site())
+        logger.debug("Tensor.%s wrote through a view at %s", op, call_site())
     return tensor
 
 

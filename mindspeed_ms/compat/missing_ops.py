@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["flip_wrapper", "repeat_interleave", "tensor_repeat_interleave", "tensor_roll", "diag", "type_wrapper",
-           "dequantize", "from_numpy", "rebuild_shared_tensor", "tensor_new", "like_dtype_wrapper", "resize_",
-           "TypedStorage", "storage_wrapper"]
+__all__ = ["flip_wrapper", "select_wrapper", "repeat_interleave", "tensor_repeat_interleave", "tensor_roll", "diag",
+           "type_wrapper", "dequantize", "from_numpy", "rebuild_shared_tensor", "tensor_new", "like_dtype_wrapper",
+           "resize_", "TypedStorage", "storage_wrapper"]
 
 
 def flip_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -32,6 +32,24 @@ def flip_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input, tuple(dims), **kwargs)
 
     return flip
+
+
+def select_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.select(dim, index)`` of a tensor that requires grad, grad mode on: as ``self[:, ..., index]`` (the
+    same view). MindSpore's own (SelectExtView) fails at ``backward()`` on CPU (InplaceCopy "an unexpected kernel has
+    been launched" for a 3-d float32 input; Zeros has no bfloat16 kernel); ``torch.select`` indexes already.
+    Other calls go to ``op``."""
+    import msadapter
+
+    @functools.wraps(op)
+    def select(self: Any, dim: Any, index: Any) -> Any:
+        ndim = len(getattr(self, "_shape", ()))
+        if (not getattr(self, "requires_grad", False) or not msadapter.is_grad_enabled() or type(dim) is not int
+                or type(index) is not int or not -ndim <= dim < ndim):
+            return op(self, dim, index)
+        return self[(slice(None),) * (dim % ndim) + (index,)]
+
+    return select
 
 
 def _dim(ndim: int, dim: int) -> int:

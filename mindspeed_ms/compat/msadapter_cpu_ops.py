@@ -337,11 +337,13 @@ def setitem_through_views_wrapper(setitem: Callable[..., Any]) -> Callable[..., 
     """
     import mindspore
 
-    from mindspeed_ms.compat.inplace import write_back
+    from mindspeed_ms.compat.inplace import call_site, write_back
     from mindspeed_ms.compat.inplace_checks import records_grad
+    from mindspeed_ms.compat.slice_copies import refuse_write
 
     @functools.wraps(setitem)
     def setitem_through_views(self: Any, index: Any, value: Any) -> None:
+        refuse_write("__setitem__", self, call_site)  # a copy where PyTorch's piece is a view, or its input
         if records_grad(self) or records_grad(value):
             setitem(self, index, value)
             return

@@ -57,10 +57,13 @@ _BFLOAT16_MORE = (
      "recorded by autograd raises on CPU (TensorScatterUpdate, ScatterNd have no bfloat16 kernel; megatron's "
      "VocabParallelEmbedding under tensor parallelism): assigned in a float32 copy (exact), copied back"),
     ((f"{_ARRAY}.unbind", f"{_TENSOR}.unbind", f"{_ARRAY}.chunk", f"{_TENSOR}.chunk", f"{_ARRAY}.narrow",
-      f"{_TENSOR}.narrow", f"{_TENSOR}.expand",
-      "msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
-     "that requires grad fails at backward() on CPU (Zeros, SliceGrad, ReduceSum have no bfloat16 kernel): selected "
-     "in float32 (exact), cast back"),
+      f"{_TENSOR}.narrow", f"{_TENSOR}.expand"), "view_in_float32_wrapper",
+     "that requires grad fails at backward() on CPU (Zeros, SliceGrad have no bfloat16 kernel): selected in float32 "
+     "(exact), cast back; the pieces are copies, marked: an in-place write into one (or into the input while one "
+     "is alive) raises"),
+    (("msadapter.ops.other.repeat_interleave", f"{_TENSOR}.repeat_interleave"), "grad_in_float32_wrapper",
+     "that requires grad fails at backward() on CPU (ReduceSum has no bfloat16 kernel): computed in float32 "
+     "(exact), cast back"),
 )
 
 

@@ -315,15 +315,20 @@ def _register_conformance(registry: Any) -> None:
                     f"buffers): applied to a float32 copy, written back")
     for target in (f"{_TENSOR}.__getitem__", "msadapter.ops.array.split", f"{_TENSOR}.split"):
         registry.register(
-            target, bfloat16.grad_in_float32_wrapper, kind="wrap", requires=_MSADAPTER,
+            target, bfloat16.view_in_float32_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rpartition('.')[2]} of a bfloat16 tensor that requires grad fails at backward() on "
                     f"CPU (StridedSliceGrad has no bfloat16 kernel; --bf16 models): selected in float32 (exact), "
-                    f"cast back")
+                    f"cast back; the pieces are copies, marked: an in-place write into one (or into the input while "
+                    f"one is alive) raises")
     registry.register(
         "msadapter.ops.creation.zeros", bfloat16.zeros_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.zeros(dtype=torch.bfloat16) fails on CPU (Zeros has no bfloat16 kernel)")
     from mindspeed_ms.compat import missing_ops
 
+    registry.register(
+        f"{_TENSOR}.select", missing_ops.select_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="Tensor.select of a tensor that requires grad fails at backward() on CPU (SelectExtView's gradient: "
+                "InplaceCopy refuses a 3-d float32 input, Zeros has no bfloat16 kernel): indexed, as torch.select")
     registry.register(
         f"{_TENSOR}.roll", missing_ops.tensor_roll, requires=_MSADAPTER,
         purpose="Tensor.roll has no CPU kernel (Roll unregistered; torch.roll goes through mindspore.numpy)")
