@@ -64,6 +64,8 @@ moe-sigmoid-bias|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-para
 moe-presoftmax|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall --moe-router-pre-softmax --moe-router-topk-scaling-factor 2.0
 moe-layer-freq|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-parallel-size 2 --moe-token-dispatcher-type alltoall --moe-layer-freq [0,1]
 mtp|1|llama|--mtp-num-layers 1
+vpp|2|llama|--pipeline-model-parallel-size 2 --num-layers 4 --num-layers-per-virtual-pipeline-stage 1
+pp2-uneven|2|llama|--pipeline-model-parallel-size 2 --num-layers 3 --decoder-first-pipeline-num-layers 1
 '
 
 # outside "all": bf16-dp2-distopt matches PyTorch, but now and then (3 of 11 runs) a worker dies by SIGSEGV after

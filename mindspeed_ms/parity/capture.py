@@ -7,8 +7,11 @@ through the default patch registry (so they show in ``status()`` and are reverte
 * ``Module.__call__``: the first module called from outside any module and holding parameters is
   the *model*. Before its first forward the reference dumps its parameters by name, and the
   candidate loads them (names and shapes must match exactly, else :class:`ParityMismatchError`).
-  Every forward of the model hands over the batch: the reference dumps its tensor arguments, the
-  candidate compares its own with them and then uses the reference's. During the first forward
+  A later such module whose parameters are none of the model's (outside a backward) is another
+  *model chunk* (megatron's virtual pipeline stages: a list of models per rank), adopted the same way
+  under ``chunk<i>.`` names, in call order. Every forward of a chunk hands over the batch: the
+  reference dumps its tensor arguments, the candidate compares its own with them and then uses the
+  reference's. During the first forward
   every module's output is recorded, in completion order (not again when a backward recomputes it).
 * ``Tensor.backward``, ``torch.autograd.backward`` and megatron's ``schedules.custom_backward`` (which
   megatron.training's ``deallocate_pipeline_outputs`` uses to call the autograd engine directly): each
@@ -26,7 +29,8 @@ imported, and a rank's files are written only once its process calls a model, so
 processes of a run (helpers, launchers) neither pay for torch nor touch the dump.
 
 Files, per rank, under ``$MINDSPEED_MS_PARITY_DIR/rank<r>/``: ``params.npz``, ``batches.npz``,
-``forward.npz`` + ``forward_order.json``, ``grads.npz``, ``steps.jsonl``.
+``forward.npz`` + ``forward_order.json``, ``grads.npz``, ``steps.jsonl``; ``params.chunk<i>.npz`` for
+further model chunks.
 """
 
 from __future__ import annotations
@@ -117,6 +121,10 @@ class ParityCapture:
         if role == "candidate" and self.reference is None:
             raise ValueError(f"a parity candidate needs {PARITY_LOAD_ENV} (the reference's dump directory)")
         self.model: Any = None
+        #: the model chunks adopted so far, in call order (the first is ``model``): more than one under megatron's
+        #: virtual pipeline (``--num-layers-per-virtual-pipeline-stage``), each rank holding a list of models
+        self.chunks: list[Any] = []
+        self.chunk_param_ids: set[int] = set()
         self.names: dict[int, str] = {}
         self.depth = 0
         self.forwards = 0
@@ -149,9 +157,9 @@ class ParityCapture:
         capture = self
 
         def __call__(module: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N807  (it is Module.__call__)
-            if capture.depth == 0 and capture.model is None and any(True for _ in module.parameters()):
+            if capture.depth == 0 and capture._is_new_chunk(module):
                 capture._adopt_model(module)
-            is_model = capture.depth == 0 and module is capture.model
+            is_model = capture.depth == 0 and any(module is chunk for chunk in capture.chunks)
             if is_model:
                 capture.forwards += 1
                 args, kwargs = capture._hand_over_batch(args, kwargs)
@@ -174,17 +182,45 @@ class ParityCapture:
 
         return __call__
 
+    def _is_new_chunk(self, module: Any) -> bool:
+        """Whether ``module`` (called from outside any module) is the model or a further chunk of it.
+
+        A further chunk holds parameters, none of them the chunks' so far (a module of the model called on its
+        own, as a reentrant activation checkpoint recomputes it inside the backward, is no chunk).
+        """
+        if self.model is None:
+            return any(True for _ in module.parameters())
+        if self.in_backward or any(module is chunk for chunk in self.chunks):
+            return False
+        ids = [id(param) for param in module.parameters()]
+        return bool(ids) and not self.chunk_param_ids.intersection(ids)
+
+    def _named_parameters(self) -> Any:
+        """``(name, parameter)`` of every chunk; a further chunk's names start with ``chunk<i>.``."""
+        for index, chunk in enumerate(self.chunks):
+            prefix = f"chunk{index}." if index else ""
+            for name, param in chunk.named_parameters():
+                yield prefix + name, param
+
     def _adopt_model(self, model: Any) -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "steps.jsonl").write_text("")
-        self.model = model
-        self.names = {id(module): name or "model" for name, module in model.named_modules()}
-        params = {name: param for name, param in model.named_parameters()}
+        index = len(self.chunks)
+        self.chunks.append(model)
+        self.chunk_param_ids.update(id(param) for param in model.parameters())
+        prefix, file = (f"chunk{index}.", f"params.chunk{index}.npz") if index else ("", "params.npz")
+        if index == 0:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / "steps.jsonl").write_text("")
+            self.model = model
+            self.names = {id(module): name or "model" for name, module in model.named_modules()}
+        params = {prefix + name: param for name, param in model.named_parameters()}
         if self.role == "reference":
-            np.savez(self.out / "params.npz", **{name: _to_numpy(p) for name, p in params.items()})
+            np.savez(self.out / file, **{name: _to_numpy(p) for name, p in params.items()})
             return
         assert self.reference is not None  # checked in __init__
-        with np.load(self.reference / "params.npz") as stored:
+        if not (self.reference / file).exists():
+            raise ParityMismatchError("parameters", [f"model chunk {index}: the reference has no {file} (it "
+                                                     f"built {index} model chunk(s) on this rank)"])
+        with np.load(self.reference / file) as stored:
             arrays = {name: stored[name] for name in stored.files}
         problems = [f"missing in the candidate: {name}" for name in sorted(set(arrays) - set(params))]
         problems += [f"not in the reference: {name}" for name in sorted(set(params) - set(arrays))]
@@ -320,7 +356,9 @@ class ParityCapture:
         capture = self
 
         def deallocate_keeping_the_loss(out: Any, *args: Any, **kwargs: Any) -> Any:
-            if (capture.model is not None and isinstance(out, capture.torch.Tensor) and out.numel() == 1
+            # a loss is a scalar; an output freed before (the interleaved schedule frees some twice) is the
+            # one-element placeholder (shape (1,)), whose value is garbage
+            if (capture.model is not None and isinstance(out, capture.torch.Tensor) and out.dim() == 0
                     and out.requires_grad):
                 capture.pending_losses.append(float(_to_numpy(out).reshape(())))
             return deallocate(out, *args, **kwargs)
@@ -347,7 +385,7 @@ class ParityCapture:
 
     def _gradients(self, which: Callable[[Any], bool] | None = None) -> dict[str, np.ndarray]:
         grads = {}
-        for name, param in self.model.named_parameters():
+        for name, param in self._named_parameters():
             if which is not None and not which(param):
                 continue
             grad = getattr(param, "main_grad", None)
