@@ -272,15 +272,18 @@ def test_calls_are_counted_in_c(compiled):
     reader = passthrough.grad_read("_grad", "_is_leaf", "_requires_grad", "_retains", _warn)
     writer = passthrough.attr_write("_grad")
     forked = passthrough.fork(len, len, "_dtype")
+    marked = passthrough.mark(list, "_flag", True)
     holder = _Tensorish(True, True)
     for _ in range(3):
         wrapper(())
         reader(holder)
         writer(holder, 1)
         forked(())
+        with pytest.raises(AttributeError):  # a list takes no attribute: counted all the same
+            marked(())
     after = passthrough.calls()
     expected = 3 if compiled else 0
-    kinds = ("Guard", "GradRead", "AttrWrite", "Fork")
+    kinds = ("Guard", "GradRead", "AttrWrite", "Fork", "Mark")
     assert {kind: after[kind] - before[kind] for kind in after} == dict.fromkeys(kinds, expected)
 
 

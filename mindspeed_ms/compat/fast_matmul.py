@@ -41,6 +41,7 @@ from typing import Any
 from mindspeed_ms.compat.host_kernels import matmul as host_matmul
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
+from mindspeed_ms.engine import passthrough
 
 __all__ = ["transposed_operand_wrapper", "transposed_view_wrapper"]
 
@@ -94,17 +95,10 @@ def transposed_view_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         op: ``Tensor.t(self)``.
 
     Returns:
-        ``op``'s signature and result.
+        ``op``'s signature and result, the result naming ``input`` where ``input`` is 2-D and the result another
+        object (:func:`~mindspeed_ms.engine.passthrough.mark`: no Python frame where the C extension is built).
     """
-
-    @functools.wraps(op)
-    def t(input: Any) -> Any:
-        result = op(input)
-        if len(input._shape) == 2 and result is not input:
-            setattr(result, _TRANSPOSED_OF, input)
-        return result
-
-    return t
+    return passthrough.mark(op, _TRANSPOSED_OF, shape="_shape", ndim=2)
 
 
 def transposed_operand_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

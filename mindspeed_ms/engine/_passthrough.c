@@ -21,6 +21,10 @@
  *       positional arguments, both instances of `cls`, whose `attr` is the same object and not `unless`; with
  *       `test` instead of `attr`, a first positional argument for which `test(args[0])` is true.
  *       It binds and carries a __dict__ as Guard does.
+ *   Mark(func, name, value): `func(*args, **kwargs)`'s result with `setattr(result, name, value)` (Tensor.data's
+ *       and detach()'s alias flag); Mark(func, name, shape=attr, ndim=n): with the first positional argument as
+ *       the value, set only when the result is another object and `len(args[0].<attr>) == n` (Tensor.t's view
+ *       naming the matrix it transposes). It binds and carries a __dict__ as Guard does.
  *
  * Under a profiler the builtins they call raise the events the interpreter raises when Python code calls them
  * (call_as_python), so a profile books MindSpore's kernels to them as before, not to the caller of a wrapper.
@@ -44,10 +48,10 @@
 /* What this module offers, as mindspeed_ms/engine/passthrough.py expects it (its _ABI): a build older than its
  * source (an in-place build in a development tree, not rebuilt after a pull) is not used. Raise it with any
  * change of the types, their arguments or their behaviour. */
-#define PASSTHROUGH_ABI 2
+#define PASSTHROUGH_ABI 3
 
-/* calls taken by each type: Guard, GradRead, AttrWrite, Fork */
-static unsigned long long call_count[4] = {0, 0, 0, 0};
+/* calls taken by each type: Guard, GradRead, AttrWrite, Fork, Mark */
+static unsigned long long call_count[5] = {0, 0, 0, 0, 0};
 
 /* ---------------------------------------------------------------- calls as a profiler sees them */
 
@@ -706,13 +710,151 @@ static PyTypeObject AttrWriteType = {
     .tp_new = attr_write_new,
 };
 
+/* ---------------------------------------------------------------- Mark */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;
+    PyObject *name;
+    PyObject *value;       /* NULL: the first positional argument (with shape and ndim) */
+    PyObject *shape;       /* with value NULL: the first argument's attribute whose length is ndim */
+    Py_ssize_t ndim;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} Mark;
+
+static PyObject *
+mark_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Mark *self = (Mark *)op;
+    call_count[4]++;
+    PyObject *result = call_as_python(self->func, args, nargsf, kwnames);
+    if (result == NULL) {
+        return NULL;
+    }
+    PyObject *value = self->value;
+    if (value == NULL) {
+        /* the first argument, when the result is another object and the argument's shape has ndim entries */
+        if (PyVectorcall_NARGS(nargsf) < 1 || result == args[0]) {
+            return result;
+        }
+        PyObject *shape = PyObject_GetAttr(args[0], self->shape);
+        if (shape == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        Py_ssize_t length = PyObject_Length(shape);
+        Py_DECREF(shape);
+        if (length < 0) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        if (length != self->ndim) {
+            return result;
+        }
+        value = args[0];
+    }
+    if (PyObject_SetAttr(result, self->name, value) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static PyObject *
+mark_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"func", "name", "value", "shape", "ndim", NULL};
+    PyObject *func, *name, *value = NULL, *shape = NULL;
+    Py_ssize_t ndim = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|O$Un:Mark", names, &func, &name, &value, &shape, &ndim)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "Mark: func must be callable");
+        return NULL;
+    }
+    if ((value == NULL) == (shape == NULL) || (shape != NULL && ndim < 0)) {
+        PyErr_SetString(PyExc_TypeError, "Mark: either value, or shape (a str) and ndim (>= 0) for the first argument");
+        return NULL;
+    }
+    Mark *self = (Mark *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->func = Py_NewRef(func);
+    self->name = Py_NewRef(name);
+    self->value = Py_XNewRef(value);
+    self->shape = Py_XNewRef(shape);
+    self->ndim = ndim;
+    self->dict = NULL;
+    self->vectorcall = mark_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+mark_traverse(Mark *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->func);
+    Py_VISIT(self->value);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+mark_clear(Mark *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->value);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+mark_dealloc(Mark *self)
+{
+    PyObject_GC_UnTrack(self);
+    mark_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef mark_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(Mark, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Mark, vectorcall), READONLY, NULL},
+    {"func", T_OBJECT, offsetof(Mark, func), READONLY, "the op whose result is marked"},
+    {NULL},
+};
+
+static PyTypeObject MarkType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.engine._passthrough.Mark",
+    .tp_basicsize = sizeof(Mark),
+    .tp_dealloc = (destructor)mark_dealloc,
+    .tp_vectorcall_offset = offsetof(Mark, vectorcall),
+    .tp_repr = guard_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Mark(func, name, value) or Mark(func, name, shape=..., ndim=...): func's result with the attribute "
+              "name set to value (or to the first argument)",
+    .tp_traverse = (traverseproc)mark_traverse,
+    .tp_clear = (inquiry)mark_clear,
+    .tp_methods = guard_methods,
+    .tp_members = mark_members,
+    .tp_getset = guard_getset,
+    .tp_descr_get = guard_get,
+    .tp_dictoffset = offsetof(Mark, dict),
+    .tp_new = mark_new,
+};
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *
 calls(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    return Py_BuildValue("{sKsKsKsK}", "Guard", call_count[0], "GradRead", call_count[1], "AttrWrite", call_count[2],
-                         "Fork", call_count[3]);
+    return Py_BuildValue("{sKsKsKsKsK}", "Guard", call_count[0], "GradRead", call_count[1], "AttrWrite",
+                         call_count[2], "Fork", call_count[3], "Mark", call_count[4]);
 }
 
 static PyMethodDef module_methods[] = {
@@ -732,7 +874,7 @@ PyMODINIT_FUNC
 PyInit__passthrough(void)
 {
     if (PyType_Ready(&GuardType) < 0 || PyType_Ready(&ForkType) < 0 || PyType_Ready(&GradReadType) < 0 ||
-        PyType_Ready(&AttrWriteType) < 0) {
+        PyType_Ready(&AttrWriteType) < 0 || PyType_Ready(&MarkType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&module_def);
@@ -743,6 +885,7 @@ PyInit__passthrough(void)
         PyModule_AddObjectRef(module, "GradRead", (PyObject *)&GradReadType) < 0 ||
         PyModule_AddObjectRef(module, "AttrWrite", (PyObject *)&AttrWriteType) < 0 ||
         PyModule_AddObjectRef(module, "Fork", (PyObject *)&ForkType) < 0 ||
+        PyModule_AddObjectRef(module, "Mark", (PyObject *)&MarkType) < 0 ||
         PyModule_AddIntConstant(module, "ABI", PASSTHROUGH_ABI) < 0) {
         Py_DECREF(module);
         return NULL;

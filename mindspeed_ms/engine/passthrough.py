@@ -15,6 +15,8 @@ their cost to mindspeed_ms's share.
 - :func:`grad_read`: ``obj.<value>``, ``warn(frames)`` first for a non-leaf that requires grad and does not retain
   it (``frames``: how many Python frames of the reader stand between ``warn`` and the reader's caller: 0 in C).
 - :func:`attr_write`: ``setattr(obj, name, value)`` as a property's setter.
+- :func:`mark`: ``func``'s result with one attribute set (to a value, or to the first argument where the result is
+  another object and the argument has ``ndim`` dimensions).
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ except ImportError:  # not built: no compiler at install time, another Python (s
 
 #: The C module's interface this file is written for (``PASSTHROUGH_ABI`` in ``_passthrough.c``): a build older
 #: than its source (an in-place build in a development tree, not rebuilt after a pull) is not used.
-ABI = 2
+ABI = 3
 #: the interface of the C module found at import (None: none built), whether or not it is used
 _BUILT_ABI: int | None = getattr(_compiled, "ABI", None) if _compiled is not None else None
 if _compiled is not None and _BUILT_ABI != ABI:
     _compiled = None  # type: ignore[assignment]
 
-__all__ = ["built_abi", "guard", "fork", "grad_read", "attr_write", "calls", "has_accelerator", "is_accelerated",
-           "accelerator"]
+__all__ = ["built_abi", "guard", "fork", "grad_read", "attr_write", "mark", "calls", "has_accelerator",
+           "is_accelerated", "accelerator"]
 
 #: whether the wrappers built now are the C ones; changed only through accelerator() (tests build both kinds)
 _state = {"compiled": _compiled is not None}
@@ -186,3 +188,44 @@ def attr_write(name: str) -> Callable[[Any, Any], None]:
         setattr(obj, name, value)
 
     return write
+
+
+#: :func:`mark`'s default: no value given (the first argument is the value)
+_FIRST: Any = object()
+
+
+def mark(func: Callable[..., Any], name: str, value: Any = _FIRST, *, shape: str | None = None,
+         ndim: int | None = None) -> Callable[..., Any]:
+    """Return ``func`` wrapped: its result with ``setattr(result, name, value)``; without ``value``, with
+    ``shape`` and ``ndim``: ``setattr(result, name, args[0])`` when the result is not ``args[0]`` and
+    ``len(args[0].<shape>) == ndim`` (a view naming the tensor it was made from). The wrapper carries ``func``'s
+    name, doc and ``__wrapped__`` and binds as a method as a function does.
+
+    Raises:
+        TypeError: neither or both of ``value`` and ``shape``/``ndim``, or a non-callable ``func``.
+    """
+    first = value is _FIRST
+    if first != (shape is not None) or first != (ndim is not None) or (ndim is not None and ndim < 0):
+        raise TypeError("mark: either value, or shape and ndim (>= 0) for the first argument")
+    if _state["compiled"]:
+        wrapper: Any = (_compiled.Mark(func, name, shape=shape, ndim=-1 if ndim is None else ndim) if first
+                        else _compiled.Mark(func, name, value))
+        return functools.update_wrapper(wrapper, func)
+    if not callable(func):
+        raise TypeError("Mark: func must be callable")
+    if not first:
+        def marked(*args: Any, **kwargs: Any) -> Any:
+            result = func(*args, **kwargs)
+            setattr(result, name, value)
+            return result
+
+        return functools.update_wrapper(marked, func)
+    assert shape is not None
+
+    def marked_by_first(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        if args and result is not args[0] and len(getattr(args[0], shape)) == ndim:
+            setattr(result, name, args[0])
+        return result
+
+    return functools.update_wrapper(marked_by_first, func)
