@@ -129,15 +129,22 @@ def view_in_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     name = getattr(op, "__name__", "a view op")
     name = f"Tensor.{name}" if name.startswith("__") else f"{name.rstrip('_')}()"  # MSAdapter's split_ is split
 
+    indexing = name == "Tensor.__getitem__"
+
+    def copies(args: tuple[Any, ...]) -> bool:
+        """An advanced index (a tensor, list or bool): a copy in PyTorch, taken in float32 with or without grad (the
+        bfloat16 gather kernels are missing as well)."""
+        return indexing and bool(args) and not basic_index(args[0])
+
     def marked(self: Any, args: tuple[Any, ...], result: Any) -> None:
-        if name != "Tensor.__getitem__" or (args and basic_index(args[0])):  # an advanced index copies in PyTorch
+        if not copies(args):
             mark(name, self, result)
 
-    return _in_float32(op, marked)
+    return _in_float32(op, marked, copies)
 
 
-def _in_float32(op: Callable[..., Any], marked: Callable[[Any, tuple[Any, ...], Any], None] | None
-                ) -> Callable[..., Any]:
+def _in_float32(op: Callable[..., Any], marked: Callable[[Any, tuple[Any, ...], Any], None] | None,
+                always: Callable[[tuple[Any, ...]], bool] | None = None) -> Callable[..., Any]:
     import mindspore
     from mindspore import ops
 
@@ -150,8 +157,12 @@ def _in_float32(op: Callable[..., Any], marked: Callable[[Any, tuple[Any, ...], 
 
     @functools.wraps(op)
     def widened(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_dtype", None) is not bfloat16 or not records_grad(self):
+        if getattr(self, "_dtype", None) is not bfloat16:
             return op(self, *args, **kwargs)
+        if not records_grad(self):
+            if always is None or not always(args):
+                return op(self, *args, **kwargs)
+            return narrow(op(ops.cast(self, float32), *args, **kwargs))
         result = op(ops.cast(self, float32), *args, **kwargs)
         if isinstance(result, (tuple, list)):
             result = type(result)(narrow(piece) for piece in result)

@@ -140,3 +140,21 @@ def _select_grad(dtype_name: str) -> Callable[[Any], Any]:
 for _dtype in ("float32", "bfloat16"):
     register(__name__, f"select_backward_3d_{_dtype}", ("Tensor.select", "Tensor.backward"), _select_grad(_dtype),
              exact=True)
+
+
+def _advanced_without_grad(no_grad: bool) -> Callable[[Any], Any]:
+    def run(torch: Any) -> Any:
+        # MindSpore's gather kernels have no bfloat16 CPU kernel either: taken in float32 (a copy in PyTorch too)
+        x = tensor(torch, (3, 4), seed=29).to(torch.bfloat16).requires_grad_(no_grad)
+        indices = (torch.tensor([0, 2]), [2, 0], torch.tensor([True, False, True]), (slice(None), torch.tensor([1, 3])))
+        if no_grad:
+            with torch.no_grad():
+                return [x[index] for index in indices]
+        return [x[index] for index in indices]
+    return run
+
+
+register(__name__, "advanced_index_without_grad_bfloat16", ("Tensor.__getitem__",), _advanced_without_grad(False),
+         exact=True)
+register(__name__, "advanced_index_no_grad_bfloat16", ("Tensor.__getitem__", "torch.no_grad"),
+         _advanced_without_grad(True), exact=True)
