@@ -66,6 +66,8 @@ moe-layer-freq|2|llama|--num-experts 4 --moe-router-topk 2 --expert-model-parall
 mtp|1|llama|--mtp-num-layers 1
 vpp|2|llama|--pipeline-model-parallel-size 2 --num-layers 4 --num-layers-per-virtual-pipeline-stage 1
 pp2-uneven|2|llama|--pipeline-model-parallel-size 2 --num-layers 3 --decoder-first-pipeline-num-layers 1
+tp2-pp2|4|llama|--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2
+tp2-dp2|4|llama|--tensor-model-parallel-size 2 --use-distributed-optimizer
 '
 
 # outside "all": bf16-dp2-distopt matches PyTorch, but now and then (3 of 11 runs) a worker dies by SIGSEGV after
