@@ -12,6 +12,7 @@ rm -rf "$DIR"
 python3 -m venv "$DIR"
 "$DIR/bin/python" -m pip install -q --upgrade pip
 "$DIR/bin/pip" install -q torch==2.13.0 "numpy<2" einops packaging psutil  # psutil: megatron-core's torch_dist writer
+"$DIR/bin/pip" install -q expecttest  # torch.testing's OpInfo database imports it (scripts/opinfo_sweep.py)
 "$DIR/bin/pip" install -q --no-deps megatron-core==0.12.1
 "$DIR/bin/pip" install -q -e .
 "$DIR/bin/python" -c "import torch, megatron.core; print('reference:', torch.__version__)"

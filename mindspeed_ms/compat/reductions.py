@@ -298,6 +298,10 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
     if ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     dim = normalized_dims(ndim, dim)[0]
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # PyTorch: a copy of the input, prepend/append ignored
+        return input.clone()
     parts = [t for t in (prepend, input, append) if t is not None]
     values = ops.cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):

@@ -11,6 +11,8 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
+from ._msadapter_opinfo import register_opinfo_fixes
+
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 
 _TENSOR = "mindspore.common.tensor.Tensor"
@@ -30,6 +32,7 @@ def register_conformance(registry: Any) -> None:
     """Register the conformance fixes of MSAdapter's torch API (every MindSpore device)."""
     _register_conformance(registry)
     _register_conformance_misc(registry)
+    register_opinfo_fixes(registry)
 
 
 def _register_conformance(registry: Any) -> None:

@@ -17,3 +17,7 @@ KNOWN_DIVERGENT: dict[str, str] = {
 #: delete the entry when the op is fixed.
 KNOWN_UNSTABLE: dict[str, str] = {
 }
+
+#: OpInfo sweep (scripts/opinfo_sweep.py) divergences known today: fnmatch patterns over its record ids
+#: (``<opinfo>[.<variant_test_name>]/<variant>/<dtype|error>/<index>``) -> why; written by the sweep's --write-known
+from conformance.known_opinfo import KNOWN_OPINFO  # noqa: E402,F401

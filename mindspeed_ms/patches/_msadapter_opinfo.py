@@ -1,0 +1,46 @@
+"""The msadapter provider's fixes found by PyTorch's OpInfo samples (scripts/opinfo_sweep.py).
+
+Not a provider itself (its name starts with ``_``): :func:`mindspeed_ms.patches._msadapter_conformance.
+register_conformance` calls :func:`register_opinfo_fixes`. The replacements are in
+:mod:`mindspeed_ms.compat.opinfo_shapes`; tests/conformance/cases/fix_opinfo_shapes.py compares them with PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+_TENSOR = "mindspore.common.tensor.Tensor"
+
+
+def register_opinfo_fixes(registry: Any) -> None:
+    """Register PyTorch's result shapes of any/squeeze/nonzero/flatten and the gradients of clone/masked_fill
+    (every MindSpore device)."""
+    from mindspeed_ms.compat import opinfo_grads, opinfo_shapes
+
+    registry.register(
+        "msadapter.ops.reduction.any", opinfo_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.any(x, dim, keepdim=True) drops the reduced dimension ((3, 5) -> (5,); PyTorch (1, 5)), "
+                "silently; a tuple dim raises")
+    for target in ("msadapter.ops.array.squeeze", f"{_TENSOR}.squeeze"):
+        registry.register(
+            target, opinfo_shapes.squeeze_no_dims_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="squeeze(x, ()) squeezes every size-1 dimension ((1, 1, 1, 1) -> ()); PyTorch squeezes none")
+    registry.register(
+        "msadapter.ops.array.nonzero", opinfo_shapes.nonzero_tuple_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.nonzero(x, as_tuple=True) of a tensor without a nonzero element returns two (0, ndim) "
+                "tensors; PyTorch: ndim tensors of shape (0,)")
+    registry.register(
+        f"{_TENSOR}.flatten", opinfo_shapes.flatten_method_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.flatten(1) returns a copy (writes through it are lost; PyTorch: a view) and fails for bfloat16")
+    registry.register(
+        "msadapter.ops.other.clone", opinfo_grads.clone_graph_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.clone(x) is copy.deepcopy off Ascend: a new leaf, x receives no gradient (PyTorch: the "
+                "identity's), silently")
+    for target in ("msadapter.ops.other.masked_fill", f"{_TENSOR}.masked_fill"):
+        registry.register(
+            target, opinfo_grads.masked_fill_value_grad_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="masked_fill with a 0-d value tensor that requires grad gives the value no gradient (PyTorch: "
+                    "the sum of the gradient at the masked places)")

@@ -1,0 +1,34 @@
+"""Gradients PyTorch's OpInfo samples found lost (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_grads):
+torch.clone's input and masked_fill's 0-d value tensor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import tensor
+
+
+@case("torch.clone")
+def clone_function_passes_the_gradient(torch: Any) -> Any:
+    x = tensor(torch, (3, 4), seed=11, requires_grad=True)
+    y = torch.clone(x)
+    (y * tensor(torch, (3, 4), seed=12)).sum().backward()
+    return {"y": y, "grad": x.grad, "leaf": y.is_leaf, "has_fn": y.grad_fn is not None}
+
+
+@case("torch.masked_fill", "Tensor.masked_fill")
+def masked_fill_value_tensor_receives_its_gradient(torch: Any) -> Any:
+    x = tensor(torch, (3, 4), seed=13, requires_grad=True)
+    value = torch.tensor(1.5, requires_grad=True)
+    mask = tensor(torch, (3, 4), "bool", seed=14)
+    weights = tensor(torch, (3, 4), seed=15)
+    out = torch.masked_fill(x, mask, value)
+    (out * weights).sum().backward()
+    first = {"out": out, "x_grad": x.grad, "value_grad": value.grad}
+    x.grad = None
+    value.grad = None
+    row = mask[0]
+    out = x.masked_fill(row, value)
+    (out * weights).sum().backward()
+    return {"function": first, "method": out, "x_grad": x.grad, "value_grad": value.grad}

@@ -1,0 +1,62 @@
+"""Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
+any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import tensor
+
+
+@case("torch.any")
+def any_keepdim_keeps_the_reduced_dimension(torch: Any) -> Any:
+    x = tensor(torch, (3, 5), "int64", seed=3, low=-1, high=1)
+    flags = tensor(torch, (2, 3, 2), "bool", seed=4)
+    return {"dim0": torch.any(x, 0, keepdim=True), "dim1": torch.any(x, dim=1, keepdim=True),
+            "negative": torch.any(x.float(), -1, keepdim=True), "plain": torch.any(x, 1),
+            "vector": torch.any(torch.tensor([0.0, 2.0]), 0, keepdim=True),
+            "tuple": torch.any(flags, (0, 2)), "tuple_keep": torch.any(flags, (0, 2), keepdim=True),
+            "all": torch.any(x)}
+
+
+@case("torch.squeeze", "Tensor.squeeze")
+def squeeze_of_no_dims_squeezes_nothing(torch: Any) -> Any:
+    x = tensor(torch, (1, 1, 1, 1), seed=5)
+    y = tensor(torch, (1, 3, 1), seed=6)
+    viewed = y.squeeze([])
+    viewed.mul_(2)
+    return {"function": torch.squeeze(x, ()), "method": x.squeeze(()), "list": y.squeeze([]), "y": y,
+            "some": torch.squeeze(y, (0, 2)), "all": y.squeeze()}
+
+
+@case("torch.nonzero")
+def nonzero_as_tuple_without_nonzero_elements(torch: Any) -> Any:
+    return {"vector": torch.nonzero(torch.zeros(5), as_tuple=True),
+            "matrix": torch.nonzero(torch.zeros(2, 3), as_tuple=True),
+            "three": torch.nonzero(torch.zeros(2, 0, 3), as_tuple=True),
+            "some": torch.nonzero(torch.tensor([[0.0, 1.0], [2.0, 0.0]]), as_tuple=True),
+            "flat": torch.nonzero(torch.zeros(4))}
+
+
+@case("Tensor.flatten")
+def flatten_method_is_a_view(torch: Any) -> Any:
+    base = tensor(torch, (2, 3, 4), seed=7)
+    flat = base.flatten(1)
+    flat.mul_(2)
+    middle = base.flatten(start_dim=0, end_dim=1)
+    middle.add_(1)
+    return {"base": base, "flat": flat, "middle": middle, "all": base.flatten()}
+
+
+@case("Tensor.flatten")
+def flatten_method_of_bfloat16(torch: Any) -> Any:
+    return tensor(torch, (2, 3, 4), "bfloat16", seed=8).flatten(1)
+
+
+@case("torch.diff")
+def diff_of_order_zero_is_a_copy(torch: Any) -> Any:
+    x = tensor(torch, (5, 5), seed=9)
+    same = torch.diff(x, n=0, dim=0, prepend=tensor(torch, (1, 5), seed=10), append=tensor(torch, (2, 5), seed=11))
+    same.mul_(3)
+    return {"same": same, "x": x, "plain": torch.diff(x, n=0), "once": torch.diff(x, dim=0)}
