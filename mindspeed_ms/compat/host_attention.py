@@ -40,6 +40,7 @@ forward.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +49,11 @@ from mindspeed_ms.compat.attention_halves import MIN_THREAD_PRODUCT, backward_in
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
+
+# The per-call checks below read their few tensors through C-level maps and explicit tests, without comprehensions
+# or generator expressions (each a Python frame, resumed per item: ~60 of them a training step before)
+#: a tensor's version counter
+_VERSION = operator.attrgetter("_version")
 
 __all__ = ["MIN_THREAD_PRODUCT", "MODULE", "forward_wrapper"]
 
@@ -94,9 +100,9 @@ def _functions() -> tuple[Any, Any]:
         kept, versions, probs, mask, alpha = ctx.saved
         del ctx.saved
         if versions is not None:
-            if any(piece._version != version for piece, version in zip(kept, versions)):
+            if tuple(map(_VERSION, kept)) != versions:  # the three pieces, each with its version
                 raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
-            kept = tuple(host_array(piece, sync=False) for piece in kept)
+            kept = tuple(map(functools.partial(host_array, sync=False), kept))
         _one_blas_thread()
         backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
                             grad_key, grad_value)
@@ -213,8 +219,9 @@ def _softmax_is_plain(softmax: Any) -> bool:
     kind = type(softmax)
     return (kind is fused and _masks_scores(softmax.mask_func) and softmax.scale is None
             and not softmax.input_in_float16
-            and all(_megatrons_own(getattr(kind, name), _SOFTMAX_MODULE)
-                    for name in ("forward", "forward_torch_softmax", "is_kernel_available")))
+            and _megatrons_own(kind.forward, _SOFTMAX_MODULE)
+            and _megatrons_own(kind.forward_torch_softmax, _SOFTMAX_MODULE)
+            and _megatrons_own(kind.is_kernel_available, _SOFTMAX_MODULE))
 
 
 def _watched(*modules: Any) -> bool:
@@ -224,8 +231,12 @@ def _watched(*modules: Any) -> bool:
 
     from mindspeed_ms.compat.module_recording import recording_module_outputs
 
-    return (recording_module_outputs() or bool(hooks._global_forward_hooks or hooks._global_forward_pre_hooks)
-            or any(module._forward_hooks or module._forward_pre_hooks for module in modules))
+    if recording_module_outputs() or hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
+        return True
+    for module in modules:
+        if module._forward_hooks or module._forward_pre_hooks:
+            return True
+    return False
 
 
 def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
@@ -253,11 +264,12 @@ def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha:
 def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, packed: Any) -> _Plan | None:
     """The Function's plan when this call is taken, else None."""
     float32 = _megatron()[0]
-    found = [getattr(tensor, "_shape", None) for tensor in (query, key, value)]
-    if (bias is not None or packed is not None or any(shape is None or len(shape) != 4 for shape in found)
-            or any(tensor.dtype is not float32 for tensor in (query, key, value))):
+    found = (getattr(query, "_shape", None), getattr(key, "_shape", None), getattr(value, "_shape", None))
+    if (bias is not None or packed is not None or None in found
+            or len(found[0]) != 4 or len(found[1]) != 4 or len(found[2]) != 4  # type: ignore[arg-type]  # not None
+            or query.dtype is not float32 or key.dtype is not float32 or value.dtype is not float32):
         return None
-    shapes: list[tuple[int, ...]] = [tuple(shape) for shape in found]  # type: ignore[arg-type]  # None: above
+    shapes: list[tuple[int, ...]] = list(map(tuple, found))  # type: ignore[arg-type]  # None: above
     (sq, b, heads, size), (sk, *rest) = shapes[0], shapes[1]
     if tuple(rest) != (b, heads, size) or shapes[2] != shapes[1] or not sq or not sk:
         return None
@@ -283,8 +295,8 @@ def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
         inputs = (roped_query[0], roped_key[0], value)
     else:
         return None
-    found = [piece_of(tensor) for tensor in inputs]
-    if any(entry is None for entry in found):
+    found = list(map(piece_of, inputs))
+    if None in found:  # (a tuple never equals None)
         return None
     pieces, sources, sizes, dims, indices = zip(*found)  # type: ignore[misc]  # None: above
     source = sources[0]
@@ -296,7 +308,7 @@ def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
         pieces = (query, key, pieces[2])  # tensors of their own memory (host_rope's results)
         plan.rope = (roped_query[1], roped_key[1])
     plan.pieces = pieces
-    plan.versions = tuple(piece._version for piece in pieces)
+    plan.versions = tuple(map(_VERSION, pieces))
     return source
 
 

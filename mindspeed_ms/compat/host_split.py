@@ -96,10 +96,12 @@ def _sizes(length: int, split: Any) -> tuple[int, ...] | None:
         if split <= 0:
             return None
         return tuple(min(split, length - start) for start in range(0, length, split)) or None
-    if isinstance(split, Sequence) and split and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                                                     for n in split) and sum(split) == length:
-        return tuple(split)
-    return None
+    if not isinstance(split, Sequence) or not split:
+        return None
+    for n in split:  # a loop, not a generator expression: a frame fewer, resumed per piece, every step
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            return None
+    return tuple(split) if sum(split) == length else None
 
 
 def _taken(tensor: Any, split: Any, dim: Any) -> tuple[tuple[int, ...], int] | None:

@@ -191,8 +191,11 @@ def _dims(value: Any) -> tuple[int, ...]:
 def check_broadcast(op: str, tensor: Any, operands: tuple[Any, ...]) -> None:
     """Raise as PyTorch does when the operands broadcast to a shape other than ``tensor``'s."""
     shape = _dims(tensor)
-    shapes = [_dims(o) for o in operands if hasattr(o, "shape") and hasattr(o, "dtype")]
-    if all(other == shape for other in shapes):
+    shapes = []
+    for operand in operands:  # loops, not comprehensions: frames fewer on every in-place op
+        if hasattr(operand, "shape") and hasattr(operand, "dtype"):
+            shapes.append(_dims(operand))
+    if shapes.count(shape) == len(shapes):  # every one equal to it
         return
     import numpy as np
 
@@ -227,7 +230,10 @@ def check_inplace(op: str, tensor: Any, *operands: Any, result_category: int | N
     own = category(tensor)
     # A 0-d tensor or a scalar of the same or lower category does not change the dtype; of a higher
     # category it does: both change the category, and the category is all canCast looks at.
-    promoted = max([own, *(category(o) for o in operands if o is not None)])
+    promoted = own
+    for operand in operands:
+        if operand is not None:
+            promoted = max(promoted, category(operand))
     if result_category is not None:
         promoted = max(promoted, result_category)
     if promoted > own:
