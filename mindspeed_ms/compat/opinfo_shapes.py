@@ -18,7 +18,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["any_dims_wrapper", "squeeze_no_dims_wrapper", "nonzero_tuple_wrapper", "flatten_method_wrapper"]
+__all__ = ["any_dims_wrapper", "squeeze_no_dims_wrapper", "nonzero_tuple_wrapper", "flatten_method_wrapper",
+           "ravel_method_wrapper"]
 
 
 def _dims(dim: Any, ndim: int) -> list[int] | None:
@@ -93,3 +94,15 @@ def flatten_method_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return other.flatten(self, *args, **kwargs)
 
     return flatten_as_torch
+
+
+def ravel_method_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.ravel()``: ``contiguous().view(-1)`` (a copy for a non-contiguous tensor), as PyTorch."""
+
+    @functools.wraps(op)
+    def ravel_as_torch(self: Any) -> Any:
+        if self.is_contiguous():
+            return op(self)
+        return self.contiguous().view(-1)
+
+    return ravel_as_torch

@@ -44,3 +44,7 @@ def register_opinfo_fixes(registry: Any) -> None:
             target, opinfo_grads.masked_fill_value_grad_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="masked_fill with a 0-d value tensor that requires grad gives the value no gradient (PyTorch: "
                     "the sum of the gradient at the masked places)")
+    registry.register(
+        f"{_TENSOR}.ravel", opinfo_shapes.ravel_method_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.ravel() of a non-contiguous tensor (a step slice) returns a view: writes into it change x; "
+                "PyTorch copies (contiguous().view(-1))")

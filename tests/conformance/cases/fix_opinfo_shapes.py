@@ -60,3 +60,15 @@ def diff_of_order_zero_is_a_copy(torch: Any) -> Any:
     same = torch.diff(x, n=0, dim=0, prepend=tensor(torch, (1, 5), seed=10), append=tensor(torch, (2, 5), seed=11))
     same.mul_(3)
     return {"same": same, "x": x, "plain": torch.diff(x, n=0), "once": torch.diff(x, dim=0)}
+
+
+@case("Tensor.ravel")
+def ravel_of_a_non_contiguous_tensor_is_a_copy(torch: Any) -> Any:
+    base = tensor(torch, (250,), seed=12)
+    strided = base[1::2].view(5, 5, 5)
+    flat = strided.ravel()
+    flat.mul_(-1)
+    owner = tensor(torch, (3, 4), seed=13)
+    same = owner.ravel()
+    same.add_(1)
+    return {"base": base, "flat": flat, "owner": owner, "same": same, "transposed": owner.t().ravel()}
