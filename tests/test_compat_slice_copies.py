@@ -5,6 +5,7 @@ fix_slice_copies drives the real ops against PyTorch)."""
 from __future__ import annotations
 
 import gc
+import re
 
 import pytest
 
@@ -32,10 +33,20 @@ def test_lists_bools_and_other_indices_copy_in_pytorch(index: object) -> None:
 
 def test_a_write_into_a_marked_piece_raises_naming_the_op_and_the_caller() -> None:
     base, piece = _Tensor(), _Tensor()
-    mark("split()", base, (piece,))
+    mark("narrow()", base, (piece,))
     with pytest.raises(InPlaceOnViewError, match=r"Tensor\.add_ on a view at caller\.py:1 in f: this tensor came "
-                                                 r"from split\(\)"):
+                                                 r"from narrow\(\)"):
         refuse_write("add_", piece, _site)
+
+
+def test_a_write_into_a_piece_of_a_multiple_view_op_says_what_pytorch_says() -> None:
+    """PyTorch refuses writes into split/chunk/unbind pieces ("returns multiple views"): same words, so code that
+    matches PyTorch's message (megatron's tests, ours in test_compat_host_attention) sees them"""
+    for op in ("split()", "chunk()", "unbind()", "torch.split()"):
+        base, piece = _Tensor(), _Tensor()
+        mark(op, base, (piece,))
+        with pytest.raises(InPlaceOnViewError, match=rf"piece of {re.escape(op)} .*returns multiple views"):
+            refuse_write("add_", piece, _site)
 
 
 def test_a_write_into_the_input_raises_while_a_piece_is_alive_and_not_after() -> None:

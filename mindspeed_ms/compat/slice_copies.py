@@ -75,6 +75,12 @@ def refuse_write(op: str, tensor: Any, call_site: Callable[[], str]) -> None:
     ``call_site()`` names the caller (called only then: :func:`.inplace.call_site`)."""
     made_by = getattr(tensor, COPY_OF, None)
     if made_by is not None:
+        if made_by.startswith(_MULTIPLE_VIEWS):
+            raise InPlaceOnViewError(
+                op, call_site(),
+                f"this tensor is a piece of {made_by} of a tensor that requires grad: this view is the output of a "
+                f"function that returns multiple views, which PyTorch does not allow to be modified inplace either; "
+                f"replace the inplace operation by an out-of-place one")
         raise InPlaceOnViewError(
             op, call_site(),
             f"this tensor came from {made_by} of a tensor that requires grad, and on MindSpore's CPU backend it is a "
@@ -92,6 +98,9 @@ def refuse_write(op: str, tensor: Any, call_site: Callable[[], str]) -> None:
                 f"backend they are copies, not views ({_WHY}): they would keep the old values and route their "
                 f"gradients past this write; write before taking the pieces, or drop them first")
 
+
+#: the ops whose pieces PyTorch refuses to write into (several views of one function)
+_MULTIPLE_VIEWS = ("split", "chunk", "unbind", "torch.split")
 
 _WHY = ("a bfloat16 slice is taken in float32 since StridedSliceGrad has no bfloat16 CPU kernel; a large float32 "
         "split is copied on the host for a faster backward")
