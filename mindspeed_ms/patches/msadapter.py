@@ -42,7 +42,7 @@ def register(registry: Any, args: Any) -> None:
     register_refusal_classes(registry)
     register_absent(registry)
     from mindspeed_ms.compat import msadapter as compat
-    from mindspeed_ms.compat import optim, zero_grad
+    from mindspeed_ms.compat import optim, sgd, zero_grad
 
     registry.register(
         "msadapter.nn.RMSNorm", "mindspeed_ms.compat.msadapter_nn:RMSNorm", create_dummy=True, requires=_MSADAPTER,
@@ -102,6 +102,11 @@ def register(registry: Any, args: Any) -> None:
         requires=_MSADAPTER,
         purpose="a failing C++ op clears the grad flag MSAdapter set; making a tensor require grad switches it "
                 "back on (else that tensor's ops are not recorded)")
+    registry.register(
+        "msadapter.optim.sgd.SGD.step", sgd.sgd_step, requires=_MSADAPTER,
+        purpose="torch.optim.SGD creates its momentum accumulator afresh at every step (momentum has no effect, "
+                "no momentum_buffer in state): Megatron-LM's --optimizer sgd trained differently from PyTorch from "
+                "the second iteration; follow PyTorch's update rule")
     for module, cls, init, step in (("adam", "Adam", optim.adam_init, optim.adam_step),
                                     ("adamw", "AdamW", optim.adamw_init, optim.adamw_step)):
         target = f"msadapter.optim.{module}.{cls}"

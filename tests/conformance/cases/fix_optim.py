@@ -70,3 +70,19 @@ def adam_step_reads_a_step_edited_in_place(torch: Any) -> Any:
     optimizer.step()
     return {"weight": model.weight, "bias": model.bias, "weight_step": optimizer.state[model.weight]["step"],
             "bias_step": optimizer.state[model.bias]["step"]}
+
+
+@case("torch.optim.SGD.step")
+def sgd_momentum_survives_the_gradient_being_zeroed_in_place(torch: Any) -> Any:
+    # megatron's DDP hands the optimizer views of its gradient buffer (param.grad = param.main_grad) and zeroes that
+    # buffer in place before the next iteration's backward: the momentum buffer must be a copy of the first gradient
+    model = _model(torch)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    momenta = []
+    for seed in (19, 20, 21):
+        _loss(torch, model, seed).backward()
+        optimizer.step()
+        momenta.append(optimizer.state[model.weight]["momentum_buffer"].clone())
+        for param in model.parameters():
+            param.grad.zero_()
+    return {"weight": model.weight, "bias": model.bias, "momenta": momenta}
