@@ -47,6 +47,7 @@ import numpy as np
 from mindspeed_ms.compat.module_recording import recording_module_outputs, set_recording_module_outputs
 from mindspeed_ms.parity.context_parallel import cp_mean_gradients, cp_slice
 from mindspeed_ms.parity.errors import ParityMismatchError
+from mindspeed_ms.parity.values import first_tensor, only, to_numpy
 
 __all__ = [
     "recording_module_outputs",
@@ -63,38 +64,6 @@ PARITY_DIR_ENV = "MINDSPEED_MS_PARITY_DIR"
 PARITY_ROLE_ENV = "MINDSPEED_MS_PARITY_ROLE"
 PARITY_LOAD_ENV = "MINDSPEED_MS_PARITY_LOAD"
 _ROLES = ("reference", "candidate")
-
-
-def _to_numpy(tensor: Any) -> np.ndarray:
-    value = tensor.detach()
-    if hasattr(value, "cpu"):
-        value = value.cpu()
-    if str(value.dtype).lower().endswith(("float16", "bfloat16")):
-        value = value.float()
-    # a copy: .numpy() shares memory with the tensor on both backends, and later in-place ops
-    # (megatron's cross entropy subtracts in place from the logits) would change what was recorded
-    return np.array(value.numpy(), copy=True)
-
-
-def _first_tensor(value: Any, tensor_type: type) -> Any:
-    if isinstance(value, tensor_type):
-        return value
-    if isinstance(value, (tuple, list)):
-        for item in value:
-            found = _first_tensor(item, tensor_type)
-            if found is not None:
-                return found
-    if isinstance(value, dict):
-        for item in value.values():
-            found = _first_tensor(item, tensor_type)
-            if found is not None:
-                return found
-    return None
-
-
-def _only(value: Any) -> Any:
-    """Return the one item of a one-item list or tuple (``torch.autograd.backward([t])``), else ``value``."""
-    return value[0] if isinstance(value, (tuple, list)) and len(value) == 1 else value
 
 
 class ParityCapture:
@@ -214,7 +183,7 @@ class ParityCapture:
             self.names = {id(module): name or "model" for name, module in model.named_modules()}
         params = {prefix + name: param for name, param in model.named_parameters()}
         if self.role == "reference":
-            np.savez(self.out / file, **{name: _to_numpy(p) for name, p in params.items()})
+            np.savez(self.out / file, **{name: to_numpy(p) for name, p in params.items()})
             return
         assert self.reference is not None  # checked in __init__
         if not (self.reference / file).exists():
@@ -262,7 +231,7 @@ class ParityCapture:
         keyed += [(f"{prefix}.kw.{key}", value) for key, value in kwargs.items()]
         tensors = {key: value for key, value in keyed if isinstance(value, self.torch.Tensor)}
         if self.role == "reference":
-            self.batches.update({key: _to_numpy(value) for key, value in tensors.items()})
+            self.batches.update({key: to_numpy(value) for key, value in tensors.items()})
             np.savez(self.out / "batches.npz", **self.batches)
             return args, kwargs
         if self.reference_batches is None:
@@ -276,7 +245,7 @@ class ParityCapture:
         diff = 0.0
         replaced: dict[str, Any] = {}
         for key, value in tensors.items():
-            mine, theirs = _to_numpy(value), self.reference_batches[key]
+            mine, theirs = to_numpy(value), self.reference_batches[key]
             if mine.shape != theirs.shape and self.cp > 1:
                 theirs = cp_slice(theirs, mine.shape, self.cp, self.cp_rank)
                 theirs = self.reference_batches[key] if theirs is None else theirs
@@ -292,14 +261,14 @@ class ParityCapture:
 
     def _record_output(self, module: Any, result: Any) -> None:
         name = self.names.get(id(module))
-        tensor = _first_tensor(result, self.torch.Tensor)
+        tensor = first_tensor(result, self.torch.Tensor)
         if name is None or tensor is None:
             return
         key, count = name, 1
         while key in self.outputs:
             count += 1
             key = f"{name}#{count}"
-        self.outputs[key] = _to_numpy(tensor)
+        self.outputs[key] = to_numpy(tensor)
         self.order.append(key)
 
     def wrap_optimizer_init(self, init: Callable[..., Any]) -> Callable[..., Any]:
@@ -325,8 +294,8 @@ class ParityCapture:
         def backward_and_record(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             if capture.in_backward:
                 return backward(tensors, *args, **kwargs)
-            tensor = _only(tensors)
-            grad = _only(args[0] if args else kwargs.get("gradient", kwargs.get("grad_tensors")))
+            tensor = only(tensors)
+            grad = only(args[0] if args else kwargs.get("gradient", kwargs.get("grad_tensors")))
             at_top = capture.model is not None and capture.depth == 0 and isinstance(tensor, capture.torch.Tensor)
             # a pipeline stage's output with the next stage's gradient (its data possibly freed by megatron's
             # deallocate_output_tensor, which leaves one uninitialised element): a step without a loss
@@ -335,7 +304,7 @@ class ParityCapture:
             loss = None
             if is_step and not is_stage:
                 loss = (capture.pending_losses.pop(0) if capture.pending_losses
-                        else float(_to_numpy(tensor).reshape(()))) / capture.cp
+                        else float(to_numpy(tensor).reshape(()))) / capture.cp
             capture.in_backward = True
             try:
                 result = backward(tensors, *args, **kwargs)
@@ -360,7 +329,7 @@ class ParityCapture:
             # one-element placeholder (shape (1,)), whose value is garbage
             if (capture.model is not None and isinstance(out, capture.torch.Tensor) and out.dim() == 0
                     and out.requires_grad):
-                capture.pending_losses.append(float(_to_numpy(out).reshape(())))
+                capture.pending_losses.append(float(to_numpy(out).reshape(())))
             return deallocate(out, *args, **kwargs)
 
         return deallocate_keeping_the_loss
@@ -391,7 +360,7 @@ class ParityCapture:
             grad = getattr(param, "main_grad", None)
             grad = param.grad if grad is None else grad
             if grad is not None:
-                grads[name] = _to_numpy(grad)
+                grads[name] = to_numpy(grad)
         return grads
 
     def _record_step(self, loss: float | None) -> None:
