@@ -9,17 +9,21 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13, silent
   PyTorch squeezes none of them (an empty list of dims).
 - ``torch.nonzero(x, as_tuple=True)`` of a tensor without a nonzero element returns two ``(0, ndim)`` tensors
   (PyTorch: ``ndim`` tensors of shape ``(0,)``).
+- ``torch.arange(0, 2.5, 1, dtype=torch.int64)`` computes in float: ``[0, 1, 2]``; PyTorch truncates the bounds and
+  the step to integers first: ``[0, 1]`` (``arange(0, -3.5, -2, dtype=int64)``: ``[0, -2]``); ``step=0`` is accepted
+  (PyTorch: ValueError).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["any_dims_wrapper", "squeeze_no_dims_wrapper", "nonzero_tuple_wrapper", "flatten_method_wrapper",
-           "ravel_method_wrapper"]
+           "ravel_method_wrapper", "arange_wrapper"]
 
 
 def _dims(dim: Any, ndim: int) -> list[int] | None:
@@ -106,3 +110,46 @@ def ravel_method_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return self.contiguous().view(-1)
 
     return ravel_as_torch
+
+
+_INTEGER_DTYPES = frozenset({"Int8", "Int16", "Int32", "Int64", "UInt8"})
+
+
+def arange_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``torch.arange(start=0, end=None, step=1, *, dtype=None, ...)``: a zero step raises ValueError, and for an
+    integer ``dtype`` float bounds and step are truncated toward zero first, as PyTorch's integer arange."""
+
+    @functools.wraps(op)
+    def arange_as_torch(start: Any = 0, end: Any = None, step: Any = 1, **kwargs: Any) -> Any:
+        if type(step) is int and step != 0 and type(start) is int and (end is None or type(end) is int):
+            return op(start, end, step, **kwargs)  # the common all-int call
+        if isinstance(step, (int, float)) and step == 0:
+            raise ValueError("torch.arange: step must be nonzero (got step=0): pass a positive or negative step")
+        dtype = kwargs.get("dtype")
+        bounds = (start, step) if end is None else (start, end, step)
+        if (dtype is not None and str(dtype) in _INTEGER_DTYPES
+                and any(isinstance(b, float) for b in bounds) and all(isinstance(b, (int, float)) for b in bounds)):
+            return _integer_arange(op, 0 if end is None else start, start if end is None else end, step, kwargs)
+        return op(start, end, step, **kwargs)
+
+    return arange_as_torch
+
+
+def _integer_arange(op: Callable[..., Any], start: float, end: float, step: float, kwargs: dict[str, Any]) -> Any:
+    """PyTorch's arange of an integer dtype: values ``int(start) + i * int(step)``; the length from the truncated
+    bounds in integer arithmetic for int64, from the given bounds in double for the other integer dtypes."""
+    first, last, stride = int(start), int(end), int(step)
+    if str(kwargs["dtype"]) == "Int64":
+        if stride == 0:
+            raise ValueError("torch.arange: step must be nonzero (an int64 arange truncates the step toward zero, "
+                             f"{step!r} -> 0): pass a step of magnitude >= 1")
+        return op(first, last, stride, **kwargs)
+    size = math.ceil((end - start) / step)
+    if size < 0:
+        return op(first, last, stride, **kwargs)  # MindSpore refuses the inconsistent sign
+    if stride != 0:
+        return op(first, first + size * stride, stride, **kwargs)
+    requires_grad = kwargs.pop("requires_grad", False)
+    result = op(0, size, 1, **kwargs).fill_(first)  # PyTorch: size copies of int(start)
+    result.requires_grad = requires_grad
+    return result

@@ -48,3 +48,7 @@ def register_opinfo_fixes(registry: Any) -> None:
         f"{_TENSOR}.ravel", opinfo_shapes.ravel_method_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="x.ravel() of a non-contiguous tensor (a step slice) returns a view: writes into it change x; "
                 "PyTorch copies (contiguous().view(-1))")
+    registry.register(
+        "msadapter.ops.creation.arange", opinfo_shapes.arange_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="arange(0, 2.5, 1, dtype=int64) computes in float ([0, 1, 2]; PyTorch truncates the bounds to "
+                "integers first: [0, 1]); step=0 is accepted (PyTorch: ValueError)")

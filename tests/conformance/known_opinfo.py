@@ -12,7 +12,6 @@ KNOWN_OPINFO: dict[str, str] = {
     'all/method/*': 'raises where PyTorch works (20): ours raises TypeError: Select CPU operator[NotEqual] fail! Unsupported data type!',
     'any/function/*': 'raises where PyTorch works (20): ours raises TypeError: Select CPU operator[NotEqual] fail! Unsupported data type!',
     'any/method/*': 'raises where PyTorch works (48): ours raises TypeError: Failed calling any with "any(dim=Tuple<>, keepdim=bool)".',
-    'arange/function/*': "accepts what PyTorch refuses, dtype / shape, values (8): result['result']: shape (3,), PyTorch (2,)",
     'argmin/method/*': 'raises where PyTorch works (10): ours raises TypeError: ',
     'argsort/method/*': 'raises where PyTorch works, values (72): ours raises ValueError: For Sort, the check range left must be smaller than right number b',
     'as_strided.partial_views/function/*': "in-place / aliasing, raises where PyTorch works, values (3): result['aliases'][0][0]: ours False, PyTorch True",

@@ -1,5 +1,6 @@
 """Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
-any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element."""
+any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element,
+arange of an integer dtype with float bounds and a zero step."""
 
 from __future__ import annotations
 
@@ -72,3 +73,23 @@ def ravel_of_a_non_contiguous_tensor_is_a_copy(torch: Any) -> Any:
     same = owner.ravel()
     same.add_(1)
     return {"base": base, "flat": flat, "owner": owner, "same": same, "transposed": owner.t().ravel()}
+
+
+@case("torch.arange")
+def integer_arange_truncates_float_bounds(torch: Any) -> Any:
+    return {"end": torch.arange(0, 2.5, 1, dtype=torch.int64), "negative": torch.arange(0, -3.5, -2, dtype=torch.int64),
+            "start": torch.arange(-1.5, 4.2, 1.7, dtype=torch.int64), "one": torch.arange(3.9, dtype=torch.int32),
+            "int32": torch.arange(-1.5, 4.2, 1.7, dtype=torch.int32), "one64": torch.arange(3.9, dtype=torch.int64),
+            "zero_step32": torch.arange(0, 2, 0.5, dtype=torch.int32),
+            "neg32": torch.arange(0, -3.5, -2, dtype=torch.int32),
+            "ints": torch.arange(1, 9, 3), "floats": torch.arange(0, 2.5, 0.5), "float_end": torch.arange(2.5)}
+
+
+@case("torch.arange")
+def arange_zero_step_raises(torch: Any) -> Any:
+    return torch.arange(0, 5, 0)
+
+
+@case("torch.arange")
+def integer_arange_step_truncated_to_zero_raises(torch: Any) -> Any:
+    return torch.arange(0, 5, 0.5, dtype=torch.int64)
