@@ -134,11 +134,14 @@ def dtype_first_log_softmax_wrapper(op: Callable[..., Any]) -> Callable[..., Any
 def cross_entropy_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``F.cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean', ...)``: with every
     target ignored, the mean's gradient is PyTorch's zeros (MindSpore's is ``0 / 0`` weight: nan); the loss stays
-    nan as in PyTorch. The targets are read on the host only for an input that requires a gradient."""
+    nan as in PyTorch. The targets are read on the host only for an input that requires a gradient. A float16 input
+    gives a float16 loss, as PyTorch (MSAdapter's is float32: computed in float32, now rounded once to float16)."""
 
     @functools.wraps(op)
     def cross_entropy(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
         result = op(input, target, *args, **kwargs)
+        if str(getattr(input, "dtype", "")) == "Float16" and str(getattr(result, "dtype", "")) == "Float32":
+            result = result.to(input.dtype)
         named = dict(zip(("weight", "ignore_index", "reduction", "label_smoothing"), args), **kwargs)
         if (not wants_grad(input) or named.get("reduction", "mean") != "mean" or float_tensor(target)
                 or not hasattr(target, "asnumpy")):

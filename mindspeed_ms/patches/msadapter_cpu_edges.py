@@ -236,7 +236,8 @@ def _register_grad_edges(registry: Any) -> None:
         purpose="F.dropout(p=1) raises on CPU (keep_prob must be > 0; PyTorch: input * 0)")
     registry.register(
         "msadapter.nn.functional.cross_entropy", nn_edges.cross_entropy_wrapper, kind="wrap", requires=_MSADAPTER,
-        purpose="cross_entropy (mean) with every target ignored has a nan gradient on CPU (PyTorch: zeros)")
+        purpose="cross_entropy (mean) with every target ignored has a nan gradient on CPU (PyTorch: zeros); "
+                "a float16 input gives a float32 loss (PyTorch: float16)")
     registry.register(
         "msadapter.nn.functional.logsigmoid", nn_edges.logsigmoid_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="logsigmoid is -inf at -100 on CPU and its gradient nan at -inf, 0 for large x (PyTorch: "

@@ -1,6 +1,6 @@
 """Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
 any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element,
-arange of an integer dtype with float bounds and a zero step."""
+arange of an integer dtype with float bounds and a zero step, the dtype of a float16 cross_entropy."""
 
 from __future__ import annotations
 
@@ -93,3 +93,15 @@ def arange_zero_step_raises(torch: Any) -> Any:
 @case("torch.arange")
 def integer_arange_step_truncated_to_zero_raises(torch: Any) -> Any:
     return torch.arange(0, 5, 0.5, dtype=torch.int64)
+
+
+@case("torch.nn.functional.cross_entropy", "Tensor.backward")
+def cross_entropy_float16_returns_float16(torch: Any) -> Any:
+    logits = tensor(torch, (4, 5), "float16", seed=9).requires_grad_(True)
+    target = torch.tensor([0, 3, 4, 1])
+    loss = torch.nn.functional.cross_entropy(logits, target)
+    loss.backward()
+    return {"mean": loss, "grad": logits.grad,
+            "sum": torch.nn.functional.cross_entropy(logits, target, reduction="sum"),
+            "none": torch.nn.functional.cross_entropy(logits, target, reduction="none"),
+            "smoothed": torch.nn.functional.cross_entropy(logits, target, label_smoothing=0.1)}
