@@ -275,16 +275,24 @@ def linalg_norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False,
     ndim = len(A.shape)
     if ord is None or ord == "fro" and (dim is None and ndim <= 2
                                        or dim is not None and len(normalized_dims(ndim, dim)) <= 2):
-        return vector_norm(A, 2, dim, keepdim, out=out, dtype=dtype)
+        return _patched_vector_norm(A, 2, dim, keepdim, out, dtype)
     vector = isinstance(dim, int) or (dim is not None and len(tuple(dim)) == 1) or (dim is None and ndim == 1)
     if vector and not isinstance(ord, str):
-        return vector_norm(A, ord, dim, keepdim, out=out, dtype=dtype)
+        return _patched_vector_norm(A, ord, dim, keepdim, out, dtype)
     result = ops.norm(A, ord, dim, keepdim, dtype=dtype)
     if out is not None:
         out.copy_(result)
         return out
     return result
 
+
+
+def _patched_vector_norm(A: Any, ord: Any, dim: Any, keepdim: bool, out: Any, dtype: Any) -> Any:
+    """``torch.linalg.vector_norm`` as installed (with its wrappers: a zero vector's gradient is 0, not nan)."""
+    import msadapter.linalg
+
+    extra = {name: value for name, value in (("out", out), ("dtype", dtype)) if value is not None}
+    return msadapter.linalg.vector_norm(A, ord, dim, keepdim, **extra)
 
 # --- diff, equal -----------------------------------------------------------------------------------------------
 

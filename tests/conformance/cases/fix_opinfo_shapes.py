@@ -1,6 +1,7 @@
 """Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
 any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element,
-arange of an integer dtype with float bounds and a zero step, the dtype of a float16 cross_entropy."""
+arange of an integer dtype with float bounds and a zero step, the dtype of a float16 cross_entropy,
+the gradient of torch.linalg.norm of zeros."""
 
 from __future__ import annotations
 
@@ -105,3 +106,14 @@ def cross_entropy_float16_returns_float16(torch: Any) -> Any:
             "sum": torch.nn.functional.cross_entropy(logits, target, reduction="sum"),
             "none": torch.nn.functional.cross_entropy(logits, target, reduction="none"),
             "smoothed": torch.nn.functional.cross_entropy(logits, target, label_smoothing=0.1)}
+
+
+@case("torch.linalg.norm", "Tensor.backward")
+def linalg_norm_of_zeros_has_zero_gradient(torch: Any) -> Any:
+    grads = {}
+    for name, shape, kwargs in (("vector", (5,), {}), ("matrix", (2, 3), {}), ("dim", (2, 3), {"dim": 1}),
+                                ("ord3", (4,), {"ord": 3})):
+        x = torch.zeros(shape, requires_grad=True)
+        torch.linalg.norm(x, **kwargs).sum().backward()
+        grads[name] = x.grad
+    return grads
