@@ -159,15 +159,18 @@ def cumprod_backward(grad: np.ndarray, input: np.ndarray, output: np.ndarray, di
 
 
 def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``cumprod(input, dim, ...)``: for a float input that requires a gradient and holds a zero, PyTorch's
-    exact backward (MindSpore's divides by the input: nan); every other call is the op's."""
+    """Wrap ``cumprod(input, dim, *, dtype=None)``: for a float input that requires a gradient and holds a zero,
+    PyTorch's exact backward (MindSpore's divides by the input: nan); every other call is the op's."""
 
     @functools.wraps(op)
     def cumprod(input: Any, dim: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if (not wants_grad(input) or args or set(kwargs) - {"dim"} or str(input.dtype) in ("BFloat16",)
-                or not isinstance(kwargs.get("dim", dim), int)):
+        if (not wants_grad(input) or args or set(kwargs) - {"dim", "dtype"} or str(input.dtype) in ("BFloat16",)
+                or not isinstance(kwargs.get("dim", dim), int)
+                or str(kwargs.get("dtype", input.dtype)) not in (str(input.dtype), "Float32", "Float64")):
             return op(input, dim, *args, **kwargs) if dim is not None else op(input, *args, **kwargs)
         dim = kwargs.pop("dim", dim)
+        if kwargs.get("dtype") is not None:  # cumprod(x, dtype=d) is cumprod(x.to(d)), as PyTorch
+            input = input.to(kwargs["dtype"])  # noqa: A001
         if bool(np.all(host32(input))):  # no zero: MindSpore's backward is PyTorch's formula
             return op(input, dim)
         rank = max(len(input.shape), 1)

@@ -1,7 +1,7 @@
 """Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
 any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element,
 arange of an integer dtype with float bounds and a zero step, the dtype of a float16 cross_entropy,
-the gradient of torch.linalg.norm of zeros."""
+the gradients of torch.linalg.norm of zeros and of cumprod(dtype=...) through zeros."""
 
 from __future__ import annotations
 
@@ -117,3 +117,14 @@ def linalg_norm_of_zeros_has_zero_gradient(torch: Any) -> Any:
         torch.linalg.norm(x, **kwargs).sum().backward()
         grads[name] = x.grad
     return grads
+
+
+@case("torch.cumprod", "Tensor.backward")
+def cumprod_with_dtype_through_zeros_has_finite_gradient(torch: Any) -> Any:
+    x = tensor(torch, (3, 4), seed=10)
+    x[1, 2] = 0.0
+    x[0, 1] = 0.0
+    x.requires_grad_(True)
+    result = torch.cumprod(x, 1, dtype=torch.float32)
+    result.sum().backward()
+    return {"result": result, "grad": x.grad}
