@@ -2,7 +2,7 @@
 
 Not a provider itself (its name starts with ``_``): :func:`mindspeed_ms.patches._msadapter_conformance.
 register_conformance` calls :func:`register_opinfo_fixes`. The replacements are in
-:mod:`mindspeed_ms.compat.opinfo_shapes`; tests/conformance/cases/fix_opinfo_shapes.py compares them with PyTorch.
+:mod:`mindspeed_ms.compat.result_shapes`; tests/conformance/cases/fix_result_shapes.py compares them with PyTorch.
 """
 
 from __future__ import annotations
@@ -18,37 +18,37 @@ _TENSOR = "mindspore.common.tensor.Tensor"
 def register_opinfo_fixes(registry: Any) -> None:
     """Register PyTorch's result shapes of any/squeeze/nonzero/flatten and the gradients of clone/masked_fill
     (every MindSpore device)."""
-    from mindspeed_ms.compat import opinfo_grads, opinfo_shapes
+    from mindspeed_ms.compat import lost_gradients, result_shapes
 
     registry.register(
-        "msadapter.ops.reduction.any", opinfo_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.ops.reduction.any", result_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.any(x, dim, keepdim=True) drops the reduced dimension ((3, 5) -> (5,); PyTorch (1, 5)), "
                 "silently; a tuple dim raises")
     for target in ("msadapter.ops.array.squeeze", f"{_TENSOR}.squeeze"):
         registry.register(
-            target, opinfo_shapes.squeeze_no_dims_wrapper, kind="wrap", requires=_MSADAPTER,
+            target, result_shapes.squeeze_no_dims_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="squeeze(x, ()) squeezes every size-1 dimension ((1, 1, 1, 1) -> ()); PyTorch squeezes none")
     registry.register(
-        "msadapter.ops.array.nonzero", opinfo_shapes.nonzero_tuple_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.ops.array.nonzero", result_shapes.nonzero_tuple_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.nonzero(x, as_tuple=True) of a tensor without a nonzero element returns two (0, ndim) "
                 "tensors; PyTorch: ndim tensors of shape (0,)")
     registry.register(
-        f"{_TENSOR}.flatten", opinfo_shapes.flatten_method_wrapper, kind="wrap", requires=_MSADAPTER,
+        f"{_TENSOR}.flatten", result_shapes.flatten_method_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="x.flatten(1) returns a copy (writes through it are lost; PyTorch: a view) and fails for bfloat16")
     registry.register(
-        "msadapter.ops.other.clone", opinfo_grads.clone_graph_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.ops.other.clone", lost_gradients.clone_graph_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.clone(x) is copy.deepcopy off Ascend: a new leaf, x receives no gradient (PyTorch: the "
                 "identity's), silently")
     for target in ("msadapter.ops.other.masked_fill", f"{_TENSOR}.masked_fill"):
         registry.register(
-            target, opinfo_grads.masked_fill_value_grad_wrapper, kind="wrap", requires=_MSADAPTER,
+            target, lost_gradients.masked_fill_value_grad_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="masked_fill with a 0-d value tensor that requires grad gives the value no gradient (PyTorch: "
                     "the sum of the gradient at the masked places)")
     registry.register(
-        f"{_TENSOR}.ravel", opinfo_shapes.ravel_method_wrapper, kind="wrap", requires=_MSADAPTER,
+        f"{_TENSOR}.ravel", result_shapes.ravel_method_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="x.ravel() of a non-contiguous tensor (a step slice) returns a view: writes into it change x; "
                 "PyTorch copies (contiguous().view(-1))")
     registry.register(
-        "msadapter.ops.creation.arange", opinfo_shapes.arange_wrapper, kind="wrap", requires=_MSADAPTER,
+        "msadapter.ops.creation.arange", result_shapes.arange_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="arange(0, 2.5, 1, dtype=int64) computes in float ([0, 1, 2]; PyTorch truncates the bounds to "
                 "integers first: [0, 1]); step=0 is accepted (PyTorch: ValueError)")

@@ -1,4 +1,4 @@
-"""Gradients PyTorch's OpInfo samples found lost (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_grads):
+"""Gradients PyTorch's OpInfo samples found lost (scripts/opinfo_sweep.py; mindspeed_ms.compat.lost_gradients):
 torch.clone's input and masked_fill's 0-d value tensor."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.opinfo_shapes):
+"""Result shapes PyTorch's OpInfo samples found wrong (scripts/opinfo_sweep.py; mindspeed_ms.compat.result_shapes):
 any with keepdim and tuple dims, squeeze of an empty dim list, nonzero(as_tuple=True) without a nonzero element,
 arange of an integer dtype with float bounds and a zero step, the dtype of a float16 cross_entropy,
 the gradients of torch.linalg.norm of zeros and of cumprod(dtype=...) through zeros."""
