@@ -108,15 +108,9 @@ for name in ${WANT//,/ }; do
     exit 2
   fi
 done
-tag() { "$1" -c 'import sys, sysconfig; print(sys.implementation.cache_tag, sysconfig.get_platform())'; }
-if [ "$(tag "$PY")" != "$(tag "$REF")" ]; then
-  echo "the two interpreters differ ($(tag "$PY") vs $(tag "$REF")): one dependency folder cannot serve both" >&2
-  exit 2
-fi
-if [ ! -f "$WORK/deps/.complete" ]; then
-  "$REF" -m pip install -q --no-deps --target "$WORK/deps" six==1.16.0 regex==2024.11.6 pyyaml==6.0.2
-  touch "$WORK/deps/.complete"
-fi
+. "$ROOT/scripts/_deps.sh"
+same_python "$PY" "$REF"
+pinned "$REF" "$WORK/deps" six==1.16.0 regex==2024.11.6 pyyaml==6.0.2
 export PYTHONPATH="$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3
 # "ITERATION LOSS_SCALE SKIPPED" for each of megatron's iteration log lines in a run's log

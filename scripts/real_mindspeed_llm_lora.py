@@ -19,9 +19,10 @@ projection. The reference ties the three (two) HF projections' A to one paramete
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Any
+
+from real_mindspeed_llm_posttrain import packed_sft_loss  # this folder is sys.path[0]
 
 HEADS, GROUPS, HIDDEN = 4, 2, 64  # the tiny qwen2.5 of real_mindspeed_llm_posttrain.py hf
 
@@ -117,28 +118,11 @@ def _peft_model(hf: str, ckpt: str, r: int, alpha: int, zero_b: bool) -> Any:
 
 
 def lora_loss(hf: str, prefix: str, seq: int, ckpt: str, r: int, alpha: int, zero_b: bool) -> None:
-    import torch
-    from megatron.core.datasets.indexed_dataset import IndexedDataset
-
-    ids = IndexedDataset(prefix + "_packed_input_ids_document")
-    labels = IndexedDataset(prefix + "_packed_labels_document")
     model = _peft_model(hf, ckpt, r, alpha, zero_b)
     trainable = [p for p in model.parameters() if p.requires_grad]  # parameters() yields a shared A once
-    loss_sum, tokens = torch.zeros(()), 0
-    for i in range(len(ids)):
-        x = torch.from_numpy(ids[i].astype("int64"))
-        y = torch.from_numpy(labels[i].astype("int64"))
-        if len(x) > seq:
-            sys.exit(f"sample {i} has {len(x)} tokens, more than --seq-length {seq}: the run cuts it, this does not")
-        logits = model(input_ids=x[None]).logits[0].float()
-        loss_sum = loss_sum + torch.nn.functional.cross_entropy(logits[:-1], y[1:], ignore_index=-100,
-                                                                reduction="sum")
-        tokens += int((y[1:] != -100).sum())
-    loss = loss_sum / tokens
-    loss.backward()
-    norm = math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in trainable if p.grad is not None))
-    print(json.dumps({"loss": loss.item(), "grad_norm": norm, "tokens": tokens, "samples": len(ids),
-                      "trainable": sum(p.numel() for p in trainable)}))
+    result = packed_sft_loss(model, prefix, seq, trainable)
+    result["trainable"] = sum(p.numel() for p in trainable)
+    print(json.dumps(result))
 
 
 def lora_merge(hf: str, ckpt: str, r: int, alpha: int, out: str) -> None:

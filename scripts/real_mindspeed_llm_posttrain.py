@@ -132,14 +132,14 @@ def run_observed(argv: list[str]) -> None:
     runpy.run_path(argv[0], run_name="__main__")
 
 
-def reference_loss(hf_dir: str, prefix: str, seq: int) -> None:
+def packed_sft_loss(model: Any, prefix: str, seq: int, parameters: list[Any]) -> dict[str, Any]:
+    """The loss MindSpeed-LLM's SFT run computes over the packed samples at PREFIX (the token cross entropies summed,
+    over the tokens whose label is not -100), its backward, and the gradient norm of PARAMETERS."""
     import torch
     from megatron.core.datasets.indexed_dataset import IndexedDataset
-    from transformers import Qwen2ForCausalLM
 
     ids = IndexedDataset(prefix + "_packed_input_ids_document")
     labels = IndexedDataset(prefix + "_packed_labels_document")
-    model = Qwen2ForCausalLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager")
     loss_sum, tokens = torch.zeros(()), 0
     for i in range(len(ids)):
         x = torch.from_numpy(ids[i].astype("int64"))
@@ -152,8 +152,16 @@ def reference_loss(hf_dir: str, prefix: str, seq: int) -> None:
         tokens += int((y[1:] != -100).sum())
     loss = loss_sum / tokens
     loss.backward()
-    norm = math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in model.parameters() if p.grad is not None))
-    print(json.dumps({"loss": loss.item(), "grad_norm": norm, "tokens": tokens, "samples": len(ids)}))
+    norm = math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in parameters if p.grad is not None))
+    return {"loss": loss.item(), "grad_norm": norm, "tokens": tokens, "samples": len(ids)}
+
+
+def reference_loss(hf_dir: str, prefix: str, seq: int) -> None:
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    model = Qwen2ForCausalLM.from_pretrained(hf_dir, dtype=torch.float32, attn_implementation="eager")
+    print(json.dumps(packed_sft_loss(model, prefix, seq, list(model.parameters()))))
 
 
 def reference_generate(hf_dir: str, prompt: str, new_tokens: int) -> None:

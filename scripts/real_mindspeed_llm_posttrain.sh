@@ -61,23 +61,12 @@ BIN="$(dirname "$PY")"
 REF="${MINDSPEED_MS_REFERENCE_PYTHON:?set MINDSPEED_MS_REFERENCE_PYTHON to a Python with real CPU PyTorch}"
 PORT="${MASTER_PORT:-18537}"
 HELP="$ROOT/scripts/real_mindspeed_llm_posttrain.py"
-tag() { "$1" -c 'import sys, sysconfig; print(sys.implementation.cache_tag, sysconfig.get_platform())'; }
-if [ "$(tag "$PY")" != "$(tag "$REF")" ]; then
-  echo "the two interpreters differ ($(tag "$PY") vs $(tag "$REF")): one dependency folder cannot serve both" >&2
-  exit 2
-fi
-if [ ! -f "$WORK/deps/.complete" ]; then
-  "$PY" -m pip install -q --no-deps --target "$WORK/deps" transformers==4.57.1 accelerate==1.10.1 peft==0.7.1 \
-    tqdm==4.67.1 huggingface_hub==0.36.2 tokenizers==0.22.2 regex==2024.11.6 pyyaml==6.0.2 filelock==3.16.1 \
-    fsspec==2024.10.0 six==1.16.0 networkx==3.6.1 datasets==3.6.0 pyarrow==20.0.0 pandas==2.2.3 \
-    python-dateutil==2.9.0.post0 pytz==2025.2 tzdata==2025.2 xxhash==3.5.0 multiprocess==0.70.16 dill==0.3.8
-  touch "$WORK/deps/.complete"
-fi
-if [ ! -f "$WORK/refdeps/.complete" ]; then
-  "$REF" -m pip install -q --no-deps --target "$WORK/refdeps" safetensors==0.8.0 requests==2.32.3 urllib3==2.8.0 \
-    idna==3.20 certifi==2026.10.19.post1 charset_normalizer==3.5.3
-  touch "$WORK/refdeps/.complete"
-fi
+. "$ROOT/scripts/_deps.sh"
+same_python "$PY" "$REF"
+pinned "$PY" "$WORK/deps" "${HF_PINS[@]}" networkx==3.6.1 datasets==3.6.0 \
+  pyarrow==20.0.0 pandas==2.2.3 python-dateutil==2.9.0.post0 pytz==2025.2 tzdata==2025.2 xxhash==3.5.0 \
+  multiprocess==0.70.16 dill==0.3.8
+pinned "$REF" "$WORK/refdeps" "${REF_HF_PINS[@]}"
 export GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_LLM_DIR="$LLM"
 REFPATH="$MS:$LLM:$MEG:$WORK/deps:$WORK/refdeps${PYTHONPATH:+:$PYTHONPATH}"
 MSPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
