@@ -12,6 +12,9 @@
 #   mixtral  examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh  } reduce, GQA, MoE ...), only the sizes shrunk
 #   qwen2moe examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4k_ptd.sh } (Ulysses CP2 + EP2, shared experts;
 #            --swap-attention left out: NPU-to-host activation swapping)
+#   deepseek3 examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh (multi-latent attention, packed sequences
+#            (--reset-position-ids: TND flash attention), sigmoid group-limited router with expert bias, MTP, yarn;
+#            EP2; 4 layers: dense, 2 MoE, no-op; dualpipev/fb overlap, optimizer swapping, LCAL kernels left out)
 #            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
 #            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
 #            manager adopted (scripts/real_entry_figures.py field)
@@ -36,7 +39,7 @@
 # MINDSPEED_MS_TRACE/_TRACE_FILE to read status() at exit.
 # Prints each run's per-iteration losses; exits non-zero when a run stops or a figure is out of tolerance.
 set -euo pipefail
-if [ $# -lt 3 ]; then sed -n '2,37p' "$0" >&2; exit 2; fi
+if [ $# -lt 3 ]; then sed -n '2,40p' "$0" >&2; exit 2; fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MS="$(cd "$1" && pwd)"; LLM="$(cd "$2" && pwd)"; MEG="$(cd "$3" && pwd)"
 WORK="$(mkdir -p "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && cd "${4:-$ROOT/.realcheck/mindspeed-llm-pretrain}" && pwd)"
@@ -45,18 +48,20 @@ BIN="$(dirname "$PY")"
 PORT="${MASTER_PORT:-8129}"
 VOCAB=4096; ITERS=20
 # MindSpeed-LLM's own pins, and what they import, each pinned (networkx: MindSpeed's --swap-attention imports it,
-# unpinned there); --no-deps: torch is MSAdapter's here
-if [ ! -f "$WORK/deps/.complete-2" ]; then
+# unpinned there; pandas and SQLAlchemy: MindSpeed's --use-ascend-coc imports mindspeed.core.training, which imports
+# its auto_settings, which imports both, unpinned in its requirements.txt); --no-deps: torch is MSAdapter's here
+if [ ! -f "$WORK/deps/.complete-3" ]; then
   "$PY" -m pip install -q --no-deps --target "$WORK/deps" transformers==4.57.1 accelerate==1.10.1 peft==0.7.1 \
     tqdm==4.67.1 huggingface_hub==0.36.2 tokenizers==0.22.2 regex==2024.11.6 pyyaml==6.0.2 filelock==3.16.1 \
-    fsspec==2024.10.0 six==1.16.0 networkx==3.6.1
-  touch "$WORK/deps/.complete-2"
+    fsspec==2024.10.0 six==1.16.0 networkx==3.6.1 pandas==2.2.3 python-dateutil==2.9.0.post0 pytz==2024.2 \
+    tzdata==2024.2 SQLAlchemy==2.0.36
+  touch "$WORK/deps/.complete-3"
 fi
 export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
 CONFIGS="${CONFIGS:-dp}"
-[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,qwen2moe,parity,cpparity"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,qwen2moe,deepseek3,parity,cpparity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"
@@ -135,6 +140,39 @@ CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2
   --adam-beta1 0.9 --adam-beta2 0.95 --initial-loss-scale 4096 --seed 42 --bf16 --no-shared-storage \
   --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 2 \
   --context-parallel-size 2 --context-parallel-algo ulysses_cp_algo"
+# deepseek3 671b (deepseek3/pretrain_deepseek3_671b_4k_ptd.sh, its deepseek_spec): 64 layers (61..63 no-op)/7168
+# hidden/128 heads/MLA q-lora 1536 kv-lora 512 qk 128+64 v 128/256 experts top-8 in 8 groups (top-4 groups) + 1
+# shared/MTP 1 layer/yarn 40x of 4096/TP4 PP8 EP32, dualpipev; layout EP2 (TP1 PP1, dp 2): 4 layers (the first dense,
+# the last no-op), MLA q-lora 32 kv-lora 16 qk 16+8 v 16, 8 experts top-2 in 4 groups (top-2 groups) + 1 shared,
+# yarn 40x of 32 positions (max positions 1280: the example's ratio, which MindSpeed-LLM checks). Left out:
+#   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least
+#   --swap-optimizer --swap-optimizer-times 4      optimizer states swapped between NPU and pinned host memory
+#                                                  (torch.empty_like(pin_memory=True): "Create device context failed")
+#   --coc-fused-kernel                             LCAL's fused matmul + collective kernels (CANN NNAL's ATB library:
+#                                                  "please install cann-nnal package first"); --use-ascend-coc kept
+CONFIG_deepseek3="--spec mindspeed_llm.tasks.models.spec.deepseek_spec layer_spec --reset-position-ids \
+  --gemm-gradient-accumulation-fusion --noop-layers 3 --manual-gc --manual-gc-interval 50 --no-shared-storage \
+  --use-flash-attn --use-mcore-models --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 \
+  --expert-model-parallel-size 2 --sequence-parallel --context-parallel-size 1 --context-parallel-algo ulysses_cp_algo \
+  --num-layers 4 --max-position-embeddings 1280 --lr 1.0e-5 --lr-decay-style cosine \
+  --untie-embeddings-and-output-weights --disable-bias-linear --attention-dropout 0.0 --init-method-std 0.02 \
+  --hidden-dropout 0.0 --position-embedding-type rope --normalization RMSNorm --use-fused-rotary-pos-emb \
+  --use-rotary-position-embeddings --use-fused-swiglu --use-fused-rmsnorm --swiglu --no-masked-softmax-fusion \
+  --attention-softmax-in-fp32 --min-lr 1.0e-7 --weight-decay 1e-2 --lr-warmup-iters 2 --clip-grad 1.0 \
+  --adam-beta1 0.9 --adam-beta2 0.999 --initial-loss-scale 65536 --padded-vocab-size $((VOCAB + 64)) \
+  --rotary-base 10000 --norm-epsilon 1e-6 --no-load-optim --no-load-rng --bf16 --use-ascend-coc \
+  --distributed-timeout-minutes 120 --split 100,0,0 --eval-interval 2000 --no-save-optim --no-save-rng \
+  --multi-latent-attention --qk-pos-emb-head-dim 8 --qk-head-dim 16 --q-lora-rank 32 --kv-lora-rank 16 \
+  --v-head-dim 16 --qk-layernorm --mla-fa-without-pad --beta-fast 32 --beta-slow 1 --rope-scaling-factor 40 \
+  --rope-scaling-mscale 1.0 --rope-scaling-mscale-all-dim 1.0 --rope-scaling-original-max-position-embeddings 32 \
+  --rope-scaling-type yarn --moe-router-dtype fp32 --moe-grouped-gemm --moe-permutation-async-comm \
+  --moe-token-dispatcher-type alltoall --moe-permute-fusion --first-k-dense-replace 1 --moe-layer-freq 1 \
+  --n-shared-experts 1 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 32 \
+  --moe-router-load-balancing-type none --moe-router-num-groups 4 --moe-router-group-topk 2 \
+  --moe-router-topk-scaling-factor 2.5 --moe-aux-loss-coeff 0.0001 --seq-aux --norm-topk-prob \
+  --moe-router-score-function sigmoid --moe-router-enable-expert-bias --expert-tensor-parallel-size 1 \
+  --mtp-num-layers 1 --mtp-loss-scaling-factor 0.3 --mtp-mem-efficient-logits --use-distributed-optimizer \
+  --recompute-method uniform --recompute-granularity full --recompute-num-layers 1"
 field() {  # field NAME: the shrunk example script on 2 workers
   local name=$1 flags="CONFIG_$1"
   rm -rf "$WORK/log-$name"
@@ -197,7 +235,7 @@ for config in ${CONFIGS//,/ }; do
       done
       "$PY" "$ROOT/scripts/real_entry_figures.py" llm --vocab $VOCAB --iterations $ITERS --status "$WORK/status-1.json" \
         "$WORK/log1" "$WORK/log2" || status=1 ;;
-    llama2|qwen25|qwen25cp|mixtral|qwen2moe)
+    llama2|qwen25|qwen25cp|mixtral|qwen2moe|deepseek3)
       if ! field "$config"; then
         echo "FAIL: $config stopped; last lines of its log:" >&2
         tail -n 30 "$WORK/msrun-$config.out" "$WORK/log-$config"/worker_*.log >&2 || true
@@ -209,7 +247,7 @@ for config in ${CONFIGS//,/ }; do
       parity || { echo "FAIL: MindSpeed-LLM (fused flags) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
     cpparity)
       cpparity || { echo "FAIL: MindSpeed-LLM CP2 (ring attention) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
-    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, qwen2moe, parity, cpparity, all)" >&2; exit 2 ;;
+    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, qwen2moe, deepseek3, parity, cpparity, all)" >&2; exit 2 ;;
   esac
 done
 exit $status

@@ -168,8 +168,8 @@ def test_dropout_keeps_the_expectation_and_drops_about_one_minus_keep_prob() -> 
 
 def test_attention_rejects_bad_layouts_head_counts_modes_and_masks() -> None:
     q, k, v = (Tensor(to_layout(a, "BSH")) for a in qkv())
-    with pytest.raises(ValueError, match="npu_fusion_attention: argument 'input_layout'.*got 'TND'"):
-        npu_fusion_attention(q, k, v, N1, "TND")
+    with pytest.raises(ValueError, match="npu_fusion_attention: argument 'input_layout'.*got 'NTD'"):
+        npu_fusion_attention(q, k, v, N1, "NTD")
     with pytest.raises(ValueError, match="argument 'head_num'.*divisor of the hidden size 32.*got 5"):
         npu_fusion_attention(q, k, v, 5, "BSH")
     with pytest.raises(ValueError, match="argument 'key'.*dividing head_num 4, got 3"):

@@ -198,11 +198,17 @@ def no_accelerator() -> bool:
 
 
 class HostStream:
-    """The one stream of MindSpore's CPU backend: ``torch.cuda.current_stream()`` there.
+    """The one stream of MindSpore's CPU backend: ``torch.cuda.current_stream()`` and ``torch.cuda.Stream()`` there.
 
     Work is queued in order on it, so waiting on another stream or event is already done; ``synchronize()`` waits
     for what is queued (MindSpore's PyNative executor). Equal to every other ``HostStream``: there is one.
+    MSAdapter's ``torch.cuda.Stream()`` is MindSpore's ``Stream``, whose ``StreamCtx`` (``torch.cuda.stream(s)``)
+    refuses the CPU device: the first one raised ``AttributeError: 'StreamCtx' object has no attribute 'stream'``
+    (megatron's alltoall MoE dispatcher moves its splits to the host inside ``torch.cuda.stream(side_stream)``).
     """
+
+    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
+        del device, priority, kwargs  # torch.cuda.Stream's arguments: one stream, whatever is asked
 
     def synchronize(self) -> None:
         """Wait until every queued operation has run."""
@@ -231,6 +237,22 @@ class HostStream:
 
     def __repr__(self) -> str:
         return "<mindspeed_ms HostStream (MindSpore CPU backend)>"
+
+
+def stream(ctx_stream: Any) -> Any:
+    """``torch.cuda.stream(s)`` on the CPU backend: a context that changes nothing (there is one stream, and work
+    inside it runs in order with everything else, as PyTorch's does once it waits for the side stream). The
+    parameter is named as MSAdapter's (MindSpore's ``StreamCtx(ctx_stream)``).
+
+    Raises:
+        TypeError: ``s`` is neither ``None`` nor a stream of this backend (what ``torch.cuda.Stream()`` made).
+    """
+    import contextlib
+
+    if ctx_stream is not None and not isinstance(ctx_stream, HostStream):
+        raise TypeError(f"torch.cuda.stream() expects a torch.cuda.Stream or None on the MindSpore CPU backend, got "
+                        f"{type(ctx_stream).__name__}")
+    return contextlib.nullcontext()
 
 
 def current_stream(device: Any = None) -> HostStream:

@@ -25,7 +25,7 @@ from mindspeed_ms.ops.lcal_functional import (
     matmul_reduce_scatter,
     pure_matmul,
 )
-from mindspeed_ms.ops.matmul_add import npu_matmul_add_fp32
+from mindspeed_ms.ops.matmul_add import npu_groupmatmul_add_fp32, npu_matmul_add_fp32
 from mindspeed_ms.ops.moe_token import npu_moe_token_permute, npu_moe_token_unpermute
 from mindspeed_ms.ops.ring_attention_update import npu_ring_attention_update
 from mindspeed_ms.ops.rms_norm import npu_rms_norm
@@ -48,6 +48,7 @@ __all__ = [
     "npu_fusion_attention_grad",
     "npu_gmm",
     "npu_gmm_v2",
+    "npu_groupmatmul_add_fp32",
     "npu_matmul_add_fp32",
     "npu_moe_token_permute",
     "npu_moe_token_unpermute",

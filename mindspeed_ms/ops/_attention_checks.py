@@ -83,7 +83,8 @@ def check_attention(
         ValueError: on anything else that does not fit.
     """
     if layout not in LAYOUTS:
-        raise OpArgumentError(op, "input_layout", f"expected one of {', '.join(LAYOUTS)}, got {layout!r}")
+        also = " (TND: npu_fusion_attention only)" if layout == "TND" else ""
+        raise OpArgumentError(op, "input_layout", f"expected one of {', '.join(LAYOUTS)}{also}, got {layout!r}")
     if isinstance(head_num, bool) or not isinstance(head_num, int) or head_num <= 0:
         raise OpArgumentError(op, "head_num", f"expected a positive int, got {head_num!r}")
     for name, t in (("query", query), ("key", key), ("value", value)):
@@ -100,8 +101,12 @@ def check_attention(
             op, "head_num", f"expected the query's head count {n1} in layout {layout}, got {head_num}"
         )
     kb, n2, sk, kd = _split(op, "key", key, layout, None, d)
-    if shape_of(value) != shape_of(key):
-        raise OpArgumentError(op, "value", f"expected the shape of key {shape_of(key)}, got {shape_of(value)}")
+    # The value's head dim may differ from the query's (multi-latent attention without padding)
+    vb, vn, vs, _ = _split(op, "value", value, layout, n2, 0) if len(shape_of(value)) == len(shape_of(key)) \
+        else (None, None, None, None)
+    if (vb, vn, vs) != (kb, n2, sk):
+        raise OpArgumentError(op, "value", f"expected the shape of key {shape_of(key)} up to the head dim "
+                                           f"({n2} heads), got {shape_of(value)}")
     if kb != b or kd != d:
         raise OpArgumentError(
             op,

@@ -113,7 +113,7 @@ def _composite(
     row_sum = 1.0 / mint.max(ops.stop_gradient(probs), dim=-1, keepdim=True)[0]
     if keep_prob < 1.0:
         probs = ops.dropout(probs, p=1.0 - keep_prob)
-    out = mint.matmul(probs.reshape(b, n2, group * sq, sk), v).reshape(b, n1, sq, d)
+    out = mint.matmul(probs.reshape(b, n2, group * sq, sk), v).reshape(b, n1, sq, v.shape[-1])
     out = from_bnsd(out, layout)
     if out.dtype != query.dtype:
         out = out.astype(query.dtype)
@@ -147,7 +147,9 @@ def npu_fusion_attention(
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, int, int, int]:
     """Compute ``dropout(softmax(mask(scale * (q @ k^T + pse)))) @ v`` like torch_npu's fused attention.
 
-    Layouts ``BSH``, ``SBH`` (hidden = heads * head_dim), ``BSND`` and ``BNSD``; grouped-query
+    Layouts ``BSH``, ``SBH`` (hidden = heads * head_dim), ``BSND``, ``BNSD`` and ``TND`` (packed
+    sequences: ``actual_seq_qlen``/``actual_seq_kvlen`` their cumulative ends, attention within each, the
+    sparse mode counted per sequence, the value head dim may differ: ``ops/varlen_attention.py``); grouped-query
     attention when ``key``/``value`` have fewer heads than ``query`` (query head ``h`` uses kv
     head ``h // (head_num // kv_heads)``). ``atten_mask`` is boolean (or uint8), True masks out,
     shaped ``(sq, sk)``, ``(b, 1, sq, sk)`` or ``(b, head_num, sq, sk)``. ``sparse_mode``: 0 uses
@@ -164,7 +166,7 @@ def npu_fusion_attention(
     Args:
         query: query tensor in ``input_layout``.
         key: key tensor, same layout; its head count must divide ``head_num``.
-        value: value tensor, same shape as ``key``.
+        value: value tensor, shaped as ``key`` up to its head dim (which may be smaller or larger).
         head_num: number of query heads.
         input_layout: ``"BSH"``, ``"SBH"``, ``"BSND"`` or ``"BNSD"``.
         pse: optional positional bias broadcastable to ``(b, head_num, sq, sk)``.
@@ -176,8 +178,8 @@ def npu_fusion_attention(
         next_tockens: band width after the diagonal (``next_tokens`` is accepted too).
         inner_precise: reserved; ignored.
         prefix: must be None (prefix sparse mode 5 is not supported).
-        actual_seq_qlen: must be None (the TND layout is not supported).
-        actual_seq_kvlen: must be None.
+        actual_seq_qlen: the TND layout's cumulative query ends; None in the other layouts.
+        actual_seq_kvlen: the TND layout's cumulative key/value ends; None in the other layouts.
         sparse_mode: 0 to 4, see above.
         gen_mask_parallel: accepted for torch_npu compatibility; no effect.
         sync: accepted for torch_npu compatibility; no effect.
@@ -198,6 +200,9 @@ def npu_fusion_attention(
     """
     pre = _merge_alias("pre_tockens", pre_tockens, "pre_tokens", pre_tokens)
     nxt = _merge_alias("next_tockens", next_tockens, "next_tokens", next_tokens)
+    if input_layout == "TND":
+        return _packed(query, key, value, head_num, pse, atten_mask, scale, keep_prob, pre, nxt, sparse_mode, prefix,
+                       actual_seq_qlen, actual_seq_kvlen)
     dims = check_attention(
         _OP,
         query,
@@ -214,7 +219,8 @@ def npu_fusion_attention(
         actual_seq_qlen,
         actual_seq_kvlen,
     )
-    if dispatch_path("fusion_attention") == "fused" and is_half(query) and dims.head_dim % 16 == 0 and keep_prob == 1.0:
+    if (dispatch_path("fusion_attention") == "fused" and is_half(query) and dims.head_dim % 16 == 0
+            and keep_prob == 1.0 and tuple(value.shape) == tuple(key.shape)):
         kernel = _flash_kernel(head_num, float(scale), pre, nxt, inner_precise, input_layout, sparse_mode)
         shift = (pse * scale).astype(query.dtype) if pse is not None else None
         mask = atten_mask
@@ -236,6 +242,26 @@ def npu_fusion_attention(
     )
     numels = dims.batch * dims.q_heads * dims.sq * dims.sk if keep_prob < 1.0 else 0
     return out, smax, ssum, ops.zeros((0,), mindspore.float32), 0, 0, numels
+
+
+def _packed(query: Tensor, key: Tensor, value: Tensor, head_num: int, pse: Any, atten_mask: Any, scale: Any,
+            keep_prob: Any, pre: int, nxt: int, sparse_mode: Any, prefix: Any, actual_seq_qlen: Any,
+            actual_seq_kvlen: Any) -> tuple[Tensor, Tensor, Tensor, Tensor, int, int, int]:
+    """The TND layout: the packed tokens as one BSND batch, masked across sequences (ops/varlen_attention.py);
+    the output ``(T, head_num, value_head_dim)``, the statistics ``(T, head_num, 8)``."""
+    from mindspeed_ms.ops.varlen_attention import check_tnd, segment_mask
+
+    dims, q_ends, kv_ends = check_tnd(query, key, value, head_num, pse, atten_mask, scale, keep_prob, sparse_mode,
+                                      prefix, actual_seq_qlen, actual_seq_kvlen)
+    mode = int(sparse_mode)
+    mask = segment_mask(q_ends, kv_ends, lambda sq, sk: _structural_mask(sq, sk, mode, pre, nxt) if mode else None)
+    tq, tk, n1, n2, d = dims.sq, dims.sk, dims.q_heads, dims.kv_heads, dims.head_dim
+    dv = value.shape[-1]
+    out, smax, ssum = _composite(query.reshape(1, tq, n1, d), key.reshape(1, tk, n2, d), value.reshape(1, tk, n2, dv),
+                                 dims, "BSND", None, Tensor(mask), float(scale), float(keep_prob), pre, nxt, 1)
+    smax, ssum = (ops.transpose(s[0], (1, 0, 2)) for s in (smax, ssum))
+    numels = n1 * tq * tk if keep_prob < 1.0 else 0
+    return out.reshape(tq, n1, dv), smax, ssum, ops.zeros((0,), mindspore.float32), 0, 0, numels
 
 
 @functools.lru_cache(maxsize=32)

@@ -189,6 +189,14 @@ def register(registry: Any, args: Any) -> None:
         purpose="torch.cuda.current_stream() is None on CPU: MindSpeed's alltoall_seq MoE dispatcher calls its "
                 "synchronize() (AttributeError); the CPU backend's one stream, synchronize waits for queued work")
     registry.register(
+        "msadapter.cuda.Stream", compat.HostStream, requires=_MSADAPTER,
+        purpose="torch.cuda.Stream() is MindSpore's Stream, which the CPU backend does not support: megatron's "
+                "alltoall MoE dispatcher's side stream; the CPU backend's one stream")
+    registry.register(
+        "msadapter.cuda.stream", compat.stream, requires=_MSADAPTER,
+        purpose="torch.cuda.stream(s) is MindSpore's StreamCtx: on CPU the first one has no 'stream' attribute "
+                "(AttributeError at __enter__; megatron's alltoall MoE dispatcher); one stream, nothing to switch")
+    registry.register(
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
@@ -216,6 +224,11 @@ def register(registry: Any, args: Any) -> None:
         "torch_npu.npu_matmul_add_fp32", npu_compat.npu_matmul_add_fp32, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_matmul_add_fp32 loads an ATB op builder (none on CPU): MindSpeed's "
                 "gradient-accumulation fusion; the composite, main_grad += grad_output^T @ input in float32")
+    registry.register(
+        "torch_npu.npu_groupmatmul_add_fp32", ops.npu_groupmatmul_add_fp32, create_dummy=True, requires=_MSADAPTER,
+        purpose="msadapter's torch_npu has no npu_groupmatmul_add_fp32: MindSpeed-LLM's MindSpore adaptation imports "
+                "it under --gemm-gradient-accumulation-fusion (the experts' grouped weight-gradient accumulation); "
+                "the composite, main_grad += x_g^T @ dy_g per group in float32")
     registry.register(
         "torch_npu.npu_rotary_mul", npu_compat.npu_rotary_mul, requires=_MSADAPTER,
         purpose="msadapter's torch_npu.npu_rotary_mul calls RotaryPositionEmbedding, which has no CPU kernel "
