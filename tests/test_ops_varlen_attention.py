@@ -4,8 +4,6 @@ smaller than the query's (multi-latent attention's --mla-fa-without-pad); the re
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import mindspore
 import numpy as np
 import pytest
@@ -19,24 +17,40 @@ N1, N2, D, DV = 4, 2, 6, 4
 ENDS = [5, 7, 13, 16]  # four sequences of 5, 2, 6 and 3 tokens, packed
 SCALE = 0.4
 
-# Each sequence on its own through PyTorch's attention, causal within it (or not), then packed again.
+# Each case's sequences on their own through PyTorch's attention, causal within them (or not), then packed again.
 TORCH_SEQUENCES = """
 import sys
 import numpy as np
 import torch
 
 data = np.load(sys.argv[1])
-q, k, v = (torch.tensor(data[x], requires_grad=True) for x in "qkv")
-outs, start = [], 0
-for end in data["ends"].tolist():
-    qs, ks, vs = (t[start:end].transpose(0, 1) for t in (q, k, v))  # (N, s, D)
-    outs.append(torch.nn.functional.scaled_dot_product_attention(
-        qs, ks, vs, is_causal=bool(data["causal"]), scale=float(data["scale"]), enable_gqa=True).transpose(0, 1))
-    start = end
-out = torch.cat(outs)
-(out * torch.tensor(data["g"])).sum().backward()
-np.savez(sys.argv[2], out=out.detach().numpy(), dq=q.grad.numpy(), dk=k.grad.numpy(), dv=v.grad.numpy())
+results = {}
+for name in data["names"].tolist():
+    q, k, v = (torch.tensor(data[name + "_" + x], requires_grad=True) for x in "qkv")
+    outs, start = [], 0
+    for end in data[name + "_ends"].tolist():
+        qs, ks, vs = (t[start:end].transpose(0, 1) for t in (q, k, v))  # (N, s, D)
+        outs.append(torch.nn.functional.scaled_dot_product_attention(
+            qs, ks, vs, is_causal=bool(data[name + "_causal"]), scale=float(data["scale"]),
+            enable_gqa=True).transpose(0, 1))
+        start = end
+    out = torch.cat(outs)
+    (out * torch.tensor(data[name + "_g"])).sum().backward()
+    results.update({name + "_out": out.detach().numpy(), name + "_dq": q.grad.numpy(), name + "_dk": k.grad.numpy(),
+                    name + "_dv": v.grad.numpy()})
+np.savez(sys.argv[2], **results)
 """
+
+
+@pytest.fixture(scope="module")
+def pytorch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+    """PyTorch's outputs and gradients: ``packed`` (four sequences, causal), ``full`` (the same, not causal) and
+    ``one`` (a single causal sequence), each from :func:`packed`'s inputs."""
+    given: dict[str, np.ndarray] = {"names": np.array(["packed", "full", "one"]), "scale": np.array(SCALE)}
+    for name, seed, ends, causal in (("packed", 3, ENDS, True), ("full", 3, ENDS, False), ("one", 6, [16], True)):
+        given.update({f"{name}_{key}": value for key, value in packed(seed).items()})
+        given.update({f"{name}_ends": np.array(ends), f"{name}_causal": np.array(causal)})
+    return run_reference(TORCH_SEQUENCES, given, tmp_path_factory.mktemp("varlen"))
 
 
 def packed(seed: int) -> dict[str, np.ndarray]:
@@ -50,16 +64,14 @@ def packed(seed: int) -> dict[str, np.ndarray]:
 
 # MindSpeed-LLM's call: sparse mode 4 with next_tockens 0 (causal per sequence); modes 2 and 3 are the same shape
 # for self-attention; mode 0 attends to the whole sequence.
-@pytest.mark.parametrize(("keywords", "causal"), [
-    ({"sparse_mode": 4, "pre_tockens": 65536, "next_tockens": 0}, True),
-    ({"sparse_mode": 3}, True),
-    ({"sparse_mode": 0}, False),
+@pytest.mark.parametrize(("keywords", "case"), [
+    ({"sparse_mode": 4, "pre_tockens": 65536, "next_tockens": 0}, "packed"),
+    ({"sparse_mode": 3}, "packed"),
+    ({"sparse_mode": 0}, "full"),
 ])
-def test_packed_sequences_and_gradients_match_pytorch_per_sequence(tmp_path: Path, keywords: dict[str, int],
-                                                                   causal: bool) -> None:
+def test_packed_sequences_and_gradients_match_pytorch_per_sequence(pytorch: dict[str, np.ndarray],
+                                                                   keywords: dict[str, int], case: str) -> None:
     data = packed(3)
-    want = run_reference(TORCH_SEQUENCES, {**data, "ends": np.array(ENDS), "causal": causal, "scale": SCALE},
-                         tmp_path)
 
     def attention(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, ...]:
         return npu_fusion_attention(q, k, v, N1, "TND", scale=SCALE, actual_seq_qlen=ENDS, actual_seq_kvlen=ENDS,
@@ -70,12 +82,12 @@ def test_packed_sequences_and_gradients_match_pytorch_per_sequence(tmp_path: Pat
 
     inputs = [Tensor(data[x]) for x in "qkv"]
     out, smax, ssum = attention(*inputs)[:3]
-    np.testing.assert_allclose(out.asnumpy(), want["out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.asnumpy(), pytorch[f"{case}_out"], rtol=1e-5, atol=1e-6)
     assert smax.shape == ssum.shape == (ENDS[-1], N1, 8)
     assert smax.dtype == mindspore.float32
     grads = mindspore.grad(loss, grad_position=(0, 1, 2))(*inputs)
     for name, got in zip(("dq", "dk", "dv"), grads):
-        np.testing.assert_allclose(got.asnumpy(), want[name], rtol=1e-4, atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(got.asnumpy(), pytorch[f"{case}_{name}"], rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 def test_the_offsets_may_come_as_a_tensor_and_bfloat16_keeps_its_dtype() -> None:
@@ -122,12 +134,9 @@ def test_tnd_refuses_what_it_cannot_do() -> None:
                              actual_seq_kvlen=[7, 7, 13, 16])
 
 
-def test_sbh_with_a_value_head_dim_of_its_own_matches_pytorch(tmp_path: Path) -> None:
+def test_sbh_with_a_value_head_dim_of_its_own_matches_pytorch(pytorch: dict[str, np.ndarray]) -> None:
     # MindSpeed-LLM's multi-latent attention without --reset-position-ids: SBH, value heads narrower than query's
-    data = packed(6)
-    want = run_reference(TORCH_SEQUENCES, {**data, "ends": np.array([16]), "causal": True, "scale": SCALE},
-                         tmp_path)
-    q, k, v = (Tensor(data[x].reshape(16, 1, -1)) for x in "qkv")
+    q, k, v = (Tensor(packed(6)[x].reshape(16, 1, -1)) for x in "qkv")
     out = npu_fusion_attention(q, k, v, N1, "SBH", scale=SCALE, sparse_mode=2)[0]
     assert out.shape == (16, 1, N1 * DV)
-    np.testing.assert_allclose(out.asnumpy().reshape(16, N1, DV), want["out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.asnumpy().reshape(16, N1, DV), pytorch["one_out"], rtol=1e-5, atol=1e-6)
