@@ -7,7 +7,11 @@ the optimizer's gradient preparation, grad norm, clipping, zero count, update) a
 median of each over the iterations after the third: ``bench: phase NAME MS``. With ``BENCH_BATON=MINE:OTHER``
 (two FIFOs; tp=1) each iteration waits for a byte on MINE before megatron's forward-backward and writes one to
 OTHER after the optimizer step, so that two runs started together (bench_ab.py --paired) take turns iteration by
-iteration; rank 0 prints each iteration's time from the byte to the step's end: ``bench: step N MS``.
+iteration; rank 0 prints each iteration's time from the byte to the step's end: ``bench: step N MS``. With
+``BENCH_MARK_STEPS=1`` each iteration's parts (zero_grad_buffer, zero_grad, forward-backward, the optimizer's
+step) run inside a frame of this file named ``bench_warmup_step`` for the first 3 iterations and
+``bench_steady_step`` after them: a sampling profiler (bench_train.py's py-spy share) counts the samples under
+the second only.
 """
 
 from __future__ import annotations
@@ -91,6 +95,41 @@ def take_turns(mine_path: str, other_path: str, schedules: Any, optimizer: Any) 
 
     schedules.forward_backward_no_pipelining = turn
     optimizer.step = stepped
+
+
+#: the iterations a sampling profiler leaves out (first calls: MindSpore's kernel selection, caches); as the step
+#: times bench_train.py reports
+WARMUP_ITERATIONS = 3
+
+
+def mark_steps(schedules: Any, optimizer: Any, ddp: Any) -> None:
+    """Run each iteration's parts inside ``bench_warmup_step`` (the first :data:`WARMUP_ITERATIONS`) or
+    ``bench_steady_step`` (after them): frames a sampler sees. ``optimizer``'s ``step`` closes an iteration."""
+    finished = [0]
+
+    def marked(function: Callable[..., Any], closes_iteration: bool = False) -> Callable[..., Any]:
+        def bench_warmup_step(*args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)
+
+        def bench_steady_step(*args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)
+
+        @functools.wraps(function)
+        def step_part(*args: Any, **kwargs: Any) -> Any:
+            try:
+                if finished[0] < WARMUP_ITERATIONS:
+                    return bench_warmup_step(*args, **kwargs)
+                return bench_steady_step(*args, **kwargs)
+            finally:
+                if closes_iteration:
+                    finished[0] += 1
+
+        return step_part
+
+    schedules.forward_backward_no_pipelining = marked(schedules.forward_backward_no_pipelining)
+    ddp.zero_grad_buffer = marked(ddp.zero_grad_buffer)
+    optimizer.zero_grad = marked(optimizer.zero_grad)
+    optimizer.step = marked(optimizer.step, closes_iteration=True)
 
 
 def _report_phases() -> None:
@@ -184,6 +223,15 @@ def main() -> None:
     profile_to = os.environ.get("BENCH_PROFILE")
     if os.environ.get("BENCH_PHASES"):
         _instrument()
+    if os.environ.get("BENCH_MARK_STEPS"):
+        import mindspeed_ms.adaptor  # noqa: F401  (the framework switch, as the example's first line)
+
+        # isort: split
+        from megatron.core.distributed import DistributedDataParallel
+        from megatron.core.optimizer.optimizer import ChainedOptimizer
+        from megatron.core.pipeline_parallel import schedules
+
+        mark_steps(schedules, ChainedOptimizer, DistributedDataParallel)
     try:
         if profile_to:
             import cProfile

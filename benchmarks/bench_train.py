@@ -8,7 +8,9 @@ and median (first 3 steps excluded), the ratio MindSpore/PyTorch measured in the
 table (forward, backward, DDP finalize, gradient preparation, grad norm, clipping, zero count, the
 optimizer's update; medians per step, timed by the worker around megatron's functions), and the share of
 the step spent in mindspeed_ms's own code (cProfile: the difference of an N- and an N+``--iters``-iteration
-run, so setup cancels out). ``--settings``: the former matrix instead (tiny model, tp=1 and tp=2, each
+run, so setup cancels out) and by sampling (py-spy, when installed: the samples of the main thread in the
+iterations after the third, by the code they are in; see :mod:`_sampled_share`). ``--settings``: the former
+matrix instead (tiny model, tp=1 and tp=2, each
 MindSpore runtime setting of :mod:`mindspeed_ms.adaptation.runtime` on its own, peak RSS of rank 0).
 
     python benchmarks/bench_train.py [--reference-python .venv-ref/bin/python] [--rounds 2] [--iters 20]
@@ -33,7 +35,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _sampled_share as sampled  # noqa: E402  # the sibling module: the sampled share
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "pretrain_gpt.py"
@@ -91,21 +96,24 @@ def _command(config: Config, iters: int, reference: str | None, log_dir: Path) -
             "--join=True", "--cluster_time_out=120", f"--log_dir={log_dir}", *args, "--ai-framework", "mindspore"]
 
 
-def run_config(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
+def run_config(config: Config, iters: int, reference: str | None, scratch: Path,
+               extra_env: dict[str, str] | None = None, wrap: Callable[[list[str]], list[str]] | None = None
                ) -> tuple[str, float]:
     """Run ``config`` to the end; return its output (with rank 0's log) and its wall time."""
-    return collect(config, *launch(config, iters, reference, scratch, extra_env))
+    return collect(config, *launch(config, iters, reference, scratch, extra_env, wrap))
 
 
-def launch(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None
-           ) -> tuple[subprocess.Popen[str], Path, float]:
-    """Start ``config``'s run (torchrun or msrun) without waiting: the process, its log folder, its start time."""
+def launch(config: Config, iters: int, reference: str | None, scratch: Path, extra_env: dict[str, str] | None = None,
+           wrap: Callable[[list[str]], list[str]] | None = None) -> tuple[subprocess.Popen[str], Path, float]:
+    """Start ``config``'s run (torchrun or msrun) without waiting: the process, its log folder, its start time.
+    ``wrap``: what the command runs under (a profiler's command line around it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINDSPEED_MS_") and k != "MINDSPEED_AI_FRAMEWORK"}
     env.update(GLOG_v="3", PYTHONPATH=os.pathsep.join(filter(None, [str(config.root), env.get("PYTHONPATH")])),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]), **config.env,
                **(extra_env or {}))
     log_dir = Path(tempfile.mkdtemp(dir=scratch))
-    process = subprocess.Popen(_command(config, iters, reference, log_dir), env=env, stdout=subprocess.PIPE,
+    command = _command(config, iters, reference, log_dir)
+    process = subprocess.Popen(wrap(command) if wrap else command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, cwd=str(scratch))
     return process, log_dir, time.perf_counter()
 
@@ -236,6 +244,44 @@ def _per_step_profile(scratch: Path, short: int, long: int, size: str = "tiny"
     return own + builtins + wrappers, kernels, total, top
 
 
+def _sampled(scratch: Path, iters: int, size: str = "tiny") -> tuple[sampled.Share, float, float] | str:
+    """Run MindSpore tp=1 under py-spy (:mod:`_sampled_share`): the steady iterations' samples by class, the
+    median step time of that run (ms), how far py-spy fell behind (s); or why not (py-spy absent, or refused)."""
+    py_spy = sampled.find_py_spy()
+    if py_spy is None:
+        return f"py-spy not installed (`{sampled.INSTALL_HINT}`): the sampled share is skipped"
+    refused = sampled.can_attach(py_spy, scratch)
+    if refused:
+        return f"py-spy cannot attach here ({refused}): the sampled share is skipped"
+    raw = scratch / f"sampled{size}{iters}.txt"
+    output, _ = run_config(Config("sampled", "mindspore", 1, size=size), iters, None, scratch,
+                           {"BENCH_MARK_STEPS": "1"}, lambda command: sampled.record_command(py_spy, raw, command))
+    result = Result()
+    parse_output(output, result, 0.0)
+    return sampled.read_raw(raw.read_text()), statistics.median(result.steps_ms), sampled.behind(output)
+
+
+def _print_sampled(measured: tuple[sampled.Share, float, float] | str, iters: int, size: str) -> None:
+    if isinstance(measured, str):
+        print(f"\n{measured}")
+        return
+    share, step_ms, late = measured
+    own, own_error = share.fraction(sampled.OURS)
+    host, host_error = share.fraction(sampled.HOST)
+    print(f"\nmindspeed_ms's own code per step, {size} (sampled: py-spy --native --idle at {sampled.RATE}/s, the main "
+          f"thread in iterations 4-{iters}, {share.total} samples, median step {step_ms:.1f} ms under the sampler): "
+          f"ours {100 * own:.2f}% +- {100 * own_error:.2f}%; "
+          f"host kernels {100 * host:.2f}% +- {100 * host_error:.2f}%; "
+          f"both {100 * (own + host):.2f}%")
+    for name in sampled.CLASSES:
+        fraction, error = share.fraction(name)
+        print(f"  {100 * fraction:6.2f}% +- {100 * error:4.2f}%  {share.samples[name]:6d} samples  {name}")
+    if late:
+        print(f"  py-spy fell behind its schedule by up to {late:.1f} s: samples skewed toward slow-to-sample phases")
+    for frame, count in share.own_frames.most_common(8):
+        print(f"  {count:6d} samples  {frame}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference-python", default=os.environ.get("MINDSPEED_MS_REFERENCE_PYTHON")
@@ -251,6 +297,8 @@ def main() -> None:
                         help="instead: tp=1 and tp=2 and each MindSpore runtime setting, tiny model")
     parser.add_argument("--no-knobs", action="store_true", help="with --settings: skip the per-setting runs")
     parser.add_argument("--no-profile", action="store_true", help="skip the own-code share")
+    parser.add_argument("--sample-iters", type=int, default=200,
+                        help="iterations after the first 3 of the sampled runs (tiny; other sizes a tenth)")
     parser.add_argument("--profile-only", action="store_true", help="only the own-code share")
     options = parser.parse_args()
     # absolute, without resolving the venv's symlink: the runs start in a scratch directory
@@ -267,6 +315,7 @@ def main() -> None:
             for size in sizes:
                 iters = options.iters if size == "tiny" else options.mid_iters
                 _print_profile(*_per_step_profile(Path(tmp), 3, 3 + iters, size), iters, size)
+                _print_sampled(_sampled(Path(tmp), *_sample_iters(options, size)), *_sample_iters(options, size))
         return
     if options.settings:
         _settings(options, reference)
@@ -285,7 +334,7 @@ def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str])
                                   options.before.resolve()))
         configs.append(Config(f"mindspore {size}", "mindspore", 1, {"BENCH_PHASES": "1"}, size))
     results = {config.name: Result() for config in configs}
-    profiles = {}
+    profiles, samples = {}, {}
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
         scratch = Path(tmp)
         for round_index in range(options.rounds):
@@ -298,8 +347,15 @@ def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str])
             for size in sizes:
                 iters = options.iters if size == "tiny" else options.mid_iters
                 profiles[size] = (_per_step_profile(scratch, 3, 3 + iters, size), iters)
+                samples[size] = _sampled(scratch, *_sample_iters(options, size))
     for size in sizes:
         _print_size(size, options, results, profiles.get(size))
+        if size in samples:
+            _print_sampled(samples[size], _sample_iters(options, size)[0], size)
+
+
+def _sample_iters(options: argparse.Namespace, size: str) -> tuple[int, str]:
+    return 3 + (options.sample_iters if size == "tiny" else max(options.sample_iters // 10, 3)), size
 
 
 def _print_size(size: str, options: argparse.Namespace, results: dict[str, Result],
