@@ -96,10 +96,18 @@ def test_deepseek3s_router_rope_and_dispatcher_copies_compute_what_pytorch_compu
         np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-6, err_msg=key)
 
 
-def test_stream_context_refuses_what_is_not_a_stream() -> None:
-    from mindspeed_ms.compat.msadapter_cpu import HostStream, stream
+def test_stream_context_and_events_of_the_one_stream() -> None:
+    from mindspeed_ms.compat.msadapter_cpu import HostEvent, HostStream, communication_stream, stream
 
-    with stream(HostStream(priority=-1)), stream(None):
-        pass
+    with stream(HostStream(priority=-1)), stream(None), stream(communication_stream()):
+        pass  # MindSpeed's MindSpore async all-to-all: StreamCtx(mindspore.runtime.communication_stream())
+    side = HostStream()
+    event = side.record_event()  # MindSpeed's fb-overlap dispatcher: record, then wait on the current stream
+    assert isinstance(event, HostEvent)
+    side.wait_event(event)
+    event.wait()
+    assert event.query() is True
+    given = HostEvent()
+    assert side.record_event(given) is given
     with pytest.raises(TypeError, match=r"torch.cuda.stream\(\) expects a torch.cuda.Stream or None.*got int"):
         stream(3)

@@ -225,6 +225,12 @@ class HostStream:
         """Order after ``stream``'s work: one stream, already in order."""
         del stream
 
+    def record_event(self, event: Any = None) -> Any:
+        """Record ``event`` (a new :class:`HostEvent` when None) at this point of the stream and return it."""
+        recorded = HostEvent() if event is None else event
+        recorded.record(self)
+        return recorded
+
     def wait_event(self, event: Any) -> None:
         """Order after ``event``: one stream, already in order."""
         del event
@@ -237,6 +243,32 @@ class HostStream:
 
     def __repr__(self) -> str:
         return "<mindspeed_ms HostStream (MindSpore CPU backend)>"
+
+
+class HostEvent:
+    """An event of the CPU backend's one stream (``torch.cuda.Event()``, ``stream.record_event()``): everything
+    before it is queued in order, so waiting is done once the queue has run; ``synchronize()`` runs it (MindSpeed's
+    fb-overlap token dispatcher records one and has the dispatch wait on it)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+        del enable_timing, blocking, interprocess
+
+    def record(self, stream: Any = None) -> None:
+        """Mark this point of the one stream."""
+        del stream
+
+    def wait(self, stream: Any = None) -> None:
+        """Make ``stream`` wait for the event: one stream, already in order."""
+        del stream
+
+    def synchronize(self) -> None:
+        """Wait until the work queued before the event has run."""
+        HostStream().synchronize()
+
+    def query(self) -> bool:
+        """Whether the work before the event has run (it has, once :meth:`synchronize` returns)."""
+        self.synchronize()
+        return True
 
 
 def stream(ctx_stream: Any) -> Any:
@@ -253,6 +285,11 @@ def stream(ctx_stream: Any) -> Any:
         raise TypeError(f"torch.cuda.stream() expects a torch.cuda.Stream or None on the MindSpore CPU backend, got "
                         f"{type(ctx_stream).__name__}")
     return contextlib.nullcontext()
+
+
+def communication_stream() -> HostStream:
+    """``mindspore.runtime.communication_stream()`` on the CPU backend (MindSpore's is None there): the one stream."""
+    return HostStream()
 
 
 def current_stream(device: Any = None) -> HostStream:

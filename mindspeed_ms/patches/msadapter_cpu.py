@@ -197,6 +197,14 @@ def register(registry: Any, args: Any) -> None:
         purpose="torch.cuda.stream(s) is MindSpore's StreamCtx: on CPU the first one has no 'stream' attribute "
                 "(AttributeError at __enter__; megatron's alltoall MoE dispatcher); one stream, nothing to switch")
     registry.register(
+        "mindspore.runtime.StreamCtx", compat.stream, requires=_MINDSPORE,
+        purpose="MindSpore's StreamCtx on CPU: the first one has no 'stream' attribute (AttributeError at __enter__; "
+                "MindSpeed's MindSpore async all-to-all under --moe-fb-overlap); one stream, nothing to switch")
+    registry.register(
+        "mindspore.runtime.communication_stream", compat.communication_stream, requires=_MINDSPORE,
+        purpose="mindspore.runtime.communication_stream() is None on CPU: MindSpeed's MindSpore async all-to-all "
+                "(--moe-fb-overlap) calls its wait_stream(); the CPU backend's one stream")
+    registry.register(
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
         purpose="init_process_group(backend='nccl'/'hccl') needs HCCL, absent on CPU; 'gloo' works under msrun")
