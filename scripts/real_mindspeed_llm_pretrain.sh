@@ -145,7 +145,9 @@ CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2
 # shared/MTP 1 layer/yarn 40x of 4096/TP4 PP8 EP32, dualpipev; layout EP2 (TP1 PP1, dp 2): 4 layers (the first dense,
 # the last no-op), MLA q-lora 32 kv-lora 16 qk 16+8 v 16, 8 experts top-2 in 4 groups (top-2 groups) + 1 shared,
 # yarn 40x of 32 positions (max positions 1280: the example's ratio, which MindSpeed-LLM checks). Left out:
-#   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least
+#   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least;
+#                                                  on 4 (PP2 EP2, global batch 8) the first backward's gradient
+#                                                  bucket holds NaN (megatron's check stops it): not diagnosed
 #   --swap-optimizer --swap-optimizer-times 4      optimizer states swapped between NPU and pinned host memory
 #                                                  (torch.empty_like(pin_memory=True): "Create device context failed")
 #   --coc-fused-kernel                             LCAL's fused matmul + collective kernels (CANN NNAL's ATB library:

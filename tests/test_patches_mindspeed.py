@@ -88,6 +88,7 @@ def test_every_mindspeed_patch_applies_with_requires_purpose_and_a_compatible_si
     statuses = registry.status()
     # on the CPU backend, MindSpeed's MindSpore grouped matmul too (its module imports torch: not imported here)
     cpu = {"mindspeed.mindspore.ops.gmm.npu_gmm", "mindspeed.mindspore.ops.gmm.npu_gmm_v2",
+           "mindspeed.mindspore.ops.gmm._GmmProxy.npu_gmm", "mindspeed.mindspore.ops.gmm._GmmProxy2.npu_gmm",
            "mindspeed.mindspore.ops.npu_ring_attention_update._RingAttentionProxy.npu_ring_attention_update"}
     assert len(statuses) == sum(map(len, EXPECTED.values())) + len(COC_METHODS) + len(cpu)
     for status in statuses:

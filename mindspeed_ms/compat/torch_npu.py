@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["npu_fusion_attention", "npu_rotary_mul", "npu_matmul_add_fp32", "ring_attention_update_method",
+           "gmm_proxy_method",
            "npu_fusion_attention_grad", "NO_LIMIT"]
 
 #: torch_npu's "no limit" for the pre/next token band.
@@ -92,6 +93,17 @@ def npu_matmul_add_fp32(x: Any, weight: Any, C: Any) -> Any:  # noqa: N803  (tor
     from mindspeed_ms.ops import npu_matmul_add_fp32 as matmul_add
 
     return matmul_add(weight, x, C)
+
+
+def gmm_proxy_method(self: Any, x: Any, weight: Any, bias: Any = None, group_list: Any = None, group_type: int = 0,
+                     group_list_type: int = 0) -> Any:
+    """``_GmmProxy.npu_gmm`` (what MindSpeed's MindSpore op builder loads for ``GMMFunction.builder.load()``; its
+    ``--moe-fb-overlap`` experts call it for the grouped matmuls and their weight gradients):
+    :func:`mindspeed_ms.ops.gmm.grouped_matmul_lists` (MindSpore's Gmm kernel has no CPU implementation)."""
+    del self
+    from mindspeed_ms.ops.gmm import grouped_matmul_lists
+
+    return grouped_matmul_lists(x, weight, bias, group_list, group_type, group_list_type)
 
 
 def ring_attention_update_method(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -162,3 +162,61 @@ def npu_gmm_v2(
             )
         ends = np.cumsum(sizes)
     return _grouped("npu_gmm_v2", x, weight, bias, ends, group_type)
+
+
+def grouped_matmul_lists(x: Sequence[Tensor], weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None,
+                         group_list: GroupList | None = None, group_type: int = 0,
+                         group_list_type: int = 0) -> list[Tensor]:
+    """MindSpore's ``ops.function.math_func.gmm`` list form, which MindSpeed's MindSpore op-builder proxy
+    (``GMMFunction.builder.load().npu_gmm``, ``--moe-fb-overlap``'s experts) calls: one tensor in each list.
+
+    ``group_type`` 0 splits the rows ``m`` of ``x (m, k)`` over ``weight (groups, k, n)`` (:func:`npu_gmm`);
+    ``group_type`` 2 splits the shared dimension of ``x (k, m)`` and ``weight (m, n)``: group ``g`` gives
+    ``x[:, s:e] @ weight[s:e]``, stacked ``(groups, k, n)`` (the experts' weight gradients; an empty group gives
+    zeros). ``group_list`` holds cumulative ends (``group_list_type`` 0) or sizes (1).
+
+    Returns:
+        A one-tensor list, in ``x``'s dtype.
+
+    Raises:
+        OpArgumentError: lists of another length, a bias with ``group_type`` 2, another ``group_type`` or
+            ``group_list_type``, or shapes and group lists that do not fit.
+    """
+    op = "gmm"
+    for name, given in (("x", x), ("weight", weight)):
+        if not isinstance(given, (list, tuple)) or len(given) != 1:
+            raise OpArgumentError(op, name, f"expected a list of one tensor, got {given!r}")
+    if group_list_type not in (0, 1):
+        raise OpArgumentError(op, "group_list_type",
+                              f"expected 0 (cumulative ends) or 1 (sizes), got {group_list_type}")
+    bias_tensor = None
+    if bias:
+        if len(bias) != 1 or group_type != 0:
+            raise OpArgumentError(op, "bias", f"expected an empty list or one tensor with group_type 0, got {bias!r}")
+        bias_tensor = bias[0]
+    if group_type == 0:
+        grouped = npu_gmm if group_list_type == 0 else npu_gmm_v2
+        return [grouped(x[0], weight[0], bias=bias_tensor, group_list=group_list)]
+    if group_type != 2:
+        raise OpArgumentError(op, "group_type", f"expected 0 (split m) or 2 (split k), got {group_type}")
+    a, b = x[0], weight[0]
+    require_float(op, "x", a)
+    require_float(op, "weight", b)
+    require_ndim(op, "x", a, (2,), "a 2-D (k, m) tensor")
+    require_ndim(op, "weight", b, (2,), "a 2-D (m, n) tensor")
+    (k, m), (bm, n) = shape_of(a), shape_of(b)
+    if bm != m:
+        raise OpArgumentError(op, "weight", f"expected {m} rows (x's second dimension), got shape {(bm, n)}")
+    ends = _host_ints(op, group_list) if group_list is not None else np.asarray([m], np.int64)
+    if group_list_type == 1:
+        ends = np.cumsum(ends)
+    if ends.size == 0 or np.any(np.diff(ends) < 0) or ends[0] < 0 or int(ends[-1]) != m:
+        raise OpArgumentError(op, "group_list", f"expected non-decreasing ends at {m}, got {ends.tolist()}")
+    af, bf = upcast(a), upcast(b)
+    parts, start = [], 0
+    for end in (int(e) for e in ends):
+        part = mint.matmul(af[:, start:end], bf[start:end]) if end > start else ops.zeros((k, n), af.dtype)
+        parts.append(part.reshape(1, k, n))
+        start = end
+    out = mint.cat(parts) if len(parts) > 1 else parts[0]
+    return [out if out.dtype == a.dtype else out.astype(a.dtype)]

@@ -102,7 +102,9 @@ def npu_groupmatmul_add_fp32(x: Tensor, dy: Tensor, group_list: Any, grad: Tenso
     if groups and (ends[0] < 0 or np.any(np.diff(ends) < 0) or int(ends[-1]) != m):
         raise OpArgumentError(op, "group_list", f"expected non-decreasing offsets ending at the token count {m}, "
                                                 f"got {ends.tolist()}")
-    xf, dyf = upcast(x), upcast(dy)
+    # the kernel writes the accumulator outside autograd: the activations MindSpeed's fb-overlap keeps for the
+    # deferred weight gradient may still record a graph, the update must not
+    xf, dyf = ops.stop_gradient(upcast(x)), ops.stop_gradient(upcast(dy))
     parts, start = [], 0
     for end in (int(e) for e in ends):
         parts.append(_matmul_tn()(xf[start:end], dyf[start:end]) if end > start else

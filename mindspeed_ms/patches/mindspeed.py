@@ -86,6 +86,12 @@ def _register_cpu(registry: Any) -> None:
         "mindspeed_ms.compat.torch_npu:ring_attention_update_method", requires=_MINDSPEED,
         purpose="MindSpeed's MindSpore ring-attention update (--use-fused-ring-attention-update, context parallel) "
                 "calls MindSpore's RingAttentionUpdate kernel, which the CPU backend lacks; the composite")
+    for proxy in ("_GmmProxy", "_GmmProxy2"):
+        registry.register(
+            f"mindspeed.mindspore.ops.gmm.{proxy}.npu_gmm", "mindspeed_ms.compat.torch_npu:gmm_proxy_method",
+            requires=_MINDSPEED,
+            purpose="MindSpeed's MindSpore GMM op-builder proxy (--moe-fb-overlap's experts: GMMFunction.builder.load()"
+                    ".npu_gmm) calls MindSpore's Gmm kernel, which the CPU backend lacks; the composite")
     for target, op in _MINDSPORE_OPS_ON_CPU.items():
         registry.register(target, f"{_OPS_MODULE}:{op}", requires=_MINDSPEED,
                           purpose=f"MindSpeed's MindSpore {op} (--moe-grouped-gemm) calls MindSpore's Gmm kernel, "
