@@ -278,8 +278,9 @@ def _print_sampled(measured: tuple[sampled.Share, float, float] | str, iters: in
         print(f"  {100 * fraction:6.2f}% +- {100 * error:4.2f}%  {share.samples[name]:6d} samples  {name}")
     if late:
         print(f"  py-spy fell behind its schedule by up to {late:.1f} s: samples skewed toward slow-to-sample phases")
-    for frame, count in share.own_frames.most_common(8):
-        print(f"  {count:6d} samples  {frame}")
+    for tag, shown in (("[ours]", 8), ("[host]", 4)):  # the innermost Python frames of our samples, by samples
+        for frame, count in [item for item in share.own_frames.most_common() if item[0].endswith(tag)][:shown]:
+            print(f"  {count:6d} samples  {frame}")
 
 
 def main() -> None:
