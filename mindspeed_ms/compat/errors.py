@@ -43,6 +43,7 @@ __all__ = [
     "UnsupportedOpOptionError",
     "UnsupportedOptimizerFeatureError",
     "DTypeNotSupportedError",
+    "MemoryFormatUnsupportedError",
     "OperandTypeError",
     "RandomStateError",
     "RandomStateTypeError",
@@ -298,6 +299,11 @@ class DTypeNotSupportedError(AdaptationError, NotImplementedError):
         super().__init__(f"{message} ({op}; cast the input first, as PyTorch asks)", target=op)
         self.op = op
         self.dtype = dtype
+
+
+class MemoryFormatUnsupportedError(AdaptationError, RuntimeError):
+    """A channels-last layout was asked for (``memory_format=torch.channels_last``): MSAdapter's tensors are always
+    row-major on the MindSpore backend, so it cannot be made; nothing was computed (``compat.memory_formats``)."""
 
 
 class OperandTypeError(AdaptationError, TypeError):

@@ -10,10 +10,8 @@ Measured on MSAdapter 0.5.0b1 against torch 2.13 (tests/conformance/cases/fix_me
   ``memory_format=torch.preserve_format`` keeps ``(1, 4)``), so ``is_contiguous()`` said True where PyTorch says
   False and ``.view(-1)`` worked where PyTorch refuses. Here a non-contiguous input is copied in the order of its
   strides (PyTorch's ``infer_dense_strides``) and permuted back: the copy has PyTorch's strides, and writes through
-  it reach its own memory only; a contiguous input takes the original path unchanged. MSAdapter's memory formats
-  are all ``None`` (``torch.contiguous_format == torch.preserve_format``), so ``clone(memory_format=
-  torch.contiguous_format)`` cannot be told from the default and keeps the strides too (the same values; PyTorch
-  gives a contiguous copy; the field never asks for it: ``.contiguous()`` after the clone gives that).
+  it reach its own memory only; a contiguous input takes the original path unchanged. ``clone(memory_format=
+  torch.contiguous_format)`` copies contiguously (the formats: :mod:`mindspeed_ms.compat.memory_formats`).
 """
 
 from __future__ import annotations
@@ -84,6 +82,10 @@ def _clone(op: Callable[[Any], Any], tensor: Any, kwargs: dict[str, Any]) -> Any
     unknown = set(kwargs) - {"memory_format"}
     if unknown:
         raise TypeError(f"clone() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    from mindspeed_ms.compat.memory_formats import wants_contiguous
+
+    if "memory_format" in kwargs and wants_contiguous("clone", kwargs["memory_format"], len(tensor.shape)):
+        return op(tensor.contiguous())
     if len(tensor.shape) < 2 or tensor.is_contiguous():
         return op(tensor)
     return _preserved_copy(op, tensor)

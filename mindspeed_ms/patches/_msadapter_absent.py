@@ -14,6 +14,8 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
+from ._msadapter_memory_formats import register_memory_formats
+
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _TENSOR = "mindspore.common.tensor.Tensor"
 _ABSENT = "mindspeed_ms.compat.absent_functions"
@@ -55,6 +57,7 @@ _ARRAY_FUNCTIONS = {
 
 def register_absent(registry: Any) -> None:
     """Register PyTorch's versions of the torch functions and Tensor methods MSAdapter lacks or refuses."""
+    register_memory_formats(registry)
     for target, (replacement, exists, why) in _REPLACEMENTS.items():
         registry.register(target, replacement, create_dummy=not exists, requires=_MSADAPTER, purpose=why)
     for target, function in _ARRAY_FUNCTIONS.items():

@@ -1,0 +1,44 @@
+"""The msadapter provider's registrations of ``torch.memory_format`` and the ``memory_format=`` arguments.
+
+Not a provider itself (its name starts with ``_``): :func:`mindspeed_ms.patches._msadapter_absent.register_absent`
+calls :func:`register_memory_formats`. The replacements live in :mod:`mindspeed_ms.compat.memory_formats`; the
+conformance cases tests/conformance/cases/fix_memory_formats.py compare them with PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
+
+_MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
+_FORMATS = "mindspeed_ms.compat.memory_formats"
+
+
+def register_memory_formats(registry: Any) -> None:
+    """Register the four memory formats and the calls that take them."""
+    from mindspeed_ms.compat import memory_formats
+
+    for name in memory_formats.FORMATS:
+        exists = name not in ("channels_last", "channels_last_3d")
+        registry.register(
+            f"msadapter.{name}", f"{_FORMATS}:{_attribute(name)}",
+            create_dummy=not exists, requires=_MSADAPTER,
+            purpose=(f"torch.{name} is None under MSAdapter (contiguous, preserve and legacy formats all equal)"
+                     if exists else f"torch.{name} does not exist under MSAdapter"))
+    for like in ("zeros_like", "ones_like", "empty_like", "full_like"):
+        registry.register(
+            f"msadapter.ops.creation.{like}", memory_formats.like_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"torch.{like}(memory_format=torch.channels_last) is ignored (a row-major result)")
+    for like in ("rand_like", "randn_like"):
+        registry.register(
+            f"msadapter.ops.random.{like}", memory_formats.like_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"torch.{like}(memory_format=torch.channels_last) is ignored (a row-major result)")
+    registry.register(
+        "msadapter.ops.creation.empty", memory_formats.empty_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.empty(..., memory_format=...) raises TypeError (no memory_format argument)")
+
+
+def _attribute(name: str) -> str:
+    """The compat module's attribute holding torch's ``name`` (``legacy_contiguous_format`` is the contiguous one)."""
+    return {"memory_format": "MemoryFormat", "legacy_contiguous_format": "contiguous_format"}.get(name, name)
