@@ -147,7 +147,8 @@ CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2
 # yarn 40x of 32 positions (max positions 1280: the example's ratio, which MindSpeed-LLM checks). Left out:
 #   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least;
 #                                                  on 4 (PP2 EP2, global batch 8) the first backward's gradient
-#                                                  bucket holds NaN (megatron's check stops it): not diagnosed
+#                                                  bucket holds NaN (stage 1) and 1e36/inf (stage 2): uninitialized
+#                                                  memory reaches the gradients; not located
 #   --swap-optimizer --swap-optimizer-times 4      optimizer states swapped between NPU and pinned host memory
 #                                                  (torch.empty_like(pin_memory=True): "Create device context failed")
 #   --coc-fused-kernel                             LCAL's fused matmul + collective kernels (CANN NNAL's ATB library:
