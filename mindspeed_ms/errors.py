@@ -47,6 +47,7 @@ from mindspeed_ms.compat.errors import (
     TorchRefusalError,
     UnsupportedOpOptionError,
     UnsupportedOptimizerFeatureError,
+    ViewRebaseError,
 )
 from mindspeed_ms.engine.errors import (
     AdaptationError,
@@ -99,6 +100,7 @@ __all__ = [
     "ParityNoStepError",
     "DTypeNotSupportedError",
     "MemoryFormatUnsupportedError",
+    "ViewRebaseError",
     "FlushDenormalModeError",
     "RandomStateError",
     "OperandTypeError",

@@ -16,6 +16,10 @@ Measured on MindSpore 2.7.1 + MSAdapter 0.5.0b1, against PyTorch 2.13:
 - ``torch.autograd.graph.saved_tensors_hooks`` is a placeholder that never calls its pack / unpack hooks (MindSpeed's
   activation swapping and adaptive recompute rely on them): MindSpore's engine saves its tensors in C++, out of
   Python's reach, so :func:`saved_tensors_hooks_enter` refuses it loudly instead of silently doing nothing.
+- A backward through a view whose base was written in place after the view was taken (``p = y[1]; y.mul_(3);
+  p.sum().backward()``; PyTorch rebases the view's history on the write) stops inside MindSpore's engine with an
+  internal RuntimeError ("The pointer[base_shape] is null"): :func:`engine_wrapper` raises
+  :class:`~mindspeed_ms.errors.ViewRebaseError` instead, which says what to do.
 """
 
 from __future__ import annotations
@@ -24,13 +28,17 @@ import functools
 import weakref
 from typing import Any, Callable
 
-from mindspeed_ms.compat.errors import TorchRefusalError, UnsupportedOpOptionError
+from mindspeed_ms.compat.errors import TorchRefusalError, UnsupportedOpOptionError, ViewRebaseError
 
 __all__ = ["engine_wrapper", "static_engine_wrapper", "queue_callback", "register_post_accumulate_grad_hook",
            "register_multi_grad_hook", "saved_tensors_hooks_enter"]
 
 #: one list per backward pass running (innermost last): the callbacks queued during it
 _PASSES: list[list[Callable[[], None]]] = []
+
+
+#: what MindSpore's engine says when it meets a view whose base was written in place after the view was taken
+_VIEW_REBASE = "The pointer[base_shape] is null"
 
 
 def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
@@ -44,6 +52,10 @@ def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
             result = run_backward(*args, **kwargs)
             while callbacks:  # a callback may queue another one: it runs too
                 callbacks.pop(0)()
+        except RuntimeError as error:
+            if _VIEW_REBASE in str(error):
+                raise ViewRebaseError("torch.autograd.backward") from error
+            raise
         finally:
             _PASSES.pop()
         return result

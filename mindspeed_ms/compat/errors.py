@@ -44,6 +44,7 @@ __all__ = [
     "UnsupportedOptimizerFeatureError",
     "DTypeNotSupportedError",
     "MemoryFormatUnsupportedError",
+    "ViewRebaseError",
     "OperandTypeError",
     "RandomStateError",
     "RandomStateTypeError",
@@ -172,6 +173,21 @@ class InPlaceOnViewError(AdaptationError, RuntimeError):
         super().__init__(
             f"Tensor.{op} on a view at {call_site}: {reason}; nothing was written. Compute it out of place "
             f"(e.g. 'x = x.{op.rstrip('_')}(...)') or patch the calling function")
+
+
+class ViewRebaseError(AdaptationError, RuntimeError):
+    """A backward pass reached a view whose base was written in place after the view was taken
+    (``p = y[1]; y.mul_(3); p.sum().backward()``). PyTorch rebases the view's history on the write; MindSpore's
+    autograd cannot (its engine stops with "The pointer[base_shape] is null"). Take the view after the write, or
+    ``clone()`` it before the write. Gradients of other inputs may have been accumulated before the stop.
+    """
+
+    def __init__(self, op: str) -> None:
+        super().__init__(
+            f"{op}: the graph holds a view whose base was modified in place after the view was taken; MindSpore's "
+            f"autograd cannot rebase the view's history (PyTorch does). Take the view after the in-place write, or "
+            f"clone() it before; the .grad of leaves reached before the stop may already hold their part",
+            target=op)
 
 
 class InPlaceWriteError(AdaptationError, RuntimeError):
