@@ -11,6 +11,7 @@ from typing import Any
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
 from ._msadapter_cpu_collectives import register_collectives
+from ._msadapter_cpu_device import register_device
 from ._msadapter_cpu_ieee import register_ieee
 
 name = "msadapter_cpu"
@@ -180,30 +181,7 @@ def register(registry: Any, args: Any) -> None:
         "msadapter.ops.reduction.norm", compat.frobenius_norm_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.norm(vector) with the default p='fro' raises on CPU (megatron's grad clipping), and "
                 "torch.norm(matrix, p=2) is the spectral norm (PyTorch flattens: the 2-norm of all elements)")
-    registry.register(
-        "msadapter.cuda.is_available", compat.no_accelerator, requires=_MSADAPTER,
-        purpose="torch.cuda.is_available() is always True under msadapter, so scripts pick CUDA/NCCL paths "
-                "(set_device, backend='nccl') that fail on the CPU backend")
-    registry.register(
-        "msadapter.cuda.current_stream", compat.current_stream, requires=_MSADAPTER,
-        purpose="torch.cuda.current_stream() is None on CPU: MindSpeed's alltoall_seq MoE dispatcher calls its "
-                "synchronize() (AttributeError); the CPU backend's one stream, synchronize waits for queued work")
-    registry.register(
-        "msadapter.cuda.Stream", compat.HostStream, requires=_MSADAPTER,
-        purpose="torch.cuda.Stream() is MindSpore's Stream, which the CPU backend does not support: megatron's "
-                "alltoall MoE dispatcher's side stream; the CPU backend's one stream")
-    registry.register(
-        "msadapter.cuda.stream", compat.stream, requires=_MSADAPTER,
-        purpose="torch.cuda.stream(s) is MindSpore's StreamCtx: on CPU the first one has no 'stream' attribute "
-                "(AttributeError at __enter__; megatron's alltoall MoE dispatcher); one stream, nothing to switch")
-    registry.register(
-        "mindspore.runtime.StreamCtx", compat.stream, requires=_MINDSPORE,
-        purpose="MindSpore's StreamCtx on CPU: the first one has no 'stream' attribute (AttributeError at __enter__; "
-                "MindSpeed's MindSpore async all-to-all under --moe-fb-overlap); one stream, nothing to switch")
-    registry.register(
-        "mindspore.runtime.communication_stream", compat.communication_stream, requires=_MINDSPORE,
-        purpose="mindspore.runtime.communication_stream() is None on CPU: MindSpeed's MindSpore async all-to-all "
-                "(--moe-fb-overlap) calls its wait_stream(); the CPU backend's one stream")
+    register_device(registry)
     registry.register(
         "msadapter.distributed.distributed_c10d.init_process_group", compat.cpu_backend_wrapper, kind="wrap",
         requires=_MSADAPTER,
