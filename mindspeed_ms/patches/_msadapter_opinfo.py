@@ -20,6 +20,8 @@ def register_opinfo_fixes(registry: Any) -> None:
     (every MindSpore device)."""
     from mindspeed_ms.compat import lost_gradients, result_shapes
 
+    _register_zero_dim_fixes(registry)
+
     registry.register(
         "msadapter.ops.reduction.any", result_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.any(x, dim, keepdim=True) drops the reduced dimension ((3, 5) -> (5,); PyTorch (1, 5)), "
@@ -52,3 +54,23 @@ def register_opinfo_fixes(registry: Any) -> None:
         "msadapter.ops.creation.arange", result_shapes.arange_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="arange(0, 2.5, 1, dtype=int64) computes in float ([0, 1, 2]; PyTorch truncates the bounds to "
                 "integers first: [0, 1]); step=0 is accepted (PyTorch: ValueError)")
+
+
+def _register_zero_dim_fixes(registry: Any) -> None:
+    """0-d inputs PyTorch treats as one-element vectors (mindspeed_ms.compat.zero_dim_inputs)."""
+    from mindspeed_ms.compat import zero_dim_inputs as zd
+
+    refused = "a 0-d input raises an untyped MindSpore error (the primitive refuses rank 0); PyTorch: a 0-d result"
+    groups: tuple[tuple[tuple[str, ...], Any], ...] = (
+        (("msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax", "msadapter.nn.functional.softmax",
+          "msadapter.ops.other.cumsum", f"{_TENSOR}.cumsum", "msadapter.ops.other.cumprod", f"{_TENSOR}.cumprod",
+          "msadapter.ops.comparison.sort", f"{_TENSOR}.sort", "msadapter.ops.comparison.argsort",
+          f"{_TENSOR}.argsort"), zd.zero_dim_as_vector_wrapper),
+        (("msadapter.ops.array.index_select", f"{_TENSOR}.index_select"), zd.zero_dim_index_select_wrapper),
+        (("msadapter.ops.comparison.topk", f"{_TENSOR}.topk"), zd.zero_dim_topk_wrapper),
+        (("msadapter.ops.array.nonzero", f"{_TENSOR}.nonzero"), zd.zero_dim_nonzero_wrapper),
+    )
+    for targets, wrapper in groups:
+        for target in targets:
+            registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER,
+                              purpose=f"{target.rsplit('.', 1)[-1]}: {refused}")
