@@ -8,6 +8,9 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13, silent
 - ``torch.masked_fill(x, mask, value)`` / ``x.masked_fill(mask, value)`` with a 0-d ``value`` tensor that requires
   grad gave ``value`` no gradient (PyTorch: the sum of the gradient at the masked places). It is computed as
   ``value.where(mask, x)`` then, whose gradient is that.
+- ``torch.ceil(x)`` / ``torch.round(x)`` (and the methods) of a tensor that requires grad returned a result without
+  a graph: ``x.grad`` stayed None (PyTorch: zeros; ``floor``/``trunc`` were right). The result is then selected
+  by ``where`` over ``x``, whose gradient is zero everywhere.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["clone_graph_wrapper", "masked_fill_value_grad_wrapper"]
+__all__ = ["clone_graph_wrapper", "masked_fill_value_grad_wrapper", "zero_gradient_wrapper"]
 
 
 def clone_graph_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -50,3 +53,24 @@ def _grad_enabled() -> bool:
     import msadapter
 
     return bool(msadapter.is_grad_enabled())
+
+
+def zero_gradient_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a step function (``ceil``, ``round``): an input that requires grad receives PyTorch's zero gradient."""
+
+    @functools.wraps(op)
+    def step_as_torch(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if not getattr(input, "requires_grad", False) or kwargs.get("out") is not None or not _grad_enabled():
+            return op(input, *args, **kwargs)
+        result = op(input.detach(), *args, **kwargs)
+        if getattr(result, "shape", None) != input.shape or result.dtype != input.dtype:
+            return op(input, *args, **kwargs)
+        return _select_all(result, input)
+
+    return step_as_torch
+
+
+def _select_all(result: Any, input: Any) -> Any:
+    import msadapter
+
+    return msadapter.where(msadapter.ones_like(input, dtype=msadapter.bool), result, input)

@@ -21,6 +21,7 @@ def register_opinfo_fixes(registry: Any) -> None:
     from mindspeed_ms.compat import lost_gradients, result_shapes
 
     _register_zero_dim_fixes(registry)
+    _register_silent_leftovers(registry)
 
     registry.register(
         "msadapter.ops.reduction.any", result_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
@@ -74,3 +75,23 @@ def _register_zero_dim_fixes(registry: Any) -> None:
         for target in targets:
             registry.register(target, wrapper, kind="wrap", requires=_MSADAPTER,
                               purpose=f"{target.rsplit('.', 1)[-1]}: {refused}")
+
+
+def _register_silent_leftovers(registry: Any) -> None:
+    """ceil/round's lost gradient, view/reshape's ambiguous -1 of 0 elements (found silent by the OpInfo sweep)."""
+    from mindspeed_ms.compat import empty_reshapes, lost_gradients
+
+    for target in ("msadapter.ops.pointwise.ceil", f"{_TENSOR}.ceil", "msadapter.ops.pointwise.round",
+                   f"{_TENSOR}.round"):
+        registry.register(
+            target, lost_gradients.zero_gradient_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"{target.rsplit('.', 1)[-1]}(x) of an x that requires grad has no graph: x.grad stays None "
+                    "(PyTorch: zeros), silently")
+    for target in (f"{_TENSOR}.view", f"{_TENSOR}.reshape"):
+        registry.register(
+            target, empty_reshapes.ambiguous_method_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"x.{target.rsplit('.', 1)[-1]}(0, -1) of 0 elements gives (0, 0), silently; PyTorch raises "
+                    "RuntimeError (-1 is ambiguous)")
+    registry.register(
+        "msadapter.ops.array.reshape", empty_reshapes.ambiguous_function_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="torch.reshape(x, (0, -1)) of 0 elements gives (0, 0), silently; PyTorch raises RuntimeError")

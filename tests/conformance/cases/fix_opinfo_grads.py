@@ -1,5 +1,5 @@
 """Gradients PyTorch's OpInfo samples found lost (scripts/opinfo_sweep.py; mindspeed_ms.compat.lost_gradients):
-torch.clone's input and masked_fill's 0-d value tensor."""
+torch.clone's input, masked_fill's 0-d value tensor, ceil and round's zero gradients."""
 
 from __future__ import annotations
 
@@ -32,3 +32,18 @@ def masked_fill_value_tensor_receives_its_gradient(torch: Any) -> Any:
     out = x.masked_fill(row, value)
     (out * weights).sum().backward()
     return {"function": first, "method": out, "x_grad": x.grad, "value_grad": value.grad}
+
+
+@case("torch.ceil", "Tensor.ceil", "torch.round", "Tensor.round")
+def step_functions_give_zero_gradients(torch: Any) -> Any:
+    x = torch.tensor([1.5, -0.5, 2.0, float("inf"), -3.7], requires_grad=True)
+    ceil = torch.ceil(x)
+    (ceil * 2.0).sum().backward()
+    first = x.grad
+    x.grad = None
+    rounded = x.round() + x.ceil()
+    rounded.sum().backward()
+    second = x.grad
+    x.grad = None
+    torch.round(x).sum().backward()
+    return {"ceil": ceil, "ceil_grad": first, "round_and_ceil": rounded, "method_grad": second, "round_grad": x.grad}
