@@ -46,7 +46,7 @@ def via_float32_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
                     **{k: _widen(v, bfloat16, float32) for k, v in kwargs.items()})
         if isinstance(result, tuple):
             return type(result)(ops.cast(r, bfloat16) if getattr(r, "dtype", None) == float32 else r for r in result)
-        return ops.cast(result, bfloat16) if result.dtype == float32 else result
+        return ops.cast(result, bfloat16) if getattr(result, "dtype", None) == float32 else result  # equal: a bool
 
     # a tensor of another dtype (every call but a bfloat16 one) goes straight to ``op``, without the Python frame
     # above where mindspeed_ms.engine's C wrappers are built

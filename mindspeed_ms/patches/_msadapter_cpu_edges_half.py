@@ -44,11 +44,20 @@ _BFLOAT16_MORE = (
      "Argmax, Tril, Triu, PadV3, LogSoftmax, OnesLike, MaskedSelect have no bfloat16 kernel): "
      "computed in float32 (selection exact; sums and products accumulated in float32 and rounded once, as PyTorch's "
      "CPU kernels), cast back"),
+    ((f"{_REDUCTION}.all", f"{_TENSOR}.all", f"{_REDUCTION}.any", f"{_TENSOR}.any", f"{_REDUCTION}.count_nonzero",
+      f"{_TENSOR}.count_nonzero", f"{_COMPARISON}.equal", f"{_TENSOR}.equal", "msadapter.ops.other.flip",
+      f"{_TENSOR}.flip", *(f"{where}.logical_{name}" for where in (_POINTWISE, _TENSOR)
+                           for name in ("and", "or", "not", "xor")),
+      f"{_ARRAY}.nonzero", f"{_TENSOR}.nonzero", f"{_REDUCTION}.amax", f"{_TENSOR}.amax", f"{_REDUCTION}.prod",
+      f"{_TENSOR}.prod"), "via_float32_wrapper",
+     "raises on CPU (NotEqual, Equal, ReverseV2, LogicalAnd/Or/Not/Xor, NonZero, ReduceMax, ReduceProd have "
+     "no bfloat16 kernel; the OpInfo sweep's 'Unsupported data type'): computed in float32 (tests, selections and "
+     "maxima exact; a product accumulated in float32 and rounded once, as PyTorch's CPU kernel), cast back"),
     ((f"{_ARRAY}.where", f"{_TENSOR}.where", f"{_ARRAY}.stack"), "any_via_float32_wrapper",
      "raises on CPU (Select, Stack have no bfloat16 kernel; the bfloat16 operand is not the first argument): the "
      "bfloat16 operands in float32 (exact), cast back"),
-    (("msadapter.ops.creation.full",), "zeros_wrapper",
-     "raises on CPU (FillV2 has no bfloat16 kernel): filled in float32, cast (exact)"),
+    (("msadapter.ops.creation.full", "msadapter.ops.creation.eye"), "zeros_wrapper",
+     "raises on CPU (FillV2, Eye have no bfloat16 kernel): made in float32, cast (exact)"),
     ((f"{_TENSOR}.scatter_", f"{_TENSOR}.scatter_add_", f"{_TENSOR}.index_add_", f"{_TENSOR}.masked_fill_"),
      "inplace_via_float32_wrapper",
      "raises on CPU (TensorScatterUpdate/Add, MaskedFill have no bfloat16 kernel): applied to a float32 copy, "
