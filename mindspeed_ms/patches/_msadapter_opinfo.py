@@ -17,7 +17,8 @@ _TENSOR = "mindspore.common.tensor.Tensor"
 
 def register_opinfo_fixes(registry: Any) -> None:
     """Register PyTorch's result shapes of any/squeeze/nonzero/flatten and the gradients of clone/masked_fill
-    (every MindSpore device)."""
+    (every MindSpore device), and bool/narrow-integer inputs without a CPU kernel (:func:`_register_integer_kernels`).
+    """
     from mindspeed_ms.compat import lost_gradients, result_shapes
 
     _register_zero_dim_fixes(registry)
@@ -95,3 +96,24 @@ def _register_silent_leftovers(registry: Any) -> None:
     registry.register(
         "msadapter.ops.array.reshape", empty_reshapes.ambiguous_function_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.reshape(x, (0, -1)) of 0 elements gives (0, 0), silently; PyTorch raises RuntimeError")
+    _register_integer_kernels(registry)
+
+
+def _register_integer_kernels(registry: Any) -> None:
+    """bool and narrow integer inputs whose MindSpore CPU kernel is missing (compat.integer_kernels)."""
+    from mindspeed_ms.compat import integer_kernels
+
+    for name in ("max", "min", "amax", "amin"):
+        for target in (f"msadapter.ops.reduction.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, integer_kernels.bool_reduction_wrapper, kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name} of a bool tensor raises on CPU (Reduce has no bool kernel); PyTorch gives a bool: "
+                        f"computed in uint8, cast back")
+    for target in ("msadapter.ops.pointwise.sign", f"{_TENSOR}.sign"):
+        registry.register(
+            target, integer_kernels.narrow_sign_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="sign of uint8/int8/int16 raises on CPU (Sign has no such kernel): computed in int32, cast back")
+    for target in ("msadapter.ops.reduction.logsumexp", f"{_TENSOR}.logsumexp"):
+        registry.register(
+            target, integer_kernels.integer_logsumexp_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="logsumexp of a bool/integer tensor raises on CPU (no integer Exp); PyTorch promotes to float32")

@@ -1,0 +1,32 @@
+"""bool and narrow integer inputs without a MindSpore CPU kernel, found by the OpInfo sweep (scripts/opinfo_sweep.py)
+raising where PyTorch works (mindspeed_ms.compat.integer_kernels): max/min/amax/amin of bool (Reduce), sign of
+uint8/int8/int16 (Sign), logsumexp of bool/integer tensors (Exp, ReduceMax; PyTorch promotes to float32)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.harness import case
+from conformance.samples import tensor
+
+
+@case("torch.max", "torch.min", "torch.amax", "torch.amin", "Tensor.max", "Tensor.min")
+def reductions_of_bool(torch: Any) -> Any:
+    x = tensor(torch, (3, 4), seed=1) > 0.5
+    return {"max": torch.max(x), "min": x.min(), "max_dim": torch.max(x, 1), "min_dim": x.min(dim=0, keepdim=True),
+            "amax": torch.amax(x, 1), "amin": x.amin((0, 1)), "pair": torch.max(x, ~x),
+            "falses": torch.zeros(3, dtype=torch.bool).max()}
+
+
+@case("torch.sign", "Tensor.sign")
+def sign_of_narrow_integers(torch: Any) -> Any:
+    values = torch.tensor([[-3, 0, 5], [7, -1, 0]])
+    return {"int8": torch.sign(values.to(torch.int8)), "int16": values.to(torch.int16).sign(),
+            "uint8": torch.sign(values.abs().to(torch.uint8)), "int32": torch.sign(values.int())}
+
+
+@case("torch.logsumexp", "Tensor.logsumexp")
+def logsumexp_of_integers(torch: Any) -> Any:
+    values = torch.tensor([[-3, 0, 5], [7, -1, 0]])
+    return {"int64": torch.logsumexp(values, 1), "int32": values.int().logsumexp(0, keepdim=True),
+            "uint8": torch.logsumexp(values.abs().to(torch.uint8), (0, 1)), "bool": torch.logsumexp(values > 0, 1)}
