@@ -79,7 +79,7 @@ def _register_zero_dim_fixes(registry: Any) -> None:
 
 
 def _register_silent_leftovers(registry: Any) -> None:
-    """ceil/round's lost gradient, view/reshape's ambiguous -1 of 0 elements (found silent by the OpInfo sweep)."""
+    """ceil/round's lost gradient, view/reshape's ambiguous -1 of 0 elements, Tensor.put/put_ (OpInfo sweep)."""
     from mindspeed_ms.compat import empty_reshapes, lost_gradients
 
     for target in ("msadapter.ops.pointwise.ceil", f"{_TENSOR}.ceil", "msadapter.ops.pointwise.round",
@@ -93,6 +93,10 @@ def _register_silent_leftovers(registry: Any) -> None:
             target, empty_reshapes.ambiguous_method_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"x.{target.rsplit('.', 1)[-1]}(0, -1) of 0 elements gives (0, 0), silently; PyTorch raises "
                     "RuntimeError (-1 is ambiguous)")
+    registry.register(f"{_TENSOR}.put", "mindspeed_ms.compat.tensor_put:put", create_dummy=True, requires=_MSADAPTER,
+                      purpose="Tensor.put does not exist under MSAdapter")
+    registry.register(f"{_TENSOR}.put_", "mindspeed_ms.compat.tensor_put:put_", requires=_MSADAPTER,
+                      purpose="Tensor.put_ raises 'There is no branch to go function tensor_put_!' for every input")
     registry.register(
         "msadapter.ops.array.reshape", empty_reshapes.ambiguous_function_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.reshape(x, (0, -1)) of 0 elements gives (0, 0), silently; PyTorch raises RuntimeError")
