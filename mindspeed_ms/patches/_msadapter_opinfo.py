@@ -93,6 +93,13 @@ def _register_silent_leftovers(registry: Any) -> None:
             target, empty_reshapes.ambiguous_method_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"x.{target.rsplit('.', 1)[-1]}(0, -1) of 0 elements gives (0, 0), silently; PyTorch raises "
                     "RuntimeError (-1 is ambiguous)")
+    from mindspeed_ms.compat import bool_sorts
+
+    for target in ("msadapter.ops.comparison.sort", f"{_TENSOR}.sort", "msadapter.ops.comparison.argsort",
+                   f"{_TENSOR}.argsort"):
+        registry.register(target, bool_sorts.bool_sort_wrapper, kind="wrap", requires=_MSADAPTER,
+                          purpose=f"{target.rsplit('.', 1)[-1]} of a bool tensor raises an untyped TypeError (no "
+                                  "bool Sort kernel); PyTorch sorts False before True")
     registry.register(f"{_TENSOR}.put", "mindspeed_ms.compat.tensor_put:put", create_dummy=True, requires=_MSADAPTER,
                       purpose="Tensor.put does not exist under MSAdapter")
     registry.register(f"{_TENSOR}.put_", "mindspeed_ms.compat.tensor_put:put_", requires=_MSADAPTER,
