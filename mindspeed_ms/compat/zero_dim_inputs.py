@@ -11,7 +11,8 @@ with an untyped ValueError/RuntimeError where PyTorch works:
 - ``sort(x)`` / ``argsort(x)``: "For Sort, the check range left must be smaller than right number".
 - ``topk(x, 1)``: "For 'TopK', the dimension of input must be greater than 0".
 - ``index_select(x, 0, index)`` (one index): "The 'axis' must be in the range of [-0, 0)".
-- ``nonzero(x)``: "Launch kernel failed, name: NonZero" (PyTorch: shape ``(1, 0)`` or ``(0, 0)``).
+- ``nonzero(x)``: "Launch kernel failed, name: NonZero" (PyTorch: shape ``(1, 0)`` or ``(0, 0)``; with
+  ``as_tuple=True`` one tensor of shape ``(1,)`` or ``(0,)``).
 
 Each runs the op on ``x.reshape(1)`` and gives every result back as 0-d (autograd records the reshapes, so the
 gradient is PyTorch's). A dim outside ``[-1, 0]`` is left to the op (it raises, as PyTorch does).
@@ -105,9 +106,9 @@ def zero_dim_nonzero_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def nonzero_as_torch(input: Any, *args: Any, **kwargs: Any) -> Any:
         if not _is_zero_dim(input) or args or set(kwargs) - {"as_tuple"}:
             return op(input, *args, **kwargs)
-        found = op(input.reshape(1), **kwargs)
+        found = op(input.reshape(1))  # (k, 1): k = 1 for a nonzero value, else 0
         if kwargs.get("as_tuple"):
-            return found
+            return (found.reshape(-1),)
         return found[:, :0]
 
     return nonzero_as_torch

@@ -50,4 +50,5 @@ def selection_of_zero_dim(torch: Any) -> Any:
     return {"index_select": torch.index_select(x, 0, torch.tensor([0])),
             "index_select_0d": x.index_select(-1, torch.tensor(0)),
             "nonzero": torch.nonzero(x), "nonzero_of_zero": torch.tensor(0.0).nonzero(),
-            "nonzero_tuple": list(torch.nonzero(x, as_tuple=True))}
+            "nonzero_tuple": list(torch.nonzero(x, as_tuple=True)),
+            "nonzero_tuple_of_zero": list(torch.tensor(0.0).nonzero(as_tuple=True))}
