@@ -14,9 +14,13 @@ a pickle of one loads on PyTorch as its own), and ``clone``, ``empty`` and the `
 Channels-last layouts cannot be made: MSAdapter's tensors are laid out row-major, so asking for one (of a tensor of
 the rank it applies to) raises :class:`~mindspeed_ms.errors.MemoryFormatUnsupportedError` instead of returning a
 row-major tensor; the wrong rank raises PyTorch's RuntimeError ("required rank 4 tensor to use channels_last
-format"). Left as MSAdapter has them (loud: TypeError for the unknown argument, none in the field's code):
-``memory_format=`` on ``contiguous``, ``is_contiguous``, ``to`` and the dtype casts, which are on every training
-step's path, where a wrapper would cost every call.
+format").
+
+``memory_format=`` on ``contiguous``, ``is_contiguous``, ``to`` and the dtype casts (``float``, ``half``, ...) raised
+TypeError (an unknown argument); they take it now (:func:`contiguous_wrapper`, :func:`is_contiguous_wrapper`,
+:func:`to_format_wrapper`, :func:`cast_format_wrapper`). ``is_contiguous(memory_format=torch.channels_last)`` reads
+the strides as PyTorch does (True for a 4-d tensor whose channels are innermost, or whose non-batch sizes are 1).
+The wrappers cost one Python frame a call and touch nothing else when the argument is left out.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Any
 
 from mindspeed_ms.compat.errors import MemoryFormatUnsupportedError
 
-__all__ = ["MemoryFormat", "FORMATS", "like_wrapper", "empty_wrapper", "wants_contiguous"]
+__all__ = ["MemoryFormat", "FORMATS", "like_wrapper", "empty_wrapper", "wants_contiguous", "contiguous_format_checked",
+           "contiguous_wrapper", "is_contiguous_wrapper", "to_format_wrapper", "cast_format_wrapper"]
 
 
 class MemoryFormat:
@@ -121,3 +126,90 @@ def empty_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return empty
+
+
+def contiguous_format_checked(tensor: Any, *args: Any, **kwargs: Any) -> None:
+    """Check ``tensor.contiguous(memory_format=...)``'s argument as PyTorch: keyword only, a
+    ``torch.memory_format``, not ``preserve_format``; a channels-last layout is refused (rank error or loud)."""
+    if args:
+        raise TypeError(f"contiguous() takes 0 positional arguments but {len(args)} was given")
+    unknown = set(kwargs) - {"memory_format"}
+    if unknown:
+        raise TypeError(f"contiguous() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    memory_format = _checked("contiguous", kwargs.get("memory_format", contiguous_format), allow_none=False)
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    _refuse_channels_last("contiguous", memory_format, len(tensor.shape))
+
+
+_CHANNELS_LAST_ORDER = {channels_last: (1, 3, 2, 0), channels_last_3d: (1, 4, 3, 2, 0)}
+
+
+def contiguous_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.contiguous(memory_format=torch.contiguous_format)``: MSAdapter's takes no argument."""
+
+    @functools.wraps(op)
+    def contiguous(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            contiguous_format_checked(self, *args, **kwargs)
+        return op(self)
+
+    return contiguous
+
+
+def _channels_last_strides(tensor: Any, memory_format: Any) -> bool:
+    """PyTorch's ``is_contiguous(memory_format=channels_last[_3d])``: the strides, read channels innermost; a dim of
+    size 1 may have any stride; a tensor of another rank is not."""
+    order = _CHANNELS_LAST_ORDER[memory_format]
+    shape = tuple(tensor.shape)
+    if len(shape) != len(order):
+        return False
+    strides = tuple(tensor.stride())
+    expected = 1
+    for dim in order:
+        if shape[dim] != 1:
+            if strides[dim] != expected:
+                return False
+            expected *= shape[dim]
+    return True
+
+
+def is_contiguous_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.is_contiguous(memory_format=torch.contiguous_format)``: MSAdapter's takes no argument."""
+
+    @functools.wraps(op)
+    def is_contiguous(self: Any, memory_format: Any = contiguous_format) -> bool:
+        if memory_format is contiguous_format:
+            return op(self)
+        memory_format = _checked("is_contiguous", memory_format, allow_none=False)
+        if memory_format is preserve_format:
+            return op(self)  # PyTorch answers the default layout's question
+        return _channels_last_strides(self, memory_format)
+
+    return is_contiguous
+
+
+def to_format_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.to(..., memory_format=...)``: checked, channels-last refused, then ``to`` without it (PyTorch
+    returns the tensor itself when nothing else changes, whatever the format; a converted copy is row-major here)."""
+
+    @functools.wraps(to)
+    def to_with_format(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if "memory_format" in kwargs:
+            kwargs = dict(kwargs)
+            wants_contiguous("to", kwargs.pop("memory_format"), len(self.shape))
+        return to(self, *args, **kwargs)
+
+    return to_with_format
+
+
+def cast_format_wrapper(cast: Callable[..., Any]) -> Callable[..., Any]:
+    """``x.float(memory_format=torch.preserve_format)`` and the other dtype casts: checked, channels-last refused."""
+
+    @functools.wraps(cast)
+    def cast_with_format(self: Any, memory_format: Any = None) -> Any:
+        if memory_format is not None:
+            wants_contiguous(cast.__name__.lstrip("_"), memory_format, len(self.shape))
+        return cast(self)
+
+    return cast_with_format

@@ -11,6 +11,10 @@ from typing import Any
 
 from mindspeed_ms.versions import MINDSPORE_REQUIREMENT, MSADAPTER_REQUIREMENT
 
+_TENSOR = "mindspore.common.tensor.Tensor"
+#: the dtype casts that take ``memory_format=`` in PyTorch
+_CASTS = ("float", "half", "bfloat16", "double", "int", "long", "short", "byte", "bool")
+
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 _FORMATS = "mindspeed_ms.compat.memory_formats"
 
@@ -37,6 +41,16 @@ def register_memory_formats(registry: Any) -> None:
     registry.register(
         "msadapter.ops.creation.empty", memory_formats.empty_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.empty(..., memory_format=...) raises TypeError (no memory_format argument)")
+    for method, wrapper in (("contiguous", memory_formats.contiguous_wrapper),
+                            ("is_contiguous", memory_formats.is_contiguous_wrapper),
+                            ("to", memory_formats.to_format_wrapper)):
+        registry.register(
+            f"{_TENSOR}.{method}", wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"Tensor.{method}(memory_format=...) raises TypeError (no memory_format argument)")
+    for cast in _CASTS:
+        registry.register(
+            f"{_TENSOR}.{cast}", memory_formats.cast_format_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose=f"Tensor.{cast}(memory_format=...) raises TypeError (no memory_format argument)")
 
 
 def _attribute(name: str) -> str:
