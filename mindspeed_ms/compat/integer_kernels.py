@@ -10,6 +10,9 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13, each r
   ...}``. Computed in int32 (exact), cast back to the input's dtype (PyTorch keeps it).
 - ``torch.logsumexp`` of bool/integer tensors: ``Exp``/``ReduceMax`` have no integer kernels. PyTorch promotes an
   integer input to the default float dtype (float32): the same here.
+- ``torch.div(x, y, rounding_mode="trunc")`` / ``x.div(...)`` of int64/int16/bool: ``TypeError: Unsupported input
+  data type for operator [Trunc]``. Computed as a floor division corrected toward zero (exact in integers; PyTorch's
+  result dtype: bool promotes to int64); a zero divisor goes to the op (its ZeroDivisionError).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from mindspeed_ms.engine import passthrough
 
-__all__ = ["bool_reduction_wrapper", "narrow_sign_wrapper", "integer_logsumexp_wrapper"]
+__all__ = ["bool_reduction_wrapper", "narrow_sign_wrapper", "integer_logsumexp_wrapper", "trunc_div_wrapper"]
 
 
 def _cast_back(result: Any, wide: Any, narrow: Any) -> Any:
@@ -92,3 +95,38 @@ def integer_logsumexp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return op(input, *args, **kwargs)
 
     return promoted
+
+
+def trunc_div_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``div(input, other, *, rounding_mode=None)``: ``rounding_mode="trunc"`` of an int64/int16/bool tensor by
+    an integer (Python int or integer tensor) as a floor division corrected toward zero."""
+    import mindspore
+    from mindspore import ops
+
+    failing = (mindspore.int64, mindspore.int16, mindspore.bool_)
+    integers = (*failing, mindspore.uint8, mindspore.int8, mindspore.int32)
+
+    def integral(value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return getattr(value, "_dtype", None) in integers and hasattr(value, "shape")
+        return True
+
+    @functools.wraps(op)
+    def trunc_div(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
+        if (kwargs.get("rounding_mode") != "trunc" or args or set(kwargs) != {"rounding_mode"}
+                or getattr(input, "_dtype", None) not in failing or not integral(other)
+                or not bool((ops.cast(other, mindspore.int64) != 0).all() if hasattr(other, "shape") else other)):
+            return op(input, other, *args, **kwargs)
+        if input._dtype is mindspore.bool_:
+            input = ops.cast(input, mindspore.int64)
+        if getattr(other, "_dtype", None) is mindspore.bool_:
+            other = ops.cast(other, mindspore.int64)
+        floor = op(input, other, rounding_mode="floor")
+        inexact = (floor * other) != input
+        return ops.where(inexact & (floor < 0), floor + 1, floor)
+
+    # every other dtype (float division on the training path) goes straight to ``op`` through C forks, no Python frame
+    forked = op
+    for dtype in failing:
+        forked = passthrough.fork(forked, trunc_div, "_dtype", slow_when=dtype)
+    return forked

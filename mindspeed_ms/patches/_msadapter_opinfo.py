@@ -128,3 +128,8 @@ def _register_integer_kernels(registry: Any) -> None:
         registry.register(
             target, integer_kernels.integer_logsumexp_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="logsumexp of a bool/integer tensor raises on CPU (no integer Exp); PyTorch promotes to float32")
+    for target in ("msadapter.ops.pointwise.div", f"{_TENSOR}.div"):
+        registry.register(
+            target, integer_kernels.trunc_div_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="div(rounding_mode='trunc') of int64/int16/bool raises on CPU (Trunc has no such kernel): a "
+                    "floor division corrected toward zero (exact), bool promoted to int64 as PyTorch")

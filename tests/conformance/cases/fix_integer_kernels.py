@@ -1,6 +1,7 @@
 """bool and narrow integer inputs without a MindSpore CPU kernel, found by the OpInfo sweep (scripts/opinfo_sweep.py)
 raising where PyTorch works (mindspeed_ms.compat.integer_kernels): max/min/amax/amin of bool (Reduce), sign of
-uint8/int8/int16 (Sign), logsumexp of bool/integer tensors (Exp, ReduceMax; PyTorch promotes to float32)."""
+uint8/int8/int16 (Sign), logsumexp of bool/integer tensors (Exp, ReduceMax; PyTorch promotes to float32),
+div(rounding_mode='trunc') of int64/int16/bool (Trunc)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,15 @@ def logsumexp_of_integers(torch: Any) -> Any:
     values = torch.tensor([[-3, 0, 5], [7, -1, 0]])
     return {"int64": torch.logsumexp(values, 1), "int32": values.int().logsumexp(0, keepdim=True),
             "uint8": torch.logsumexp(values.abs().to(torch.uint8), (0, 1)), "bool": torch.logsumexp(values > 0, 1)}
+
+
+@case("torch.div", "Tensor.div")
+def truncating_division_of_integers(torch: Any) -> Any:
+    a = torch.tensor([-7, -6, 5, 7, 0, 9])
+    b = torch.tensor([2, -4, -3, 3, 5, -2])
+    trunc = {"rounding_mode": "trunc"}
+    return {"scalar": torch.div(a, 2, **trunc), "tensor": torch.div(a, b, **trunc), "method": a.div(-4, **trunc),
+            "int16": torch.div(a.to(torch.int16), -3, **trunc), "bool": torch.div(a > 0, 2, **trunc),
+            "mixed": torch.div(a, b.to(torch.int16), **trunc), "float": a.div(2.5, **trunc),
+            "floor": torch.div(a, b, rounding_mode="floor")}
+
