@@ -89,6 +89,23 @@ def add_alpha_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     Returns:
         ``op``'s signature and results.
     """
+    from mindspeed_ms.compat import bfloat16_ops
+
+    # bfloat16 with an alpha: MindSpore's CPU Mul of the alpha has no bfloat16 kernel (the OpInfo sweep's TypeError).
+    # PyTorch's CPU kernel rounds alpha to bfloat16, other * alpha to bfloat16, then adds in float32 and rounds: the
+    # same here (a call without alpha stays on op)
+    widened = bfloat16_ops.elementwise_wrapper(op)
+
+    def bfloat16_scaled(input: Any, other: Any, kwargs: dict[str, Any]) -> Any:
+        import mindspore
+        from mindspore import ops
+
+        if set(kwargs) != {"alpha"} or not _both_bfloat16(input, other):
+            return widened(input, other, **kwargs)
+        float32, bfloat16 = mindspore.float32, mindspore.bfloat16
+        alpha = ops.cast(ops.cast(mindspore.Tensor(kwargs["alpha"], float32), bfloat16), float32)  # as scalar_t
+        scaled = ops.cast(ops.cast(other, float32) * alpha, bfloat16)
+        return widened(input, scaled)
 
     @functools.wraps(op)
     def add(input: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
@@ -98,13 +115,19 @@ def add_alpha_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         check_alpha("torch.add", input, other, alpha)
         if _category(input) == 0 and _category(other) == 0:
             return _bool_add(input, other, alpha, kwargs.get("out"))
+        if _both_bfloat16(input, other) and set(kwargs) == {"alpha"}:
+            return bfloat16_scaled(input, other, kwargs)
         if type(alpha) is float and set(kwargs) <= {"alpha", "out"}:
             result = float64_scalars.float64_alpha(op, input, other, alpha, kwargs.get("out"))
             if result is not None:
                 return result
-        return op(input, other, **kwargs)
+        return bfloat16_scaled(input, other, kwargs)
 
     return add
+
+
+def _both_bfloat16(input: Any, other: Any) -> bool:
+    return str(getattr(input, "dtype", None)) == str(getattr(other, "dtype", None)) == "BFloat16"
 
 
 def sub_alpha_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

@@ -91,6 +91,7 @@ def _register_bfloat16(registry: Any) -> None:
                # F.silu is x * sigmoid(x) on CPU: two bfloat16 ops, rounded twice (PyTorch's kernel rounds once;
                # 2771 of 11008 values differed, SwiGLU of every --bf16 llama MLP); the whole of it in float32
                "msadapter.nn.functional.silu",
+               "msadapter.ops.blas.outer", f"{_TENSOR}.outer",  # Mul of the outer product (the OpInfo sweep)
                *(f"{_TENSOR}.{name}" for name in _BFLOAT16_METHODS))
     for target in targets:
         registry.register(

@@ -1,8 +1,9 @@
 """bfloat16 ops without a MindSpore CPU kernel that the OpInfo sweep (scripts/opinfo_sweep.py) found raising
 MindSpore's ``TypeError: Select CPU operator[...] fail! Unsupported data type!`` (or ``KernelMod Init Failed``) where
 PyTorch works: all/any/count_nonzero (NotEqual), equal (Equal), flip (ReverseV2), logical_and/or/not/xor, nonzero,
-amax (ReduceMax), prod (ReduceProd), eye(dtype=bfloat16) (Eye). Now computed in float32 and cast back
-(mindspeed_ms.patches._msadapter_cpu_edges_half)."""
+amax (ReduceMax), prod (ReduceProd), eye(dtype=bfloat16) (Eye), add(alpha=) and outer (Mul). Now computed in
+float32 and cast back (mindspeed_ms.patches._msadapter_cpu_edges_half; add's alpha rounded as PyTorch's kernel rounds
+it, in mindspeed_ms.compat.alpha_ops)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,12 @@ def reductions_and_eye_of_bfloat16(torch: Any) -> Any:
     return {"amax": torch.amax(x, 1), "amax_all": x.amax((0, 1)), "prod": torch.prod(x), "prod_dim": x.prod(1),
             "prod_keep": torch.prod(x, 0, keepdim=True), "eye": torch.eye(3, dtype=torch.bfloat16),
             "eye_rect": torch.eye(2, 4, dtype=torch.bfloat16)}
+
+
+@case("torch.add", "Tensor.add", "torch.outer", "Tensor.outer")
+def alpha_and_outer_of_bfloat16(torch: Any) -> Any:
+    a = torch.tensor([[0.3, -1.7, 2.9], [-0.61, 1.13, 0.27]]).to(torch.bfloat16)
+    b = torch.tensor([[1.1, 0.37, -2.2], [0.19, -0.5, 3.3]]).to(torch.bfloat16)
+    return {"alpha2": torch.add(a, b, alpha=2), "alpha3": a.add(b, alpha=3), "alpha_float": torch.add(a, b, alpha=0.3),
+            "wider": torch.add(a, b.float(), alpha=2), "plain": torch.add(a, b), "outer": torch.outer(a[0], b[1]),
+            "outer_wider": a[0].outer(b[0].float())}
