@@ -80,7 +80,7 @@ def _register_zero_dim_fixes(registry: Any) -> None:
 
 def _register_silent_leftovers(registry: Any) -> None:
     """ceil/round's lost gradient, view/reshape's ambiguous -1 of 0 elements, Tensor.put/put_ (OpInfo sweep)."""
-    from mindspeed_ms.compat import empty_reshapes, lost_gradients
+    from mindspeed_ms.compat import bool_alpha, empty_reshapes, lost_gradients
 
     for target in ("msadapter.ops.pointwise.ceil", f"{_TENSOR}.ceil", "msadapter.ops.pointwise.round",
                    f"{_TENSOR}.round"):
@@ -88,6 +88,9 @@ def _register_silent_leftovers(registry: Any) -> None:
             target, lost_gradients.zero_gradient_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"{target.rsplit('.', 1)[-1]}(x) of an x that requires grad has no graph: x.grad stays None "
                     "(PyTorch: zeros), silently")
+    registry.register(
+        f"{_TENSOR}.add_", bool_alpha.bool_alpha_inplace_add_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.add_(y, alpha=False) of bool tensors ignores alpha (x | y), silently; PyTorch: x unchanged")
     for target in (f"{_TENSOR}.view", f"{_TENSOR}.reshape"):
         registry.register(
             target, empty_reshapes.ambiguous_method_wrapper, kind="wrap", requires=_MSADAPTER,
