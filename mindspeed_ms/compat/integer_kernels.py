@@ -13,6 +13,10 @@ Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13, each r
 - ``torch.div(x, y, rounding_mode="trunc")`` / ``x.div(...)`` of int64/int16/bool: ``TypeError: Unsupported input
   data type for operator [Trunc]``. Computed as a floor division corrected toward zero (exact in integers; PyTorch's
   result dtype: bool promotes to int64); a zero divisor goes to the op (its ZeroDivisionError).
+
+And one accepted refusal: ``argmax``/``argmin`` of a bool tensor returned an index; PyTorch raises ``RuntimeError:
+argmax(): does not support bool input``. Now :class:`~mindspeed_ms.compat.errors.TorchRefusalError` (a RuntimeError)
+with PyTorch's message.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from typing import Any
 
 from mindspeed_ms.engine import passthrough
 
-__all__ = ["bool_reduction_wrapper", "narrow_sign_wrapper", "integer_logsumexp_wrapper", "trunc_div_wrapper"]
+__all__ = ["bool_reduction_wrapper", "narrow_sign_wrapper", "integer_logsumexp_wrapper", "trunc_div_wrapper",
+           "bool_arg_refusal_wrapper"]
 
 
 def _cast_back(result: Any, wide: Any, narrow: Any) -> Any:
@@ -130,3 +135,21 @@ def trunc_div_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     for dtype in failing:
         forked = passthrough.fork(forked, trunc_div, "_dtype", slow_when=dtype)
     return forked
+
+
+def bool_arg_refusal_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``argmax``/``argmin`` (function or method): a bool input raises PyTorch's RuntimeError (typed)."""
+    import mindspore
+
+    from mindspeed_ms.compat.errors import TorchRefusalError
+
+    name = getattr(op, "__name__", "argmax").strip("_")
+
+    @functools.wraps(op)
+    def refused(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(input, "_dtype", None) is mindspore.bool_:
+            raise TorchRefusalError(f"torch.{name}", f"{name}(): does not support bool input (PyTorch refuses it: "
+                                                     f"cast to an integer dtype first, e.g. x.long())")
+        return op(input, *args, **kwargs)
+
+    return passthrough.fork(op, refused, "_dtype", slow_when=mindspore.bool_)

@@ -136,3 +136,9 @@ def _register_integer_kernels(registry: Any) -> None:
             target, integer_kernels.trunc_div_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose="div(rounding_mode='trunc') of int64/int16/bool raises on CPU (Trunc has no such kernel): a "
                     "floor division corrected toward zero (exact), bool promoted to int64 as PyTorch")
+    for name in ("argmax", "argmin"):
+        for target in (f"msadapter.ops.reduction.{name}", f"{_TENSOR}.{name}"):
+            registry.register(
+                target, integer_kernels.bool_arg_refusal_wrapper, kind="wrap", requires=_MSADAPTER,
+                purpose=f"{name} of a bool tensor returns an index (silently); PyTorch raises RuntimeError: "
+                        f"TorchRefusalError with PyTorch's message")

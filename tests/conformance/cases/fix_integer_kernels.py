@@ -43,3 +43,13 @@ def truncating_division_of_integers(torch: Any) -> Any:
             "mixed": torch.div(a, b.to(torch.int16), **trunc), "float": a.div(2.5, **trunc),
             "floor": torch.div(a, b, rounding_mode="floor")}
 
+
+
+@case("torch.argmax", "Tensor.argmax")
+def argmax_of_bool_is_refused(torch: Any) -> Any:
+    return torch.argmax(torch.tensor([False, True, False]))
+
+
+@case("torch.argmin", "Tensor.argmin")
+def argmin_of_bool_is_refused(torch: Any) -> Any:
+    return torch.tensor([[False, True], [True, True]]).argmin(1)
