@@ -13,6 +13,7 @@ with an untyped ValueError/RuntimeError where PyTorch works:
 - ``index_select(x, 0, index)`` (one index): "The 'axis' must be in the range of [-0, 0)".
 - ``nonzero(x)``: "Launch kernel failed, name: NonZero" (PyTorch: shape ``(1, 0)`` or ``(0, 0)``; with
   ``as_tuple=True`` one tensor of shape ``(1,)`` or ``(0,)``).
+- ``torch.transpose(x, 0, -1)``: IndexError "list index out of range" (``x.transpose`` was right: a view of ``x``).
 
 Each runs the op on ``x.reshape(1)`` and gives every result back as 0-d (autograd records the reshapes, so the
 gradient is PyTorch's). A dim outside ``[-1, 0]`` is left to the op (it raises, as PyTorch does).
@@ -25,7 +26,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["zero_dim_as_vector_wrapper", "zero_dim_topk_wrapper", "zero_dim_nonzero_wrapper"]
+__all__ = ["zero_dim_as_vector_wrapper", "zero_dim_index_select_wrapper", "zero_dim_topk_wrapper",
+           "zero_dim_nonzero_wrapper", "zero_dim_transpose_wrapper"]
 
 
 def _is_zero_dim(value: Any) -> bool:
@@ -112,3 +114,15 @@ def zero_dim_nonzero_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         return found[:, :0]
 
     return nonzero_as_torch
+
+
+def zero_dim_transpose_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``torch.transpose(input, dim0, dim1)``: a 0-d input is ``input.transpose(dim0, dim1)`` (a view of it)."""
+
+    @functools.wraps(op)
+    def transpose_as_torch(input: Any, dim0: Any, dim1: Any) -> Any:
+        if _is_zero_dim(input) and _dim_fits(dim0) and _dim_fits(dim1) and hasattr(input, "transpose"):
+            return input.transpose(dim0, dim1)
+        return op(input, dim0, dim1)
+
+    return transpose_as_torch

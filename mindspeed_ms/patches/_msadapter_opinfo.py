@@ -71,6 +71,7 @@ def _register_zero_dim_fixes(registry: Any) -> None:
         (("msadapter.ops.array.index_select", f"{_TENSOR}.index_select"), zd.zero_dim_index_select_wrapper),
         (("msadapter.ops.comparison.topk", f"{_TENSOR}.topk"), zd.zero_dim_topk_wrapper),
         (("msadapter.ops.array.nonzero", f"{_TENSOR}.nonzero"), zd.zero_dim_nonzero_wrapper),
+        (("msadapter.ops.array.transpose",), zd.zero_dim_transpose_wrapper),
     )
     for targets, wrapper in groups:
         for target in targets:

@@ -98,7 +98,6 @@ KNOWN_OPINFO: dict[str, str] = {
     'tile/method/*': "raises where PyTorch works (22): ours raises RuntimeError: For 'Tile', fast stride can not be equal to 0",
     'topk/function/*': "values (1): result['result'][1]: values differ (ours [2 1 3 2 3 0], PyTorch [2 1 3 2 3 0])",
     'topk/method/*': "values (1): result['result'][1]: values differ (ours [2 1 3 2 3 0], PyTorch [2 1 3 2 3 0])",
-    'transpose/function/*': 'raises where PyTorch works (5): ours raises IndexError: list index out of range',
     'tril/function/*': 'other error class (1): both raise, under other classes: PyTorch RuntimeError, ours ValueError (ValueError, Except',
     'tril/inplace/*': 'raises where PyTorch works (20): ours raises TypeError: tril_() takes 1 positional argument but 2 were given',
     'triu/function/*': 'other error class (1): both raise, under other classes: PyTorch RuntimeError, ours ValueError (ValueError, Except',

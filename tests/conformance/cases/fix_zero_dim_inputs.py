@@ -52,3 +52,11 @@ def selection_of_zero_dim(torch: Any) -> Any:
             "nonzero": torch.nonzero(x), "nonzero_of_zero": torch.tensor(0.0).nonzero(),
             "nonzero_tuple": list(torch.nonzero(x, as_tuple=True)),
             "nonzero_tuple_of_zero": list(torch.tensor(0.0).nonzero(as_tuple=True))}
+
+
+@case("torch.transpose")
+def transpose_of_zero_dim_is_a_view(torch: Any) -> Any:
+    x = _scalar(torch)
+    y = torch.transpose(x, 0, -1)
+    y.add_(1.0)
+    return {"y": y, "x": x, "shape": list(y.shape)}
