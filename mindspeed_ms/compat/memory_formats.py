@@ -58,15 +58,16 @@ preserve_format = MemoryFormat("preserve_format")
 channels_last = MemoryFormat("channels_last")
 channels_last_3d = MemoryFormat("channels_last_3d")
 
-#: torch attribute -> value (``legacy_contiguous_format`` is ``contiguous_format`` in PyTorch too)
-FORMATS: dict[str, Any] = {
-    "memory_format": MemoryFormat,
-    "contiguous_format": contiguous_format,
-    "legacy_contiguous_format": contiguous_format,
-    "preserve_format": preserve_format,
-    "channels_last": channels_last,
-    "channels_last_3d": channels_last_3d,
-}
+#: (torch attribute, this module's attribute holding it): ``legacy_contiguous_format`` is ``contiguous_format`` in
+#: PyTorch too
+FORMATS: tuple[tuple[str, str], ...] = (
+    ("memory_format", "MemoryFormat"),
+    ("contiguous_format", "contiguous_format"),
+    ("legacy_contiguous_format", "contiguous_format"),
+    ("preserve_format", "preserve_format"),
+    ("channels_last", "channels_last"),
+    ("channels_last_3d", "channels_last_3d"),
+)
 _RANKS = {channels_last: 4, channels_last_3d: 5}
 
 

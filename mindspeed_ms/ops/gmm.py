@@ -18,12 +18,12 @@ from mindspeed_ms.ops._validate import (
     upcast,
 )
 
-__all__ = ["npu_gmm", "npu_gmm_v2"]
+__all__ = ["npu_gmm", "npu_gmm_v2", "host_ints"]
 
 GroupList = Union[Tensor, Sequence[int]]
 
 
-def _host_ints(op: str, group_list: Any) -> np.ndarray[Any, Any]:
+def host_ints(op: str, group_list: Any) -> np.ndarray[Any, Any]:
     if isinstance(group_list, Tensor):
         if group_list.ndim != 1:
             raise OpArgumentError(op, "group_list", f"expected a 1-D tensor, got shape {shape_of(group_list)}")
@@ -119,7 +119,7 @@ def npu_gmm(
         require_float("npu_gmm", "x", x)
         ends = np.asarray([shape_of(x)[0]], dtype=np.int64)
     else:
-        ends = _host_ints("npu_gmm", group_list)
+        ends = host_ints("npu_gmm", group_list)
     return _grouped("npu_gmm", x, weight, bias, ends, group_type)
 
 
@@ -155,7 +155,7 @@ def npu_gmm_v2(
         require_float("npu_gmm_v2", "x", x)
         ends = np.asarray([shape_of(x)[0]], dtype=np.int64)
     else:
-        sizes = _host_ints("npu_gmm_v2", group_list)
+        sizes = host_ints("npu_gmm_v2", group_list)
         if np.any(sizes < 0):
             raise OpArgumentError(
                 "npu_gmm_v2", "group_list", f"expected non-negative group sizes, got {sizes.tolist()}"
@@ -207,7 +207,7 @@ def grouped_matmul_lists(x: Sequence[Tensor], weight: Sequence[Tensor], bias: Se
     (k, m), (bm, n) = shape_of(a), shape_of(b)
     if bm != m:
         raise OpArgumentError(op, "weight", f"expected {m} rows (x's second dimension), got shape {(bm, n)}")
-    ends = _host_ints(op, group_list) if group_list is not None else np.asarray([m], np.int64)
+    ends = host_ints(op, group_list) if group_list is not None else np.asarray([m], np.int64)
     if group_list_type == 1:
         ends = np.cumsum(ends)
     if ends.size == 0 or np.any(np.diff(ends) < 0) or ends[0] < 0 or int(ends[-1]) != m:

@@ -83,7 +83,7 @@ def npu_groupmatmul_add_fp32(x: Tensor, dy: Tensor, group_list: Any, grad: Tenso
         TypeError: a non-float input, ``grad`` not float32, or a ``group_list`` that is not integers.
         ValueError: shapes that do not fit, or offsets that are not non-decreasing ending at ``m``.
     """
-    from mindspeed_ms.ops.gmm import _host_ints
+    from mindspeed_ms.ops.gmm import host_ints
 
     op = "npu_groupmatmul_add_fp32"
     require_float(op, "x", x)
@@ -94,7 +94,7 @@ def npu_groupmatmul_add_fp32(x: Tensor, dy: Tensor, group_list: Any, grad: Tenso
     (m, k), (dm, n) = shape_of(x), shape_of(dy)
     if dm != m:
         raise OpArgumentError(op, "dy", f"expected {m} rows as x, got shape {(dm, n)}")
-    ends = _host_ints(op, group_list)
+    ends = host_ints(op, group_list)
     groups = ends.size
     if int(np.prod(shape_of(grad))) != groups * k * n:
         raise OpArgumentError(op, "grad", f"expected {groups} * {k} * {n} elements ({groups} groups of x's k and dy's "

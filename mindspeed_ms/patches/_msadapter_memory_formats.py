@@ -23,10 +23,10 @@ def register_memory_formats(registry: Any) -> None:
     """Register the four memory formats and the calls that take them."""
     from mindspeed_ms.compat import memory_formats
 
-    for name in memory_formats.FORMATS:
+    for name, attribute in memory_formats.FORMATS:
         exists = name not in ("channels_last", "channels_last_3d")
         registry.register(
-            f"msadapter.{name}", f"{_FORMATS}:{_attribute(name)}",
+            f"msadapter.{name}", f"{_FORMATS}:{attribute}",
             create_dummy=not exists, requires=_MSADAPTER,
             purpose=(f"torch.{name} is None under MSAdapter (contiguous, preserve and legacy formats all equal)"
                      if exists else f"torch.{name} does not exist under MSAdapter"))
@@ -52,7 +52,3 @@ def register_memory_formats(registry: Any) -> None:
             f"{_TENSOR}.{cast}", memory_formats.cast_format_wrapper, kind="wrap", requires=_MSADAPTER,
             purpose=f"Tensor.{cast}(memory_format=...) raises TypeError (no memory_format argument)")
 
-
-def _attribute(name: str) -> str:
-    """The compat module's attribute holding torch's ``name`` (``legacy_contiguous_format`` is the contiguous one)."""
-    return {"memory_format": "MemoryFormat", "legacy_contiguous_format": "contiguous_format"}.get(name, name)
