@@ -36,8 +36,13 @@ def _cast_back(result: Any, wide: Any, narrow: Any) -> Any:
     from mindspore import ops
 
     if isinstance(result, tuple):
-        return type(result)(*(_cast_back(item, wide, narrow) for item in result)) if hasattr(result, "_fields") \
-            else tuple(_cast_back(item, wide, narrow) for item in result)
+        items = tuple(_cast_back(item, wide, narrow) for item in result)
+        if hasattr(result, "_fields"):  # a namedtuple
+            return type(result)(*items)
+        return items if type(result) is tuple else type(result)(items)  # a structseq (torch.return_types.max)
+    if hasattr(result, "values") and hasattr(result, "indices") and not hasattr(result, "shape"):
+        # MSAdapter's ReturnTypes (Tensor.max(dim) and the like): not a tuple, two attributes
+        return type(result)((_cast_back(result.values, wide, narrow), result.indices))
     if getattr(result, "_dtype", None) is wide:
         return ops.cast(result, narrow)
     return result

@@ -53,3 +53,11 @@ def argmax_of_bool_is_refused(torch: Any) -> Any:
 @case("torch.argmin", "Tensor.argmin")
 def argmin_of_bool_is_refused(torch: Any) -> Any:
     return torch.tensor([[False, True], [True, True]]).argmin(1)
+
+
+@case("Tensor.max", "Tensor.min", "torch.max")
+def max_and_min_over_a_dim_of_bool_keep_bool_values(torch: Any) -> Any:
+    x = torch.tensor([[True, False], [False, False]])
+    by_method, by_function, smallest = x.max(0), torch.max(x, 1, keepdim=True), x.min(dim=0)
+    return {"method": [by_method.values, by_method.indices], "function": [by_function.values, by_function.indices],
+            "min": [smallest.values, smallest[1]]}
