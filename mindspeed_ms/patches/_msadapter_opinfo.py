@@ -111,6 +111,13 @@ def _register_silent_leftovers(registry: Any) -> None:
     registry.register(
         "msadapter.ops.array.reshape", empty_reshapes.ambiguous_function_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.reshape(x, (0, -1)) of 0 elements gives (0, 0), silently; PyTorch raises RuntimeError")
+    from mindspeed_ms.compat import pad_modes
+
+    registry.register(
+        "msadapter.nn.functional.pad", pad_modes.pad_modes_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.pad(mode='replicate') always raises (MSAdapter passes value=0.0 on), mode='reflect' of a 5-d input "
+                "raises (PadV3 reflects 4 dims at most), PyTorch's refusals come as MindSpore's ValueError or not "
+                "at all")
     _register_integer_kernels(registry)
 
 
