@@ -6,6 +6,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +17,17 @@ from mindspeed_ms.adaptation.launcher import (
     LAUNCHER_NICE,
     LauncherPriority,
     is_msrun_launcher,
+    leave_launcher_group,
+    lower_launcher_group,
     lower_launcher_priority,
     other_workers,
     parent_in_proc,
+    read_autogroup,
     restore_launcher_priority,
 )
+
+#: Whether this kernel groups processes by session (then the msrun tests also check the launcher's group).
+AUTOGROUPS = read_autogroup(Path("/proc/self/autogroup")) is not None
 
 
 @pytest.mark.parametrize("argv", [
@@ -95,8 +102,12 @@ def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not
                       "print('parent', os.getppid(), 'seen as', seen, open(f'/proc/{seen}/cmdline', 'rb').read())\n"
                       # msrun's scheduler runs this script too and ends at once: read after it is gone
                       "if os.environ.get('MS_ROLE') == 'MS_WORKER': __import__('time').sleep(2)\n"
-                      "print('launcher nice', os.getpriority(os.PRIO_PROCESS, os.getppid()), flush=True)\n")
+                      "print('launcher nice', os.getpriority(os.PRIO_PROCESS, os.getppid()), flush=True)\n"
+                      "if os.environ.get('MS_ROLE') == 'MS_WORKER':\n"
+                      "    print('launcher group', open(f'/proc/{seen}/autogroup').read() if os.path.exists("
+                      "f'/proc/{seen}/autogroup') else 'none', flush=True)\n")
     niceness: list[int] = []
+    own_group = read_autogroup(Path("/proc/self/autogroup"))  # msrun runs in this session: this group
     for env in ({}, {"MINDSPEED_MS_QUIET_LAUNCHER": "0"}):
         log_dir = tmp_path / f"logs{len(niceness)}"
         done = subprocess.run(msrun_command(script, "--ai-framework", "mindspore", workers=1, log_dir=log_dir),
@@ -105,8 +116,15 @@ def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not
         output = done.stdout + done.stderr + (log_dir / "worker_0.log").read_text(errors="replace")
         assert done.returncode == 0, output[-3000:]
         niceness.append(int(output.split("launcher nice ")[1].split()[0]))
+        group = output.split("launcher group ")[1].splitlines()[0]
         if not env:  # on by default: the worker's printout says what it saw of its parent if not
             assert niceness[0] == LAUNCHER_NICE, output[-3000:]
+            # the launcher's session group yields while the worker trains (the worker has a session of its own)
+            assert group == (f"{own_group[0]} nice {LAUNCHER_NICE}" if own_group else "none"), output[-3000:]
+        elif own_group:
+            assert group == f"{own_group[0]} nice {own_group[1]}", output[-3000:]
+        # and at the end this session's group has its niceness back
+        assert read_autogroup(Path("/proc/self/autogroup")) == own_group
     assert niceness[1] == os.getpriority(os.PRIO_PROCESS, 0)  # msrun kept the niceness it inherited from us
 
 
@@ -185,3 +203,106 @@ def test_msruns_scheduler_process_leaves_the_launcher_to_the_workers(tmp_path: P
     done = subprocess.run([sys.executable, "-c", launcher_code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout) == (LAUNCHER_NICE if lowered else os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def test_autogroup_files_are_read_as_the_kernel_writes_them(tmp_path: Path) -> None:
+    control = tmp_path / "autogroup"
+    control.write_text("/autogroup-2508 nice 0\n")
+    assert read_autogroup(control) == ("/autogroup-2508", 0)
+    control.write_text("/autogroup-17 nice 19\n")
+    assert read_autogroup(control) == ("/autogroup-17", 19)
+    for text in ("", "19\n", "/autogroup-3 nice x\n", "/sys/fs/cgroup nice 0\n"):
+        control.write_text(text)
+        assert read_autogroup(control) is None, text
+    assert read_autogroup(tmp_path / "missing") is None
+
+
+@pytest.fixture()
+def session_child() -> Iterator[subprocess.Popen[bytes]]:
+    """A process in a session, and so an autogroup, of its own: msrun's launcher as its workers see it."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _group_of(pid: int) -> tuple[str, int] | None:
+    return read_autogroup(Path(f"/proc/{pid}/autogroup"))
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="this kernel has no autogroups: the next test covers that case")
+def test_a_launcher_in_another_autogroup_has_the_group_lowered_until_the_last_worker_leaves(
+        session_child: subprocess.Popen[bytes]) -> None:
+    before = _group_of(session_child.pid)
+    assert before is not None
+    assert before[0] != _group_of(os.getpid())[0]  # type: ignore[index]
+    change = lower_launcher_group(session_child.pid)
+    assert change is not None
+    assert (change.name, change.before) == before
+    assert _group_of(session_child.pid) == (before[0], LAUNCHER_NICE)
+    assert change.roll.read_text().split() == [str(before[1]), str(os.getpid())]
+    # another worker joins (a real process) and stays: leaving gives nothing back yet
+    other = subprocess.Popen([sys.executable, "-c", "import sys\n"
+                              "from mindspeed_ms.adaptation.launcher import lower_launcher_group\n"
+                              f"print(lower_launcher_group({session_child.pid}).before, flush=True)\n"
+                              "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None
+        assert int(other.stdout.readline()) == before[1]  # the roll keeps the first worker's "before"
+        assert leave_launcher_group(change) is False
+        assert _group_of(session_child.pid) == (before[0], LAUNCHER_NICE)
+        assert change.roll.read_text().split() == [str(before[1]), str(other.pid)]
+    finally:
+        other.kill()
+        other.communicate()  # reaped, its pipes closed
+    # the other worker was killed outright: whoever edits the roll next finds it dead, and the group comes back
+    assert leave_launcher_group(change) is True
+    assert _group_of(session_child.pid) == before
+    assert not change.roll.exists()
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="this kernel has no autogroups: the next test covers that case")
+def test_a_group_changed_by_someone_else_meanwhile_is_left_as_it_is(session_child: subprocess.Popen[bytes]) -> None:
+    change = lower_launcher_group(session_child.pid)
+    assert change is not None
+    Path(f"/proc/{session_child.pid}/autogroup").write_text("7\n")  # the user reniced the session meanwhile
+    assert leave_launcher_group(change) is False
+    assert _group_of(session_child.pid) == (change.name, 7)
+    assert not change.roll.exists()  # the roll is gone: the next worker starts afresh
+
+
+def test_a_launcher_in_this_processs_group_or_without_groups_is_left_alone(tmp_path: Path,
+                                                                          child: subprocess.Popen[bytes]) -> None:
+    # the same session: lowering the group would lower this worker too
+    before = _group_of(child.pid)
+    assert lower_launcher_group(child.pid) is None
+    assert _group_of(child.pid) == before
+    # a kernel without autogroups (no such files): nothing to do, and nothing is written
+    (tmp_path / str(child.pid)).mkdir()
+    assert lower_launcher_group(child.pid, tmp_path) is None
+    assert list((tmp_path / str(child.pid)).iterdir()) == []
+    # lower_launcher_priority reports the group it changed: none here
+    (tmp_path / "p").mkdir()
+    proc = _fake_proc(tmp_path / "p", child.pid, "msrun", "train.py")
+    change = lower_launcher_priority(child.pid, proc)
+    assert change is not None
+    assert change.group is None
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="this kernel has no autogroups: the next test covers that case")
+def test_workers_joining_and_leaving_at_once_leave_the_group_as_it_was(session_child: subprocess.Popen[bytes]) -> None:
+    before = _group_of(session_child.pid)
+    code = ("import random, sys, time\n"
+            "from mindspeed_ms.adaptation.launcher import leave_launcher_group, lower_launcher_group\n"
+            "random.seed(int(sys.argv[1]))\n"
+            "for _ in range(5):\n"
+            f"    change = lower_launcher_group({session_child.pid})\n"
+            "    time.sleep(random.random() * 0.05)\n"
+            "    leave_launcher_group(change)\n"
+            "    time.sleep(random.random() * 0.02)\n")
+    workers = [subprocess.Popen([sys.executable, "-c", code, str(seed)]) for seed in range(6)]
+    assert [worker.wait(timeout=120) for worker in workers] == [0] * 6
+    assert _group_of(session_child.pid) == before
+    assert not (Path(tempfile.gettempdir()) / f"mindspeed_ms-{os.getuid()}-{before[0].strip('/')}").exists()  # type: ignore[index]

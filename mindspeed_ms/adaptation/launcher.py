@@ -24,18 +24,39 @@ launcher its priority back while the others still train.
 msrun also starts its scheduler process (``MS_ROLE=MS_SCHED``) on the training script. It leaves the
 launcher alone: a script that ends before its ``init()`` (or a scheduler that ends early) would otherwise
 give the priority back under the running workers.
+
+Niceness alone does not reach the launcher where the kernel groups processes by session (Linux's
+autogroups, ``/proc/sys/kernel/sched_autogroup_enabled``, on by default in most distributions' kernels):
+msrun starts every worker in a session of its own (``preexec_fn=os.setsid``), so the workers and the
+launcher sit in different autogroups, and the scheduler shares the CPU between the groups before it
+looks at anyone's niceness. A launcher at nice 19 then still takes its group's full share: on a 2-core
+machine half of it, so a worker's two-thread matrix products run at one thread's speed (measured: the
+example at hidden 512, seq 128, step minimum 306-337 ms; with the launcher's group at nice 19, 196-216 ms;
+with the launcher stopped outright, 191-208 ms). So the worker also gives the launcher's autogroup the
+niceness 19 (``/proc/PID/autogroup``, which any process of the same user may raise to 0..19), where that
+group is not the worker's own. That group is the session msrun was started from (the user's shell, a
+batch script): while workers train, its other processes also yield to the workers and to every other
+group. The former value comes back when the last worker that joined, of every msrun launcher of that
+group, exits: the workers keep a roll of themselves under an exclusive lock
+(``<tmp>/mindspeed_ms-<uid>-<autogroup>``), and whoever leaves it empty restores the value it names,
+unless someone else changed the group's niceness meanwhile. A worker killed outright stays on the roll
+until the next worker that edits the roll finds it dead; if none comes, the session stays at nice 19.
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import logging
 import os
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LAUNCHER_NICE", "LauncherPriority", "is_msrun_launcher", "lower_launcher_priority",
-           "other_workers", "parent_in_proc", "restore_launcher_priority"]
+__all__ = ["LAUNCHER_NICE", "AutogroupChange", "LauncherPriority", "is_msrun_launcher", "leave_launcher_group",
+           "lower_launcher_group", "lower_launcher_priority", "other_workers", "parent_in_proc", "read_autogroup",
+           "restore_launcher_priority"]
 
 _log = logging.getLogger(__name__)
 
@@ -55,12 +76,15 @@ class LauncherPriority:
         after: its niceness now (``before`` when it was already at least :data:`LAUNCHER_NICE`).
         seen_as: its number in the proc file system (``pid`` unless this process runs in a PID namespace
             of its own under another namespace's ``/proc``); None: the same as ``pid``.
+        group: what :func:`lower_launcher_group` did to the launcher's autogroup; None: nothing (no autogroups
+            here, the worker shares the launcher's, or it may not be changed).
     """
 
     pid: int
     before: int
     after: int
     seen_as: int | None = None
+    group: AutogroupChange | None = None
 
 
 def is_msrun_launcher(argv: list[str]) -> bool:
@@ -139,6 +163,151 @@ def other_workers(launcher: int, proc: Path = Path("/proc")) -> list[int]:
     return sorted(found)
 
 
+@dataclass(frozen=True)
+class AutogroupChange:
+    """The launcher's autogroup, which :func:`lower_launcher_group` gave the niceness :data:`LAUNCHER_NICE`.
+
+    Attributes:
+        name: the group as ``/proc/PID/autogroup`` names it (``/autogroup-2508``).
+        before: its niceness before the first worker on the roll changed it.
+        roll: the file that lists the workers relying on the lowered group (see the module's notes).
+        control: the launcher's ``autogroup`` file in the proc file system (written to change the group).
+    """
+
+    name: str
+    before: int
+    roll: Path
+    control: Path
+
+
+def read_autogroup(control: Path) -> tuple[str, int] | None:
+    """Return a process's autogroup and its niceness from its ``/proc/PID/autogroup`` file, or None.
+
+    Args:
+        control: the file; it reads ``/autogroup-2508 nice 0``.
+
+    Returns:
+        ``("/autogroup-2508", 0)``; None where the file is absent (a kernel without autogroups, an ended
+        process) or says something else.
+    """
+    try:
+        words = control.read_text().split()
+    except OSError:
+        return None
+    if len(words) != 3 or words[1] != "nice" or not words[0].startswith("/autogroup-"):
+        return None
+    try:
+        return words[0], int(words[2])
+    except ValueError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # somebody's process: it exists
+        return True
+    return True
+
+
+def _edit_roll(roll: Path, edit: Callable[[int | None, list[int]], tuple[int | None, list[int]]]
+               ) -> tuple[int | None, list[int]]:
+    """Under the roll's exclusive lock: read (former niceness, live pids), apply ``edit``, write its result.
+
+    A roll left empty is removed (under the lock; whoever waited on the removed file opens the roll anew).
+    """
+    while True:
+        with open(roll, "a+", encoding="ascii") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if os.fstat(handle.fileno()).st_nlink == 0:  # removed while this process waited for it
+                continue
+            handle.seek(0)
+            lines = handle.read().split()
+            before = int(lines[0]) if lines and lines[0].lstrip("-").isdigit() else None
+            pids = [int(word) for word in lines[1:] if word.isdigit() and _alive(int(word))]
+            before, pids = edit(before, pids)
+            if before is None:
+                roll.unlink(missing_ok=True)
+            else:
+                handle.seek(0)
+                handle.truncate()
+                handle.write("\n".join(map(str, [before, *pids])) + "\n")
+            return before, pids
+
+
+def lower_launcher_group(launcher: int, proc: Path = Path("/proc")) -> AutogroupChange | None:
+    """Give the autogroup of msrun's launcher the niceness :data:`LAUNCHER_NICE`, where it is not this process's.
+
+    This process goes on the group's roll (see the module's notes): :func:`leave_launcher_group` takes it off
+    and gives the group its former niceness back when the roll is left empty.
+
+    Args:
+        launcher: the launcher's number in ``proc``.
+        proc: the proc file system (a folder shaped like it in tests).
+
+    Returns:
+        The change (also when another worker lowered the group first), or None: no autogroups, the same
+        group as this process's, or a group this process may not change (the reason is logged at DEBUG level).
+    """
+    control = proc / str(launcher) / "autogroup"
+    theirs, own = read_autogroup(control), read_autogroup(proc / "self" / "autogroup")
+    if theirs is None or own is None or theirs[0] == own[0]:
+        _log.debug("msrun launcher %d: no autogroup of its own (%s, this worker's %s)", launcher, theirs, own)
+        return None
+    roll = Path(tempfile.gettempdir()) / f"mindspeed_ms-{os.getuid()}-{theirs[0].strip('/')}"
+
+    def join(before: int | None, pids: list[int]) -> tuple[int | None, list[int]]:
+        current = read_autogroup(control)
+        if current is None:
+            raise OSError(f"msrun launcher {launcher} ended")
+        if not pids and (before is None or current[1] != LAUNCHER_NICE):
+            before = current[1]  # the first on the roll: remember what the group has (unless the dead lowered it)
+        if current[1] < LAUNCHER_NICE:
+            control.write_text(f"{LAUNCHER_NICE}\n")
+        return before, [*pids, os.getpid()]
+
+    try:
+        before, _ = _edit_roll(roll, join)
+    except OSError as exc:  # another user's launcher, a roll we may not write, or the launcher is gone
+        _log.debug("msrun launcher %d: its autogroup keeps its niceness: %s", launcher, exc)
+        return None
+    assert before is not None
+    return AutogroupChange(theirs[0], before, roll, control)
+
+
+def leave_launcher_group(change: AutogroupChange) -> bool:
+    """Take this process off the roll of :func:`lower_launcher_group`; the last to leave restores the group.
+
+    Args:
+        change: what :func:`lower_launcher_group` returned.
+
+    Returns:
+        True when the group has its former niceness again; False while other workers are on the roll, or when
+        the group is gone, was changed by someone else meanwhile (left as it is) or the roll cannot be read.
+    """
+    restored = False
+
+    def leave(before: int | None, pids: list[int]) -> tuple[int | None, list[int]]:
+        nonlocal restored
+        pids = [pid for pid in pids if pid != os.getpid()]
+        if pids or before is None:
+            return before, pids
+        current = read_autogroup(change.control)
+        if current is not None and current[0] == change.name and current[1] == LAUNCHER_NICE:
+            change.control.write_text(f"{before}\n")
+            restored = read_autogroup(change.control) == (change.name, before)
+        return None, []
+
+    try:
+        _edit_roll(change.roll, leave)
+    except OSError as exc:
+        _log.debug("msrun launcher group %s: not restored: %s", change.name, exc)
+        return False
+    return restored
+
+
 def restore_launcher_priority(change: LauncherPriority, proc: Path = Path("/proc")) -> bool:
     """Give the launcher the niceness it had before :func:`lower_launcher_priority` changed it.
 
@@ -200,7 +369,10 @@ def lower_launcher_priority(pid: int | None = None, proc: Path = Path("/proc"), 
     except OSError as exc:  # another user's launcher, or it exited meanwhile
         _log.debug("msrun launcher %d keeps its priority: %s", target, exc)
         return None
-    change = LauncherPriority(target, before, after, None if seen_as == target else seen_as)
+    group = lower_launcher_group(seen_as, proc)
+    change = LauncherPriority(target, before, after, None if seen_as == target else seen_as, group)
     if restore_at_exit and after != before:
         atexit.register(restore_launcher_priority, change, proc)
+    if restore_at_exit and group is not None:
+        atexit.register(leave_launcher_group, group)
     return change
