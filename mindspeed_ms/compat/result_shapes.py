@@ -4,7 +4,8 @@ tests/conformance/cases/fix_opinfo_shapes.py).
 Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13, silently:
 
 - ``torch.any(x, dim, keepdim=True)`` drops the reduced dimension (MSAdapter's CPU path calls ``ops.any(input,
-  dim)`` without ``keepdim``): ``(3, 5)`` gave ``(5,)``, PyTorch ``(1, 5)``; a tuple ``dim`` raised.
+  dim)`` without ``keepdim``): ``(3, 5)`` gave ``(5,)``, PyTorch ``(1, 5)``; a tuple ``dim`` raised, also of
+  ``x.any(dim=(0, 1))`` (MindSpore's ``Tensor.any`` takes one int).
 - ``torch.squeeze(x, ())`` and ``x.squeeze(())`` squeeze every size-1 dimension (``(1, 1, 1, 1)`` gave ``()``);
   PyTorch squeezes none of them (an empty list of dims).
 - ``torch.nonzero(x, as_tuple=True)`` of a tensor without a nonzero element returns two ``(0, ndim)`` tensors
@@ -22,8 +23,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["any_dims_wrapper", "squeeze_no_dims_wrapper", "nonzero_tuple_wrapper", "flatten_method_wrapper",
-           "ravel_method_wrapper", "arange_wrapper"]
+__all__ = ["any_dims_wrapper", "any_dims_method_wrapper", "squeeze_no_dims_wrapper", "nonzero_tuple_wrapper",
+           "flatten_method_wrapper", "ravel_method_wrapper", "arange_wrapper"]
 
 
 def _dims(dim: Any, ndim: int) -> list[int] | None:
@@ -51,6 +52,36 @@ def any_dims_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         if dims is None:
             return op(input, dim, keepdim, out=out)
         result = input
+        for axis in reversed(dims):
+            result = op(result, axis)
+        if keepdim:
+            result = result.reshape([1 if axis in dims else size for axis, size in enumerate(shape)])
+        return result
+
+    return any_as_torch
+
+
+def any_dims_method_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``Tensor.any(dim=None, keepdim=False)``: a tuple or list ``dim`` reduces each of its dims (PyTorch)."""
+
+    @functools.wraps(op)
+    def any_as_torch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        dim = args[0] if args else kwargs.get("dim")
+        shape = getattr(self, "shape", None)
+        if not isinstance(dim, (tuple, list)) or shape is None or len(args) > 2 or set(kwargs) - {"dim", "keepdim"}:
+            return op(self, *args, **kwargs)
+        if not dim:  # no dim to reduce: each element's truth, as PyTorch (uint8 stays uint8)
+            import mindspore
+
+            truth = self.clone() if self.dtype == mindspore.bool_ else self.bool()  # a new tensor, as PyTorch's
+            return truth.to(mindspore.uint8) if self.dtype == mindspore.uint8 else truth
+        if len(shape) == 0:
+            return op(self, *args, **kwargs)
+        dims = _dims(dim, len(shape))
+        keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        if dims is None:
+            return op(self, *args, **kwargs)
+        result = self
         for axis in reversed(dims):
             result = op(result, axis)
         if keepdim:

@@ -64,7 +64,7 @@ def empty_prod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def truth_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``any``/``all`` of a float tensor: over ``input != 0`` (bool, -0.0 false; PyTorch), and of an empty tensor:
-    False / True."""
+    False / True. Of a uint8 tensor the result is uint8, as PyTorch's (MindSpore's: bool)."""
 
     def wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         import mindspore
@@ -73,14 +73,16 @@ def truth_wrapper(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any
         def truth(input: Any, *args: Any, **kwargs: Any) -> Any:
             if input.dtype == mindspore.bool_ and 0 not in _shape(input):
                 return op(input, *args, **kwargs)
+            result_dtype = mindspore.uint8 if input.dtype == mindspore.uint8 else mindspore.bool_
             if 0 in _shape(input):
                 from mindspeed_ms.compat.reductions import empty_result
 
                 dim, keepdim = _dims_keepdim(args, kwargs)
-                return empty_result(_shape(input), dim, keepdim, name == "all", mindspore.bool_)
+                return empty_result(_shape(input), dim, keepdim, name == "all", result_dtype)
             from mindspore import ops
 
-            return op(ops.not_equal(input, 0), *args, **kwargs)
+            result = op(ops.not_equal(input, 0), *args, **kwargs)
+            return result if result_dtype is mindspore.bool_ else result.to(result_dtype)
 
         return truth
 

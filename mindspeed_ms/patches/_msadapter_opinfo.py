@@ -28,6 +28,9 @@ def register_opinfo_fixes(registry: Any) -> None:
         "msadapter.ops.reduction.any", result_shapes.any_dims_wrapper, kind="wrap", requires=_MSADAPTER,
         purpose="torch.any(x, dim, keepdim=True) drops the reduced dimension ((3, 5) -> (5,); PyTorch (1, 5)), "
                 "silently; a tuple dim raises")
+    registry.register(
+        f"{_TENSOR}.any", result_shapes.any_dims_method_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.any(dim=(0, 1)) raises TypeError (MindSpore's Tensor.any takes one int dim); PyTorch reduces each")
     for target in ("msadapter.ops.array.squeeze", f"{_TENSOR}.squeeze"):
         registry.register(
             target, result_shapes.squeeze_no_dims_wrapper, kind="wrap", requires=_MSADAPTER,

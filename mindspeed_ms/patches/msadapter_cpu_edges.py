@@ -128,6 +128,7 @@ def register(registry: Any, args: Any) -> None:
     register_half_precision(registry)
     _register_empty_operands(registry)
     _register_histograms(registry)
+    _register_rounding(registry)
     from mindspeed_ms.compat import new_tensors
 
     registry.register(
@@ -139,6 +140,20 @@ def register(registry: Any, args: Any) -> None:
             f"{_TENSOR}.new_{factory}", new_tensors.zero_dim_wrapper(factory), kind="wrap", requires=_MSADAPTER,
             purpose=f"Tensor.new_{factory}(()) fails (MSAdapter unpacks the empty shape into torch.{factory}() with "
                     f"no size); PyTorch: a 0-d tensor")
+
+
+def _register_rounding(registry: Any) -> None:
+    """Register PyTorch's round with decimals and out, and Tensor.round_ (mindspeed_ms.compat.round_decimals)."""
+    from mindspeed_ms.compat import round_decimals
+
+    for target in ("msadapter.ops.pointwise.round", f"{_TENSOR}.round"):
+        registry.register(
+            target, round_decimals.round_decimals_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="round(x, decimals=d) with d != 0 raises an untyped RuntimeError on CPU ('For Round only support "
+                    "decimals equal 0') and torch.round takes no out=; PyTorch: nearbyint(x * 10**d) / 10**d in "
+                    "float32 (float64 for float64)")
+    registry.register(f"{_TENSOR}.round_", "mindspeed_ms.compat.round_decimals:round_", create_dummy=True,
+                      requires=_MSADAPTER, purpose="Tensor.round_ does not exist under MSAdapter")
 
 
 def _register_histograms(registry: Any) -> None:

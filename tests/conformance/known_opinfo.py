@@ -7,7 +7,6 @@ from __future__ import annotations
 KNOWN_OPINFO: dict[str, str] = {
     'add/function/*': 'raises where PyTorch works (11): ours raises TypeError: Select CPU operator[Mul] fail! Unsupported data type!',
     'addcmul/function/*': "raises where PyTorch works, values (17): result['result']: values differ (max abs diff 0.0625; ours [ 32.12  -42.25   66.4   -45.97",
-    'any/method/*': 'raises where PyTorch works (35): ours raises TypeError: Failed calling any with "any(dim=Tuple<>, keepdim=bool)".',
     'arange/function/*': 'accepts what PyTorch refuses (1): PyTorch raises ValueError: step must be nonzero; ours returns normally',
     'argsort/method/*': "values (3): result['result']: values differ (ours [2546 6917 3181   63 2124 4447], PyTorch [2546 6917 ",
     'as_strided.partial_views/function/*': "in-place / aliasing, raises where PyTorch works, values (3): result['aliases'][0][0]: ours False, PyTorch True",

@@ -22,6 +22,16 @@ def any_keepdim_keeps_the_reduced_dimension(torch: Any) -> Any:
             "all": torch.any(x)}
 
 
+@case("Tensor.any")
+def any_method_with_tuple_or_no_dims(torch: Any) -> Any:
+    flags = tensor(torch, (2, 3, 2), "bool", seed=4)
+    x = tensor(torch, (2, 3), "float32", seed=5)
+    none = flags.any(dim=())
+    return {"tuple": flags.any(dim=(0, 2)), "tuple_keep": flags.any((0, -1), True), "list": x.any(dim=[1]),
+            "none": none, "none_is_new": none is not flags, "none_float": x.any(dim=()),
+            "none_0d": torch.tensor(0.0).any(dim=())}
+
+
 @case("torch.squeeze", "Tensor.squeeze")
 def squeeze_of_no_dims_squeezes_nothing(torch: Any) -> Any:
     x = tensor(torch, (1, 1, 1, 1), seed=5)
