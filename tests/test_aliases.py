@@ -307,3 +307,26 @@ def test_revert_leaves_the_replacements_own_package_alone(reg, modules):
     assert elsewhere.func is original
     assert impl.func is new
     assert reexport.func is new
+
+
+def test_revert_leaves_a_module_that_held_the_replacement_before_apply_as_it_was(reg, modules):
+    # ``from home import func`` of its own, taken before the patch (a test module importing the adapter it tests):
+    # the revert's mirror pass must not hand it the original; a copy of the target's original is still restored
+    target = modules.load("a_tgt9", "def func():\n    return 'orig'\n")
+    home = modules.load("a_home9", "def func():\n    return 'new'\n")
+    early = modules.load("a_early9", "from a_home9 import func\n")
+    copy = modules.load("a_copy9", "from a_tgt9 import func\n")
+    original, new = target.func, home.func
+    reg.register("a_tgt9.func", new)
+    reg.apply()
+    assert early.func is new
+    assert copy.func is new
+    late = modules.load("a_late9", "from a_tgt9 import func\n")  # while applied: the original comes back on revert
+    reg.revert()
+    assert early.func is new
+    assert copy.func is original
+    assert late.func is original
+    # and again, with nothing left over from the first round
+    reg.apply()
+    reg.revert()
+    assert (early.func, copy.func, late.func, target.func) == (new, original, original, original)

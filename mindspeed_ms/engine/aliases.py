@@ -103,11 +103,26 @@ def rebind_aliases(journal: list[Record], entries: Sequence[AliasEntry], *, jour
             groups.setdefault(pair[0], []).append(entry)
     wanted = list(groups.values())
     originals = [same[0][1] for same in wanted]
+    searched = len(originals)
+    if journaled:  # also the bindings holding a replacement already (imported from its own module): see below
+        held: dict[int, list[AliasEntry]] = {}
+        for entry in entries:
+            if is_identity_meaningful(entry[2]) and id(entry[2]) not in groups:
+                held.setdefault(id(entry[2]), []).append(entry)
+        wanted += held.values()
+        originals += [same[0][2] for same in held.values()]
     modules = sys.modules
     # the accelerator reads a dict's table: sys.modules replaced by another mapping is read by the Python pass
     hits = (_compiled_find(modules, originals) if _use_compiled and _compiled_find is not None
             and isinstance(modules, dict) else list(_find_in_python(originals, wanted)))
     for module_name, module, key, index in hits:
+        if index >= searched:
+            # held the replacement before any rebinding of this pass (its own ``from home import f``): the revert's
+            # mirror pass must leave it alone, as it found it
+            for entry in wanted[index]:
+                if entry[0] == key:
+                    entry[3].held_aliases.append(module_name)
+            continue
         package = module_name.partition(".")[0] + "." if "." in module_name else None
         for name, original, replacement, patch, skip in wanted[index]:
             # key is exactly a str (the accelerator reports no other): no user __eq__ runs here; a module
@@ -168,8 +183,9 @@ def restore_aliases(records: Sequence[Record]) -> None:
 
     ``from mod import f`` run while a patch was applied binds the replacement in a module the
     journal never saw; this pass (the mirror of :func:`rebind_aliases`) puts the original back there
-    too. The owner and the modules of the replacement's own top-level package (which define or
-    re-export it) are left alone.
+    too. The owner, the modules of the replacement's own top-level package (which define or
+    re-export it) and the modules that held the replacement before it was applied (``from home
+    import f`` of its own, noted by :func:`rebind_aliases`) are left alone.
     """
     entries: list[AliasEntry] = []
     first_old: dict[tuple[int, str], Any] = {}
@@ -185,7 +201,10 @@ def restore_aliases(records: Sequence[Record]) -> None:
         # Modules of the replacement's own top-level package re-export it on purpose (``from
         # .impl import f`` in a package __init__): those bindings are theirs, not copies of the target.
         home = (getattr(unwrap_descriptor(record.new), "__module__", None) or "").partition(".")[0]
-        skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else ""})
+        # and the modules that already held the replacement when it was applied (rebind_aliases noted them)
+        held = getattr(record.patch, "held_aliases", ())
+        skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else "",
+                          *held})
         entries.append((record.name.rpartition(".")[2], record.new, original, None, skip))
     if entries:
         rebind_aliases([], entries, journaled=False)

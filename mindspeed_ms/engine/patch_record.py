@@ -74,6 +74,8 @@ class PatchRecord:
         self.unverified: list[str] = []  # requirements met without a version to check (set by select())
         self.stub = False
         self.aliases: list[str] = []
+        #: modules that held the replacement under the target's name when it was applied (left alone at revert)
+        self.held_aliases: list[str] = []
         self.calls = 0
         self.records: list[Record] = []
         self.watching: str | None = None
@@ -263,12 +265,12 @@ class PatchRecord:
         """
         return (self.state, self.reason, list(self.warnings), self.stub, list(self.aliases), self.calls,
                 list(self.records), self.watching, self.active_replacement, self.active_provider,
-                list(self.active_wraps), list(self.notes), list(self.unverified))
+                list(self.active_wraps), list(self.notes), list(self.unverified), list(self.held_aliases))
 
     def restore_outcome(self, saved: tuple[Any, ...]) -> None:
         (self.state, self.reason, self.warnings, self.stub, self.aliases, self.calls, self.records,
          self.watching, self.active_replacement, self.active_provider, self.active_wraps, self.notes,
-         self.unverified) = saved
+         self.unverified, self.held_aliases) = saved
 
     def reset(self) -> None:
         """Forget the outcome of an earlier apply (after a revert)."""
@@ -277,6 +279,7 @@ class PatchRecord:
         self.warnings = []
         self.stub = False
         self.aliases = []
+        self.held_aliases = []
         self.calls = 0
         self.records = []
         self.watching = None
