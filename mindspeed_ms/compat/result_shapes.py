@@ -40,6 +40,16 @@ def _dims(dim: Any, ndim: int) -> list[int] | None:
     return found if len(found) == len(items) else None
 
 
+def _any_each(op: Callable[..., Any], input: Any, dims: list[int], keepdim: bool, shape: Any) -> Any:
+    """``op(input, axis)`` over each of ``dims`` (last first), the reduced dims kept as 1 with ``keepdim``."""
+    result = input
+    for axis in reversed(dims):
+        result = op(result, axis)
+    if keepdim:
+        result = result.reshape([1 if axis in dims else size for axis, size in enumerate(shape)])
+    return result
+
+
 def any_dims_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``torch.any(input, dim=None, keepdim=False, *, out=None)``: ``keepdim`` and tuple ``dim`` as PyTorch."""
 
@@ -51,12 +61,7 @@ def any_dims_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         dims = _dims(dim, len(shape))
         if dims is None:
             return op(input, dim, keepdim, out=out)
-        result = input
-        for axis in reversed(dims):
-            result = op(result, axis)
-        if keepdim:
-            result = result.reshape([1 if axis in dims else size for axis, size in enumerate(shape)])
-        return result
+        return _any_each(op, input, dims, keepdim, shape)
 
     return any_as_torch
 
@@ -81,12 +86,7 @@ def any_dims_method_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
         if dims is None:
             return op(self, *args, **kwargs)
-        result = self
-        for axis in reversed(dims):
-            result = op(result, axis)
-        if keepdim:
-            result = result.reshape([1 if axis in dims else size for axis, size in enumerate(shape)])
-        return result
+        return _any_each(op, self, dims, keepdim, shape)
 
     return any_as_torch
 
