@@ -143,7 +143,8 @@ def register(registry: Any, args: Any) -> None:
 
 
 def _register_rounding(registry: Any) -> None:
-    """Register PyTorch's round with decimals and out, and Tensor.round_ (mindspeed_ms.compat.round_decimals)."""
+    """Register PyTorch's round with decimals and out, Tensor.round_ (mindspeed_ms.compat.round_decimals) and
+    Tensor.view(dtype) (mindspeed_ms.compat.dtype_views)."""
     from mindspeed_ms.compat import round_decimals
 
     for target in ("msadapter.ops.pointwise.round", f"{_TENSOR}.round"):
@@ -154,6 +155,12 @@ def _register_rounding(registry: Any) -> None:
                     "float32 (float64 for float64)")
     registry.register(f"{_TENSOR}.round_", "mindspeed_ms.compat.round_decimals:round_", create_dummy=True,
                       requires=_MSADAPTER, purpose="Tensor.round_ does not exist under MSAdapter")
+    from mindspeed_ms.compat import dtype_views
+
+    registry.register(
+        f"{_TENSOR}.view", dtype_views.dtype_view_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="x.view(torch.int32) raises TypeError ('Int' object is not iterable: read as a shape); PyTorch: the "
+                "same memory read as int32 (MindSpeed's --reuse-fp32-param adds to fp32 parameters through it)")
 
 
 def _register_histograms(registry: Any) -> None:
