@@ -11,9 +11,10 @@ MindSpore tensor over the same memory (``Tensor.from_numpy`` shares it), so in-p
 the other, as PyTorch's. As PyTorch's, the result records no gradient (``requires_grad`` False); with a different
 element size the last dimension scales (float32 -> int16: ``(3, 4)`` -> ``(3, 8)``) and PyTorch's refusals are
 kept (a 0-d tensor, a last dimension that is not contiguous or not divisible). What cannot share memory here is
-refused with :class:`~mindspeed_ms.compat.errors.UnsupportedOpOptionError` before anything is made: bfloat16 on
-either side (NumPy has no such dtype), complex and bool targets' corner cases aside, and tensors that do not live
-in host memory (Ascend: MindSpore's own ``view`` there is not this op either).
+refused with :class:`~mindspeed_ms.compat.errors.UnsupportedOpOptionError`, nothing made: bfloat16 on either side
+(NumPy has no such dtype), a tensor that is not contiguous (``Tensor.from_numpy`` copies such a layout: checked on
+the result's address, so writes could not reach the original; PyTorch views it), and tensors that do not live in
+host memory (Ascend).
 """
 
 from __future__ import annotations
