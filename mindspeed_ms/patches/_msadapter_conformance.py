@@ -144,9 +144,20 @@ def _register_conformance(registry: Any) -> None:
 
 
 def _register_conformance_misc(registry: Any) -> None:
-    """Register PyTorch's refusals of view/bmm/t/destroy_process_group (mindspeed_ms.compat.conformance_misc) and
-    its index forms (mindspeed_ms.compat.index_forms)."""
+    """Register PyTorch's refusals of view/bmm/t/destroy_process_group (mindspeed_ms.compat.conformance_misc), its
+    index forms (mindspeed_ms.compat.index_forms) and torch.Size's printing and arithmetic (compat.size_type)."""
     from mindspeed_ms.compat import conformance_misc as misc
+
+    size = "msadapter._C.size.Size"
+    for name, replacement, why in (
+            ("__repr__", "size_repr", "repr/str/f-strings of a shape print msadapter.Size([2, 3]) (PyTorch: "
+                                      "torch.Size([2, 3]))"),
+            ("__add__", "size_add", "size + (4,) gives a tuple (PyTorch: a torch.Size)"),
+            ("__radd__", "size_radd", "(1,) + size gives a tuple (PyTorch: a torch.Size)"),
+            ("__mul__", "size_mul", "size * 2 gives a tuple (PyTorch: a torch.Size)"),
+            ("__rmul__", "size_mul", "2 * size gives a tuple (PyTorch: a torch.Size)")):
+        registry.register(f"{size}.{name}", f"mindspeed_ms.compat.size_type:{replacement}", requires=_MSADAPTER,
+                          create_dummy=name != "__repr__", purpose=why)
 
     registry.register(
         f"{_TENSOR}.view", misc.view_wrapper, kind="wrap", requires=_MSADAPTER,
