@@ -20,6 +20,13 @@ Measured on MindSpore 2.7.1 + MSAdapter 0.5.0b1, against PyTorch 2.13:
   p.sum().backward()``; PyTorch rebases the view's history on the write) stops inside MindSpore's engine with an
   internal RuntimeError ("The pointer[base_shape] is null"): :func:`engine_wrapper` raises
   :class:`~mindspeed_ms.errors.ViewRebaseError` instead, which says what to do.
+- A leaf whose gradient arrives unchanged from a gradient the caller passed in (``y = x + c``;
+  ``backward(y, g)``) keeps the caller's tensor itself as ``.grad``: freeing ``g`` afterwards
+  (``g.untyped_storage().resize_(0)``, as MindSpeed's fb-overlap does after each partial backward) frees
+  ``x.grad`` with it, and later reads see whatever the memory then holds (MindSpeed-LLM's DeepSeek-V3 with
+  dualpipev: NaN / 1e35 gradients). PyTorch's gradient accumulator keeps a tensor the caller still holds only
+  as a copy; :func:`engine_wrapper` hands the engine copies of the caller's gradients when ``.grad`` is written
+  (``backward``, not ``autograd.grad``) and the gradients carry no graph.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
         callbacks: list[Callable[[], None]] = []
         _PASSES.append(callbacks)
         try:
-            result = run_backward(*args, **kwargs)
+            result = run_backward(*_owned_gradients(args, kwargs), **kwargs)
             while callbacks:  # a callback may queue another one: it runs too
                 callbacks.pop(0)()
         except RuntimeError as error:
@@ -61,6 +68,32 @@ def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return run
+
+
+#: where the engine's ``run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+#: accumulate_grad)`` takes its gradients and ``accumulate_grad`` when they come positionally
+_GRADS_AT, _ACCUMULATE_AT = 1, 6
+
+
+def _owned_gradients(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """``args`` with the caller's gradients copied (``kwargs`` updated in place) when the pass writes ``.grad``."""
+    accumulate = kwargs.get("accumulate_grad", args[_ACCUMULATE_AT] if len(args) > _ACCUMULATE_AT else True)
+    if not accumulate:
+        return args
+    positional = "grad_tensors" not in kwargs
+    given = args[_GRADS_AT] if positional and len(args) > _GRADS_AT else kwargs.get("grad_tensors")
+    if given is None:
+        return args
+    owned = tuple(grad.detach().clone() if _is_plain_tensor(grad) else grad for grad in given)
+    if not positional:
+        kwargs["grad_tensors"] = owned
+        return args
+    return (*args[:_GRADS_AT], owned, *args[_GRADS_AT + 1:])
+
+
+def _is_plain_tensor(grad: Any) -> bool:
+    # a gradient that requires grad is part of a double backward's graph: it is handed on as it is
+    return hasattr(grad, "untyped_storage") and not grad.requires_grad
 
 
 def static_engine_wrapper(run_backward: Callable[..., Any]) -> Any:
