@@ -15,6 +15,8 @@
 #   deepseek3 examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh (multi-latent attention, packed sequences
 #            (--reset-position-ids: TND flash attention), sigmoid group-limited router with expert bias, MTP, yarn;
 #            EP2; 4 layers: dense, 2 MoE, no-op; dualpipev/fb overlap, optimizer swapping, LCAL kernels left out)
+#   deepseek3dualpipe the same with the example's --moe-fb-overlap --schedules-method dualpipev: PP2 x EP2 on 4
+#            workers, global batch 8
 #            (2 layers, hidden 64, 4 heads, seq 32, vocab 4096, mock data/NullTokenizer, 6 iterations, 2 workers;
 #            layouts in the table below): losses finite, no skipped/NaN iteration, first loss ~ ln(4096), MindSpeed's
 #            manager adopted (scripts/real_entry_figures.py field)
@@ -61,7 +63,7 @@ export PYTHONPATH="$MS:$LLM:$MEG:$WORK/deps${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$BIN:$PATH" GLOG_v=3 MINDSPEED_MS_MISSING_TARGETS=skip MINDSPEED_MS_TRACE=1
 cd "$WORK"
 CONFIGS="${CONFIGS:-dp}"
-[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,qwen2moe,deepseek3,parity,cpparity"
+[ "$CONFIGS" = all ] && CONFIGS="dp,llama2,qwen25,qwen25cp,mixtral,qwen2moe,deepseek3,deepseek3dualpipe,parity,cpparity"
 run() {  # run WORKERS: 20 iterations, global batch 4
   local workers=$1
   rm -rf "$WORK/log$workers"
@@ -145,10 +147,8 @@ CONFIG_qwen2moe="--use-mcore-models --spec mindspeed_llm.tasks.models.spec.qwen2
 # shared/MTP 1 layer/yarn 40x of 4096/TP4 PP8 EP32, dualpipev; layout EP2 (TP1 PP1, dp 2): 4 layers (the first dense,
 # the last no-op), MLA q-lora 32 kv-lora 16 qk 16+8 v 16, 8 experts top-2 in 4 groups (top-2 groups) + 1 shared,
 # yarn 40x of 32 positions (max positions 1280: the example's ratio, which MindSpeed-LLM checks). Left out:
-#   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least;
-#                                                  on 4 (PP2 EP2, global batch 8) the first backward's gradient
-#                                                  bucket holds NaN (stage 1) and 1e36/inf (stage 2): uninitialized
-#                                                  memory reaches the gradients; not located
+#   --moe-fb-overlap --schedules-method dualpipev  fb overlap needs EP > 1 and dualpipev PP > 1: 4 workers at least
+#                                                  (config deepseek3dualpipe below: PP2 EP2, global batch 8)
 #   --swap-optimizer --swap-optimizer-times 4      optimizer states swapped between NPU and pinned host memory
 #                                                  (torch.empty_like(pin_memory=True): "Create device context failed")
 #   --coc-fused-kernel                             LCAL's fused matmul + collective kernels (CANN NNAL's ATB library:
@@ -176,12 +176,16 @@ CONFIG_deepseek3="--spec mindspeed_llm.tasks.models.spec.deepseek_spec layer_spe
   --moe-router-score-function sigmoid --moe-router-enable-expert-bias --expert-tensor-parallel-size 1 \
   --mtp-num-layers 1 --mtp-loss-scaling-factor 0.3 --mtp-mem-efficient-logits --use-distributed-optimizer \
   --recompute-method uniform --recompute-granularity full --recompute-num-layers 1"
-field() {  # field NAME: the shrunk example script on 2 workers
-  local name=$1 flags="CONFIG_$1"
+# deepseek3 with the example's dualpipev schedule and forward/backward overlap of the MoE layers (PP2 x EP2: 4 workers)
+CONFIG_deepseek3dualpipe="$CONFIG_deepseek3 --pipeline-model-parallel-size 2 --moe-fb-overlap \
+  --schedules-method dualpipev --global-batch-size 8"
+field() {  # field NAME: the shrunk example script on 2 workers (deepseek3dualpipe: 4)
+  local name=$1 flags="CONFIG_$1" workers=2
+  [ "$name" = deepseek3dualpipe ] && workers=4
   rm -rf "$WORK/log-$name"
   # shellcheck disable=SC2086  # the flags are word lists
   MINDSPEED_MS_TRACE_FILE="$WORK/status-$name.json" "$BIN/mindspeed-ms" run -- "$BIN/msrun" \
-    --worker_num=2 --local_worker_num=2 --master_port="$PORT" --join=True --cluster_time_out=300 \
+    --worker_num="$workers" --local_worker_num="$workers" --master_port="$PORT" --join=True --cluster_time_out=300 \
     --log_dir="$WORK/log-$name" "$LLM/pretrain_gpt.py" --ai-framework mindspore $SIZES ${!flags} \
     > "$WORK/msrun-$name.out" 2>&1
 }
@@ -238,7 +242,7 @@ for config in ${CONFIGS//,/ }; do
       done
       "$PY" "$ROOT/scripts/real_entry_figures.py" llm --vocab $VOCAB --iterations $ITERS --status "$WORK/status-1.json" \
         "$WORK/log1" "$WORK/log2" || status=1 ;;
-    llama2|qwen25|qwen25cp|mixtral|qwen2moe|deepseek3)
+    llama2|qwen25|qwen25cp|mixtral|qwen2moe|deepseek3|deepseek3dualpipe)
       if ! field "$config"; then
         echo "FAIL: $config stopped; last lines of its log:" >&2
         tail -n 30 "$WORK/msrun-$config.out" "$WORK/log-$config"/worker_*.log >&2 || true
@@ -250,7 +254,7 @@ for config in ${CONFIGS//,/ }; do
       parity || { echo "FAIL: MindSpeed-LLM (fused flags) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
     cpparity)
       cpparity || { echo "FAIL: MindSpeed-LLM CP2 (ring attention) vs Megatron-LM (PyTorch) parity" >&2; status=1; } ;;
-    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, qwen2moe, deepseek3, parity, cpparity, all)" >&2; exit 2 ;;
+    *) echo "unknown config $config (dp, llama2, qwen25, qwen25cp, mixtral, qwen2moe, deepseek3, deepseek3dualpipe, parity, cpparity, all)" >&2; exit 2 ;;
   esac
 done
 exit $status

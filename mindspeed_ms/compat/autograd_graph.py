@@ -26,7 +26,8 @@ Measured on MindSpore 2.7.1 + MSAdapter 0.5.0b1, against PyTorch 2.13:
   ``x.grad`` with it, and later reads see whatever the memory then holds (MindSpeed-LLM's DeepSeek-V3 with
   dualpipev: NaN / 1e35 gradients). PyTorch's gradient accumulator keeps a tensor the caller still holds only
   as a copy; :func:`engine_wrapper` hands the engine copies of the caller's gradients when ``.grad`` is written
-  (``backward``, not ``autograd.grad``) and the gradients carry no graph.
+  (``backward``, not ``autograd.grad``) and no graph of the backward is built (``create_graph=False``; the
+  gradients may still require grad: megatron's pipeline receive buffers do).
 """
 
 from __future__ import annotations
@@ -71,29 +72,25 @@ def engine_wrapper(run_backward: Callable[..., Any]) -> Callable[..., Any]:
 
 
 #: where the engine's ``run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
-#: accumulate_grad)`` takes its gradients and ``accumulate_grad`` when they come positionally
-_GRADS_AT, _ACCUMULATE_AT = 1, 6
+#: accumulate_grad)`` takes its gradients, ``create_graph`` and ``accumulate_grad`` when they come positionally
+_GRADS_AT, _CREATE_GRAPH_AT, _ACCUMULATE_AT = 1, 3, 6
 
 
 def _owned_gradients(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """``args`` with the caller's gradients copied (``kwargs`` updated in place) when the pass writes ``.grad``."""
     accumulate = kwargs.get("accumulate_grad", args[_ACCUMULATE_AT] if len(args) > _ACCUMULATE_AT else True)
-    if not accumulate:
+    create_graph = kwargs.get("create_graph", args[_CREATE_GRAPH_AT] if len(args) > _CREATE_GRAPH_AT else False)
+    if not accumulate or create_graph:  # a double backward's gradients are part of the graph it builds
         return args
     positional = "grad_tensors" not in kwargs
     given = args[_GRADS_AT] if positional and len(args) > _GRADS_AT else kwargs.get("grad_tensors")
     if given is None:
         return args
-    owned = tuple(grad.detach().clone() if _is_plain_tensor(grad) else grad for grad in given)
+    owned = tuple(grad.detach().clone() if hasattr(grad, "untyped_storage") else grad for grad in given)
     if not positional:
         kwargs["grad_tensors"] = owned
         return args
     return (*args[:_GRADS_AT], owned, *args[_GRADS_AT + 1:])
-
-
-def _is_plain_tensor(grad: Any) -> bool:
-    # a gradient that requires grad is part of a double backward's graph: it is handed on as it is
-    return hasattr(grad, "untyped_storage") and not grad.requires_grad
 
 
 def static_engine_wrapper(run_backward: Callable[..., Any]) -> Any:

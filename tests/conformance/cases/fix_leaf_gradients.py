@@ -11,10 +11,10 @@ from typing import Any
 from conformance.harness import case, data
 
 
-def _freed_after(torch: Any, backward: Any) -> Any:
+def _freed_after(torch: Any, backward: Any, given_requires_grad: bool = False) -> Any:
     x = torch.tensor(data((4, 3), seed=101), requires_grad=True)
     y = x + torch.tensor(data((4, 3), seed=102))
-    given = torch.tensor(data((4, 3), seed=103))
+    given = torch.tensor(data((4, 3), seed=103), requires_grad=given_requires_grad)
     backward(y, given)
     given.untyped_storage().resize_(0)
     kept = x.grad.untyped_storage().nbytes()
@@ -34,4 +34,14 @@ def leaf_gradient_outlives_the_freed_gradient_of_the_engine_call(torch: Any) -> 
             allow_unreachable=True, accumulate_grad=True)
 
     return _freed_after(torch, backward)
+
+
+@case("torch.autograd.variable.Variable._execution_engine.run_backward", "Tensor.untyped_storage")
+def leaf_gradient_outlives_the_freed_received_gradient(torch: Any) -> Any:
+    def backward(y: Any, given: Any) -> None:  # megatron's pipeline receive buffers require grad
+        torch.autograd.Variable._execution_engine.run_backward(
+            tensors=(y,), grad_tensors=(given,), keep_graph=False, create_graph=False, inputs=(),
+            allow_unreachable=True, accumulate_grad=True)
+
+    return _freed_after(torch, backward, given_requires_grad=True)
 
