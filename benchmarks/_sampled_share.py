@@ -172,7 +172,15 @@ def record_command(py_spy: str, output: Path, command: list[str], rate: int = RA
 def can_attach(py_spy: str, scratch: Path) -> str | None:
     """None when py-spy can sample a child process here, else why not (ptrace refused: a container without
     CAP_SYS_PTRACE, kernel.yama.ptrace_scope=3)."""
-    probe = subprocess.run(record_command(py_spy, scratch / "probe.txt", [sys.executable, "-c", "sum(range(10**6))"]),
-                           capture_output=True, text=True, timeout=120)
-    said = (probe.stderr + probe.stdout).strip().splitlines()
-    return None if probe.returncode == 0 else (said[-1] if said else f"py-spy exited {probe.returncode}")
+    # a child that lives a while (py-spy can lose the race with one that exits at once: it panics), three tries
+    said: list[str] = []
+    for _ in range(3):
+        probe = subprocess.run(record_command(py_spy, scratch / "probe.txt",
+                                              [sys.executable, "-c", "import time; time.sleep(0.5)"]),
+                               capture_output=True, text=True, timeout=120)
+        if probe.returncode == 0:
+            return None
+        said = [line for line in (probe.stderr + probe.stdout).strip().splitlines() if line.strip()]
+        refusal = [line for line in said if "rror" in line or "ermission" in line]
+        said = refusal or said or [f"py-spy exited {probe.returncode}"]
+    return said[0].strip()
