@@ -309,6 +309,31 @@ def test_revert_leaves_the_replacements_own_package_alone(reg, modules):
     assert reexport.func is new
 
 
+def test_revert_restores_a_late_copy_of_a_wrapped_target_in_the_targets_own_package(reg, modules):
+    # functools.wraps gives the wrap the original's __module__: a module of the target's own package that
+    # from-imported the target while the wrap was applied holds a copy of the target, restored on revert
+    modules.write("a_pkg10", "", package=True)
+    target = modules.load("a_pkg10.mappings", "def func(x):\n    return x + 1\n")
+    original = target.func
+
+    def wrapper(op):
+        import functools
+
+        @functools.wraps(op)
+        def wrapped(x):
+            return op(x) * 10
+        return wrapped
+
+    reg.register("a_pkg10.mappings.func", wrapper, kind="wrap")
+    reg.apply()
+    late = modules.load("a_pkg10.layers", "from a_pkg10.mappings import func\n")
+    assert late.func(1) == 20
+    assert late.func.__module__ == "a_pkg10.mappings"
+    reg.revert()
+    assert target.func is original
+    assert late.func is original
+
+
 def test_revert_leaves_a_module_that_held_the_replacement_before_apply_as_it_was(reg, modules):
     # ``from home import func`` of its own, taken before the patch (a test module importing the adapter it tests):
     # the revert's mirror pass must not hand it the original; a copy of the target's original is still restored

@@ -200,7 +200,11 @@ def restore_aliases(records: Sequence[Record]) -> None:
             continue
         # Modules of the replacement's own top-level package re-export it on purpose (``from
         # .impl import f`` in a package __init__): those bindings are theirs, not copies of the target.
+        # A wrap made with functools.wraps carries the original's __module__: its package is the target's own,
+        # whose late from-imports are copies of the target to restore, not re-exports of the replacement.
         home = (getattr(unwrap_descriptor(record.new), "__module__", None) or "").partition(".")[0]
+        if home and home == (getattr(unwrap_descriptor(original), "__module__", None) or "").partition(".")[0]:
+            home = ""
         # and the modules that already held the replacement when it was applied (rebind_aliases noted them)
         held = getattr(record.patch, "held_aliases", ())
         skip = frozenset({home, home + ".", getattr(record.owner, "__name__", "") if record.owner is not None else "",

@@ -61,6 +61,7 @@ def register(registry: Any, args: Any) -> None:
                     "every token saw the future); applied out of place instead")
         _register_parallel(registry)
         _register_speed(registry)
+        _register_tp_one(registry)
         from mindspeed_ms.compat import tensor_type
 
         for target in tensor_type.MEGATRON_TYPE_CHECKS:
@@ -146,6 +147,19 @@ def _register_parallel(registry: Any) -> None:
                 "all-to-all allocates new_empty(size=[...], device=torch.cuda.current_device()))")
     registry.register(
         _TORCH_NORM, parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)
+
+
+def _register_tp_one(registry: Any) -> None:
+    """Register the tensor-parallel region mappings that skip their identity Function at tensor-parallel size 1."""
+    from mindspeed_ms.compat import tp_one_mappings
+
+    for mapping in tp_one_mappings.MAPPINGS:
+        registry.register(
+            f"megatron.core.tensor_parallel.mappings.{mapping}", tp_one_mappings.identity_at_tp_one_wrapper,
+            kind="wrap", requires=_MEGATRON,
+            purpose="at tensor-parallel size 1 the mapping's autograd Function is the identity both ways (megatron's "
+                    "own world-size test); skip its apply (~40 us on the CPU backend, 10 a step of the example) and "
+                    "return the input")
 
 
 def _register_speed(registry: Any) -> None:
