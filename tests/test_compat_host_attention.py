@@ -425,3 +425,23 @@ def test_small_attention_runs_on_the_calling_thread(monkeypatch) -> None:
         assert np.array_equal(out, whole)
         monkeypatch.setattr(attention_halves, "two_threads", lambda: True)
         monkeypatch.setattr(attention_halves, "MIN_THREAD_PRODUCT", bar)
+
+
+def test_a_mask_shape_is_taken_exactly_when_numpy_broadcasts_it_to_the_scores() -> None:
+    import itertools
+
+    from mindspeed_ms.compat.host_attention import _broadcasts_to
+
+    target = (2, 3, 4, 4)
+    sizes = (0, 1, 2, 3, 4, 5)
+    checked = 0
+    for rank in range(6):
+        for shape in itertools.product(sizes, repeat=rank):
+            try:
+                expected = np.broadcast_shapes(shape, target) == target
+            except ValueError:
+                expected = False
+            assert _broadcasts_to(shape, target) is expected, shape
+            checked += 1
+    assert checked > 9000
+    assert _broadcasts_to((1, 1, 0, 0), (1, 1, 0, 0)) and not _broadcasts_to((0,), (1, 1, 4, 1))

@@ -102,7 +102,7 @@ def _functions() -> tuple[Any, Any]:
         if versions is not None:
             if tuple(map(_VERSION, kept)) != versions:  # the three pieces, each with its version
                 raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
-            kept = tuple(map(functools.partial(host_array, sync=False), kept))
+            kept = (host_array(kept[0], sync=False), host_array(kept[1], sync=False), host_array(kept[2], sync=False))
         _one_blas_thread()
         backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
                             grad_key, grad_value)
@@ -241,8 +241,6 @@ def _watched(*modules: Any) -> bool:
 
 def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
     """The plan for the scores ``[b, np, sq, sk]`` and this mask, or None when not taken."""
-    import numpy as np
-
     _, boolean, _, causal = _megatron()
     sq, sk = scores[2:]
     if mask is None:
@@ -251,14 +249,16 @@ def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha:
             return _Plan(_causal(sq), None, alpha) if sq == sk else None
         return _Plan(None, None, alpha)
     shape = getattr(mask, "_shape", None)
-    if shape is None or mask.dtype is not boolean or len(shape) > 4:
-        return None
-    try:
-        if np.broadcast_shapes(tuple(shape), scores) != scores:
-            return None
-    except ValueError:
+    if shape is None or mask.dtype is not boolean or not _broadcasts_to(tuple(shape), scores):
         return None
     return _Plan(None, mask, alpha)
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` itself (``numpy.broadcast_shapes(shape, target) == target``): no
+    more dimensions, each of them, aligned from the right, 1 or ``target``'s."""
+    return len(shape) <= len(target) and all(
+        size == 1 or size == wanted for size, wanted in zip(reversed(shape), reversed(target)))
 
 
 def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, packed: Any) -> _Plan | None:
