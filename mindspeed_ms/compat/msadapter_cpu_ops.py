@@ -14,6 +14,7 @@ import functools
 from typing import Any, Callable
 
 from mindspeed_ms.compat.errors import UnsupportedOpOptionError
+from mindspeed_ms.compat.host_indices import int32_indices
 from mindspeed_ms.compat.return_types import return_type
 
 __all__ = ["UnsupportedOpOptionError", "std", "var", "tensor_std", "tensor_var", "topk_wrapper", "sort",
@@ -273,19 +274,20 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
         NotImplementedError: ``max_norm`` (renormalises ``weight`` in place), ``scale_grad_by_freq`` or
             ``sparse`` (not implemented here; PyTorch's semantics would be lost silently otherwise).
     """
-    from mindspore import ops
+    gather, cast, int64, int32, bfloat16 = _embedding_ops()
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        for option, value in (("max_norm", max_norm is not None), ("scale_grad_by_freq", scale_grad_by_freq),
+                              ("sparse", sparse)):
+            if value:
+                raise UnsupportedOpOptionError(
+                    "torch.nn.functional.embedding", option,
+                    "not implemented on MindSpore's CPU backend; leave it at its default (megatron does)")
+    dtype = getattr(input, "_dtype", None)
+    if dtype is not int64 and dtype is not int32:
+        from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
 
-    from mindspeed_ms.compat.host_indices import int32_indices
-    from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
-
-    for option, value in (("max_norm", max_norm is not None), ("scale_grad_by_freq", scale_grad_by_freq),
-                          ("sparse", sparse)):
-        if value:
-            raise UnsupportedOpOptionError(
-                "torch.nn.functional.embedding", option,
-                "not implemented on MindSpore's CPU backend; leave it at its default (megatron does)")
-    if category(input) != INTEGRAL:
-        raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
+        if category(input) != INTEGRAL:
+            raise TypeError(f"embedding: indices must be an integer tensor, got {input.dtype}")
     rows = int(weight.shape[0])
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
@@ -293,16 +295,31 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
         padding_idx = padding_idx % rows
     # bfloat16 rows: the CPU Gather has no bfloat16 kernel; gathered in float32 (exact both ways: a row is
     # selected, not computed) and cast back, so the gradient reaches the bfloat16 weight through the casts
-    import mindspore
-
-    table = ops.cast(weight, mindspore.float32) if weight.dtype == mindspore.bfloat16 else weight
+    table = cast(weight, _float32()) if weight.dtype == bfloat16 else weight
     # int32 indices from the host: MindSpore's CPU Gather casts int64 ones in a kernel of its own
-    output = ops.gather(table, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
+    output = gather(table, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
     if padding_idx is not None:
+        from mindspore import ops
+
         # The padding row's gradient is zero: its contribution reaches the output through a detached copy.
         padded = ops.expand_dims(input == padding_idx, -1)
         output = ops.where(padded, ops.stop_gradient(output), output)
-    return output if table is weight else ops.cast(output, mindspore.bfloat16)
+    return output if table is weight else cast(output, bfloat16)
+
+
+@functools.lru_cache(maxsize=1)
+def _embedding_ops() -> tuple[Any, Any, Any, Any, Any]:
+    """(ops.gather, ops.cast, int64, int32, bfloat16): looked up once, not per call (two a training step)."""
+    import mindspore
+    from mindspore import ops
+
+    return ops.gather, ops.cast, mindspore.int64, mindspore.int32, mindspore.bfloat16
+
+
+def _float32() -> Any:
+    import mindspore
+
+    return mindspore.float32
 
 
 # --- assignment through views -----------------------------------------------------------------------------------
