@@ -1,0 +1,151 @@
+"""megatron's linear layers on the host: forward and backward of the plain case in one autograd Function of ours.
+
+megatron-core's column and row parallel layers call ``linear_with_grad_accumulation_and_async_allreduce``
+(``megatron/core/tensor_parallel/layers.py``), which applies ``LinearWithGradAccumulationAndAsyncCommunication``:
+``input @ weight.t() + bias`` forward; backward ``grad_output @ weight``, then ``grad_output`` made contiguous and
+2-D (``prepare_input_tensors_for_wgrad_compute``), ``grad_output.t() @ input`` and ``grad_output.sum(dim=0)``.
+On MindSpore's CPU backend each of those torch calls goes through a wrapper of ours (the host GEMM of
+:mod:`.fast_matmul`, ``contiguous``, ``view``, ``t``, the bias add and the column sum), the Function through
+MSAdapter's ``custom_fwd``/``custom_bwd`` and our Function checks (:mod:`.function_grads`): nine applies a
+training step of the tiny example, ~30 Python calls each, a quarter of the step's own-code samples.
+
+:func:`linear_wrapper` applies :class:`HostLinear` instead where the call is the plain case: no sequence
+parallelism, no all-reduce of the input gradient (tensor-parallel size 1), no gradient accumulation fusion, no
+deferred weight gradient (``grad_output_buffer`` None), autocast off, float32 tensors with a 2-D weight, a 1-D
+bias or None, at least 2-D input, no empty dimension, the input and the weight contiguous. Every other call goes
+to megatron's function unchanged.
+
+The arithmetic is the one the wrapped torch calls did: the same host GEMM (:func:`.host_kernels.matmul`, the
+weight and ``grad_output`` read through BLAS's transpose flag, the leading dimensions folded) into new float32
+tensors of MindSpore's memory, the bias added in float32 (:func:`.host_arithmetic.bias_add`; MindSpore's BiasAdd
+below :data:`.bias_add.MIN_ELEMENTS` elements: the same correctly rounded float32 additions), the bias gradient
+summed in float64 and rounded once (:func:`.host_arithmetic.column_sum`, which the column sum wrapper used from
+:data:`.bias_add.MIN_ELEMENTS` elements; below, MindSpore's float32 ReduceSum summed it: there the bias gradient
+is now the more exact sum, within float32 rounding of the old one). Gradients are computed for the inputs that
+require one. As PyTorch's ``save_for_backward``, the backward refuses an input or weight written in place after
+the forward (:class:`~.errors.TorchRefusalError`, PyTorch's message).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from mindspeed_ms.compat.errors import TorchRefusalError
+from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
+from mindspeed_ms.compat.host_kernels import matmul
+from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_outputs import new_float32
+
+__all__ = ["TARGET", "linear_wrapper"]
+
+#: the megatron function wrapped
+TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
+_MODIFIED = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+             "the input or the weight of megatron's linear layer was written after its forward")
+
+
+@functools.lru_cache(maxsize=1)
+def _float32() -> Any:
+    import mindspore
+
+    return mindspore.float32
+
+
+@functools.lru_cache(maxsize=1)
+def _autocast_enabled() -> Callable[[str], bool]:
+    import msadapter
+
+    return msadapter.is_autocast_enabled  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=1)
+def _function() -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    from msadapter.autograd import Function
+
+    class HostLinear(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """``input @ weight.t() + bias`` with the host GEMM, and its three gradients."""
+
+        @staticmethod
+        def forward(ctx: Any, input: Any, weight: Any, bias: Any) -> Any:
+            values, matrix = host_array(input), host_array(weight, sync=False)
+            result, out = new_float32((*values.shape[:-1], matrix.shape[0]))
+            matmul(values, matrix.T, out)
+            if bias is not None:
+                bias_add(out, host_array(bias, sync=False), out)
+            ctx.kept = (input, weight, input._version, weight._version, bias is not None)
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            input, weight, input_version, weight_version, has_bias = ctx.kept
+            del ctx.kept
+            if input._version != input_version or weight._version != weight_version:
+                raise TorchRefusalError("LinearWithGradAccumulationAndAsyncCommunication.backward", _MODIFIED)
+            needs = ctx.needs_input_grad
+            gradient = host_array(grad)
+            matrix = host_array(weight, sync=False)
+            grad_input = grad_weight = grad_bias = None
+            if needs[0]:
+                grad_input, out = new_float32(tuple(input._shape))
+                matmul(gradient, matrix, out)
+            if needs[1] or (has_bias and needs[2]):
+                rows = gradient.reshape(-1, gradient.shape[-1])  # a copy where not contiguous, as .contiguous()
+                if needs[1]:
+                    values = host_array(input, sync=False)
+                    grad_weight, out = new_float32(matrix.shape)
+                    matmul(rows.T, values.reshape(-1, values.shape[-1]), out)
+                if has_bias and needs[2]:
+                    grad_bias, out = new_float32((rows.shape[1],))
+                    column_sum(rows, out)
+            return grad_input, grad_weight, grad_bias
+
+    return HostLinear
+
+
+def _is_plain(input: Any, weight: Any, bias: Any) -> bool:
+    """Whether the tensors are the plain case (see the module's docstring)."""
+    try:
+        shape, weight_shape, dtype = input._shape, weight._shape, input._dtype
+    except AttributeError:
+        return False
+    float32 = _float32()
+    if (dtype is not float32 or weight._dtype is not float32 or len(weight_shape) != 2 or len(shape) < 2
+            or shape[-1] != weight_shape[1] or 0 in shape or 0 in weight_shape
+            or not input.is_contiguous() or not weight.is_contiguous()):
+        return False
+    if bias is None:
+        return True
+    bias_shape = getattr(bias, "_shape", None)
+    return (bias_shape is not None and len(bias_shape) == 1 and bias_shape[0] == weight_shape[0]
+            and bias._dtype is float32 and bias.is_contiguous())
+
+
+def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``linear_with_grad_accumulation_and_async_allreduce``: the plain case through :class:`HostLinear`.
+
+    Args:
+        op: megatron's ``linear_with_grad_accumulation_and_async_allreduce(input, weight, bias,
+            gradient_accumulation_fusion, allreduce_dgrad, sequence_parallel, grad_output_buffer=None,
+            wgrad_deferral_limit=0, async_grad_allreduce=None)``.
+
+    Returns:
+        ``op``'s signature and results.
+    """
+
+    @functools.wraps(op)
+    def linear(input: Any, weight: Any, bias: Any, gradient_accumulation_fusion: Any, allreduce_dgrad: Any,
+               sequence_parallel: Any, grad_output_buffer: Any = None, wgrad_deferral_limit: Any = 0,
+               async_grad_allreduce: Any = None) -> Any:
+        if (grad_output_buffer is None and async_grad_allreduce is None and not gradient_accumulation_fusion
+                and not allreduce_dgrad and not sequence_parallel and _is_plain(input, weight, bias)
+                and not _autocast_enabled()("cuda")):
+            return _function().apply(input, weight, bias)
+        return op(input=input, weight=weight, bias=bias, gradient_accumulation_fusion=gradient_accumulation_fusion,
+                  allreduce_dgrad=allreduce_dgrad, sequence_parallel=sequence_parallel,
+                  grad_output_buffer=grad_output_buffer, wgrad_deferral_limit=wgrad_deferral_limit,
+                  async_grad_allreduce=async_grad_allreduce)
+
+    return linear
