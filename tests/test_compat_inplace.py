@@ -119,6 +119,21 @@ def test_the_view_adder_in_c_answers_and_sums_as_the_python_function_bit_for_bit
     assert not any(name.startswith(("float16/", "int32/")) for name in summed)
 
 
+def test_tensor_add_is_the_c_front_and_adds_as_its_python_wrapper_bit_for_bit() -> None:
+    """DDP's main_grad.add_(grad) goes through the C front (no Python frame); every pair of the view adder's cases
+    gives what the Python wrapper behind it gives: the same returned object or exception, the same bits."""
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    case = json_lines(run_python(sys.executable, str(WORKER.parent / "inplace_front.py"), env=env))[-1]
+    assert (case["front"], case["dtype"]) == ("InplaceAdd", "Float32")
+    pairs = {name: both for name, both in case.items() if "/" in name}
+    assert len(pairs) == 4 * 18  # four dtypes, each with the 18 pairs of _view_adder_pairs
+    for name, both in pairs.items():
+        assert both["front"] == both["slow"], name
+    assert pairs["float32/ddp_view"]["front"][0] == "self"
+    assert case["alpha"] == [2.0, 2.0, 2.0]
+    assert case["bool_alpha"] == [True, True, True]
+
+
 def test_the_view_adder_leaves_a_view_autograd_records_to_the_general_path(results: dict) -> None:
     assert results["view_adder"]["leaf_view_grad_True"] == {"answers": [False, False], "leaf": [0.0] * 6}
     no_grad = results["view_adder"]["leaf_view_grad_False"]  # both paths decide alike without grad mode too

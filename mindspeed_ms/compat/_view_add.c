@@ -15,11 +15,19 @@
  * loops that stand in for MindSpore's kernels (benchmarks/bench_train.py counts those as host kernels, not as ours).
  * The rest of its time is its caller's (mindspeed_ms.compat.inplace_ops.add_): ours.
  *
+ * InplaceAdd(adder, slow, dtype) is `Tensor.add_` in front of its Python wrappers (mindspeed_ms.compat.inplace.
+ * view_adder_front): called as `tensor.add_(other)` (two positional arguments, no keyword) of a `tensor` whose `_dtype`
+ * is `dtype`, it asks `adder` (a ViewAdd) first and returns
+ * `tensor` where the sum was made; any other call, and a call the ViewAdd declines, is `slow(*args, **kwargs)`, the
+ * Python wrapper that handles every case (and that would have asked the same ViewAdd first). It binds as a method
+ * (a function's __get__) and carries a __dict__ (functools.update_wrapper gives it the wrapper's name and doc).
+ *
  * Optional (setup.py): without it mindspeed_ms.compat.inplace uses the Python function. Reference counting only;
  * the free-threaded build is refused (the Python function runs there).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,7 +40,7 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/inplace.py expects it (its VIEW_ADD_ABI). */
-#define VIEW_ADD_ABI 1
+#define VIEW_ADD_ABI 2
 #define MAX_DIMS 64
 
 typedef struct {
@@ -375,13 +383,121 @@ static PyTypeObject ViewAddType = {
     .tp_dealloc = (destructor)view_add_dealloc,
 };
 
+/* ---------------------------------------------------------------- InplaceAdd: Tensor.add_'s common case */
+
+typedef struct {
+    PyObject_HEAD
+    ViewAdd *adder;
+    PyObject *slow, *dtype, *dict;
+    vectorcallfunc vectorcall;
+} InplaceAdd;
+
+static PyObject *inplace_add_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    InplaceAdd *self = (InplaceAdd *)callable;
+    if (PyVectorcall_NARGS(nargsf) == 2 && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0)) {
+        PyObject *dtype = PyObject_GetAttr(args[0], s_dtype);
+        if (dtype == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+            PyErr_Clear();
+        } else {
+            int same = dtype == self->dtype;
+            Py_DECREF(dtype);
+            if (same) {
+                int done = view_add(self->adder, args[0], args[1]);
+                if (done < 0) return NULL;
+                if (done) return Py_NewRef(args[0]);
+            }
+        }
+    }
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *inplace_add_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"adder", "slow", "dtype", NULL};
+    PyObject *adder, *slow, *dtype;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO:InplaceAdd", names, &ViewAddType, &adder, &slow, &dtype)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "InplaceAdd: slow must be callable");
+        return NULL;
+    }
+    InplaceAdd *self = (InplaceAdd *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->adder = (ViewAdd *)Py_NewRef(adder);
+    self->slow = Py_NewRef(slow);
+    self->dtype = Py_NewRef(dtype);
+    self->dict = NULL;
+    self->vectorcall = inplace_add_call;
+    return (PyObject *)self;
+}
+
+/* a function's __get__: bound to an instance it is a method, from the class itself */
+static PyObject *inplace_add_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static int inplace_add_traverse(InplaceAdd *self, visitproc visit, void *arg) {
+    Py_VISIT(self->adder);
+    Py_VISIT(self->slow);
+    Py_VISIT(self->dtype);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int inplace_add_clear(InplaceAdd *self) {
+    Py_CLEAR(self->adder);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void inplace_add_dealloc(InplaceAdd *self) {
+    PyObject_GC_UnTrack(self);
+    inplace_add_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef inplace_add_members[] = {
+    {"slow", T_OBJECT, offsetof(InplaceAdd, slow), READONLY, "the Python wrapper every other call goes to"},
+    {"adder", T_OBJECT, offsetof(InplaceAdd, adder), READONLY, "the ViewAdd asked first"},
+    {"dtype", T_OBJECT, offsetof(InplaceAdd, dtype), READONLY, "the dtype of the tensors it is asked for"},
+    {NULL},
+};
+
+static PyGetSetDef inplace_add_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject InplaceAddType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._view_add.InplaceAdd",
+    .tp_doc = PyDoc_STR("InplaceAdd(adder, slow, dtype): Tensor.add_(tensor, other) of a dtype tensor through the "
+                        "ViewAdd adder where it applies, else slow(*args, **kwargs)"),
+    .tp_basicsize = sizeof(InplaceAdd),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(InplaceAdd, vectorcall),
+    .tp_dictoffset = offsetof(InplaceAdd, dict),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = inplace_add_new,
+    .tp_descr_get = inplace_add_get,
+    .tp_members = inplace_add_members,
+    .tp_getset = inplace_add_getset,
+    .tp_traverse = (traverseproc)inplace_add_traverse,
+    .tp_clear = (inquiry)inplace_add_clear,
+    .tp_dealloc = (destructor)inplace_add_dealloc,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_view_add",
     "DDP's main_grad.add_(grad) in one C call (mindspeed_ms.compat.inplace.add_through_view).", -1, module_functions,
 };
 
 PyMODINIT_FUNC PyInit__view_add(void) {
-    if (PyType_Ready(&ViewAddType) < 0) return NULL;
+    if (PyType_Ready(&ViewAddType) < 0 || PyType_Ready(&InplaceAddType) < 0) return NULL;
     if ((s_dtype = PyUnicode_InternFromString("_dtype")) == NULL ||
         (s_base = PyUnicode_InternFromString("_base")) == NULL ||
         (s_storage_offset = PyUnicode_InternFromString("storage_offset")) == NULL ||
@@ -392,6 +508,7 @@ PyMODINIT_FUNC PyInit__view_add(void) {
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     if (PyModule_AddObjectRef(mod, "ViewAdd", (PyObject *)&ViewAddType) < 0 ||
+        PyModule_AddObjectRef(mod, "InplaceAdd", (PyObject *)&InplaceAddType) < 0 ||
         PyModule_AddIntConstant(mod, "ABI", VIEW_ADD_ABI) < 0 ||
         (host_add_function = PyObject_GetAttrString(mod, "host_add")) == NULL) {
         Py_DECREF(mod);

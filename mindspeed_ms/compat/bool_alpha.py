@@ -4,6 +4,12 @@ tests/conformance/cases/fix_bool_alpha.py).
 Measured on MindSpore 2.7.1 (CPU) + MSAdapter 0.5.0b1 against torch 2.13: ``x.add_(y, alpha=False)`` of bool tensors
 ignored ``alpha`` (``x | y``), silently; PyTorch: ``x`` unchanged (``torch.add`` and ``x.add`` were right). ``y`` is
 masked to False first, so broadcasting is still checked by the op.
+
+Every ``Tensor.add_`` of a training step comes through this wrap (DDP's ``main_grad.add_(grad)``, 30 a step of the
+tiny example): where the op it wraps is :func:`mindspeed_ms.compat.inplace_ops.add_` (whose first step, for a call
+without ``alpha``, is :func:`~mindspeed_ms.compat.inplace.view_adder`'s host sum), directly or through dtype forks
+that pass float32 on, that sum is asked in C in front of this wrap for float32 tensors
+(:func:`~mindspeed_ms.compat.inplace.view_adder_front`): the same sum, without two Python frames.
 """
 
 from __future__ import annotations
@@ -27,4 +33,6 @@ def bool_alpha_inplace_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]
             return op(self, other.logical_and(False), **rest)
         return op(self, other, *args, **kwargs)
 
-    return add_as_torch
+    from mindspeed_ms.compat import inplace, inplace_ops
+
+    return inplace.view_adder_front(op, add_as_torch, inplace_ops.add_)

@@ -49,6 +49,7 @@ __all__ = [
     "has_view_adder",
     "refuse_recorded_view_write",
     "view_adder",
+    "view_adder_front",
     "write_back",
     "write_through_copy",
 ]
@@ -188,7 +189,7 @@ except ImportError:
 
 #: The C module's interface this file is written for (``VIEW_ADD_ABI`` in ``_view_add.c``): an older build in a
 #: development tree (built in place, not rebuilt after a pull) is not used.
-VIEW_ADD_ABI = 1
+VIEW_ADD_ABI = 2
 if _compiled_add is not None and getattr(_compiled_add, "ABI", None) != VIEW_ADD_ABI:
     _compiled_add = None  # type: ignore[assignment]
 
@@ -209,6 +210,35 @@ def compiled_sum() -> Callable[[Any, Any], None] | None:
     """Return the C extension's ``host_add(target, source)`` (the sum :func:`view_adder`'s C object makes, over two
     C-contiguous float32/float64 buffers of one size), or None where the extension is not built."""
     return None if _compiled_add is None else _compiled_add.host_add  # type: ignore[no-any-return]
+
+
+def view_adder_front(op: Callable[..., Any], slow: Callable[..., Any], target: Callable[..., Any]) -> Callable[..., Any]:
+    """Return ``slow`` with :func:`view_adder`'s C object asked in front of it, in one C call, where that is what
+    ``slow`` does first; else ``slow`` itself.
+
+    ``slow`` is ``Tensor.add_``'s outermost Python wrapper, calling ``op(tensor, other)`` for a call of two
+    positional arguments; ``target`` is the function whose first step is ``view_adder()(tensor, other)``
+    (:func:`mindspeed_ms.compat.inplace_ops.add_`). The front (``_view_add.InplaceAdd``) applies to float32
+    tensors when ``op`` is ``target``, or reaches it through pass-through forks
+    (:func:`mindspeed_ms.engine.passthrough.fork`) each told by the first argument's dtype and going the slow way
+    for another dtype than float32: there ``tensor.add_(other)`` is ``tensor`` when the C object made the sum, else
+    ``slow``'s call (which asks the C object again, and takes every other way). Where the extension is not built,
+    or the C object does not apply (not host memory), ``slow`` itself.
+    """
+    import mindspore
+
+    adder = view_adder()
+    if _compiled_add is None or not isinstance(adder, _compiled_add.ViewAdd):
+        return slow
+    float32 = mindspore.float32
+    while op is not target:
+        if (type(op).__name__ != "Fork" or getattr(op, "attr", None) != "_dtype" or op.cls is not None
+                or op.test is not None or op.slow_when is None or op.slow_when is float32):
+            return slow
+        op = op.func
+    front = _compiled_add.InplaceAdd(adder, slow, float32)
+    functools.update_wrapper(front, slow)
+    return front  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=2)

@@ -475,6 +475,10 @@ static PyMemberDef fork_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Fork, vectorcall), READONLY, NULL},
     {"func", T_OBJECT, offsetof(Fork, func), READONLY, "the op called on the common case"},
     {"slow", T_OBJECT, offsetof(Fork, slow), READONLY, "the wrapper called otherwise"},
+    {"attr", T_OBJECT, offsetof(Fork, attr), READONLY, "the attribute the common case is told by (None: test)"},
+    {"slow_when", T_OBJECT, offsetof(Fork, slow_when), READONLY, "without cls: the value that goes the slow way"},
+    {"cls", T_OBJECT, offsetof(Fork, cls), READONLY, "None, or the class of the two-argument test"},
+    {"test", T_OBJECT, offsetof(Fork, test), READONLY, "None, or the one-argument test instead of attr"},
     {NULL},
 };
 
