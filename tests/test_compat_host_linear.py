@@ -98,7 +98,8 @@ def test_the_plain_case_is_our_function_and_the_rest_megatrons(ours: dict) -> No
     kinds = ours["kinds"]
     for name in ("bias_3d", "no_bias_2d", "frozen_input", "frozen_weight"):
         assert "HostLinear" in kinds[name], kinds
-    assert "HostLinear" not in kinds["buffer"] and "LinearWithGradAccumulation" in kinds["buffer"], kinds
+    assert "HostLinear" not in kinds["buffer"], kinds
+    assert "LinearWithGradAccumulation" in kinds["buffer"], kinds
 
 
 def test_outputs_and_gradients_agree_with_megatron_on_pytorch(ours: dict, tmp_path: Path) -> None:

@@ -98,7 +98,8 @@ print(json.dumps({"names": names, "applied": applied,
                                for name in names if hasattr(module, name)]}))
 """
     result = json_lines(run_python(sys.executable, "-c", script, env=subprocess_env(drop=("MINDSPEED_MS_",))))[-1]
-    assert result["names"] == sorted(("copy_to_tensor_model_parallel_region", "reduce_from_tensor_model_parallel_region",
+    assert result["names"] == sorted(("copy_to_tensor_model_parallel_region",
+                                      "reduce_from_tensor_model_parallel_region",
                                       "scatter_to_tensor_model_parallel_region",
                                       "gather_from_tensor_model_parallel_region"))
     assert all(path.endswith("tp_one_mappings.py") for path in result["applied"])

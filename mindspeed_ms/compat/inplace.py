@@ -212,7 +212,8 @@ def compiled_sum() -> Callable[[Any, Any], None] | None:
     return None if _compiled_add is None else _compiled_add.host_add  # type: ignore[no-any-return]
 
 
-def view_adder_front(op: Callable[..., Any], slow: Callable[..., Any], target: Callable[..., Any]) -> Callable[..., Any]:
+def view_adder_front(op: Callable[..., Any], slow: Callable[..., Any],
+                     target: Callable[..., Any]) -> Callable[..., Any]:
     """Return ``slow`` with :func:`view_adder`'s C object asked in front of it, in one C call, where that is what
     ``slow`` does first; else ``slow`` itself.
 
@@ -231,11 +232,12 @@ def view_adder_front(op: Callable[..., Any], slow: Callable[..., Any], target: C
     if _compiled_add is None or not isinstance(adder, _compiled_add.ViewAdd):
         return slow
     float32 = mindspore.float32
-    while op is not target:
-        if (type(op).__name__ != "Fork" or getattr(op, "attr", None) != "_dtype" or op.cls is not None
-                or op.test is not None or op.slow_when is None or op.slow_when is float32):
+    link: Any = op
+    while link is not target:
+        if (type(link).__name__ != "Fork" or getattr(link, "attr", None) != "_dtype" or link.cls is not None
+                or link.test is not None or link.slow_when is None or link.slow_when is float32):
             return slow
-        op = op.func
+        link = link.func
     front = _compiled_add.InplaceAdd(adder, slow, float32)
     functools.update_wrapper(front, slow)
     return front  # type: ignore[no-any-return]

@@ -13,6 +13,10 @@ class Guard:
 class Fork:
     func: Callable[..., Any]
     slow: Callable[..., Any]
+    attr: str | None
+    slow_when: Any
+    cls: type | None
+    test: Callable[[Any], Any] | None
     def __init__(self, func: Callable[..., Any], slow: Callable[..., Any], attr: str | None = None,
                  slow_when: Any = None, cls: type | None = None, unless: Any = None,
                  test: Callable[[Any], Any] | None = None) -> None: ...

@@ -20,7 +20,8 @@ def _front_cases() -> None:
     front = torch.Tensor.add_
     results = {"front": type(front).__name__, "dtype": str(getattr(front, "dtype", None))}
     slow = getattr(front, "slow", front)
-    # (first: a failed kernel of a case below is raised at the next read) keywords go to the Python wrapper: alpha scales, and bool alpha=False adds nothing (as PyTorch)
+    # first (a failed kernel of a case below is raised at the next read): keywords go to the Python wrapper,
+    # alpha scales, and a bool alpha=False adds nothing (as PyTorch)
     x = torch.zeros(6)[0:3]
     x.add_(torch.ones(3), alpha=2.0)
     flags = torch.ones(3, dtype=torch.bool)
