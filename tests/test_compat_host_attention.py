@@ -444,4 +444,5 @@ def test_a_mask_shape_is_taken_exactly_when_numpy_broadcasts_it_to_the_scores() 
             assert _broadcasts_to(shape, target) is expected, shape
             checked += 1
     assert checked > 9000
-    assert _broadcasts_to((1, 1, 0, 0), (1, 1, 0, 0)) and not _broadcasts_to((0,), (1, 1, 4, 1))
+    assert _broadcasts_to((1, 1, 0, 0), (1, 1, 0, 0))
+    assert not _broadcasts_to((0,), (1, 1, 4, 1))

@@ -106,7 +106,8 @@ def test_outputs_and_gradients_agree_with_megatron_on_pytorch(ours: dict, tmp_pa
     reference = run_reference(SCRIPT, INPUTS, tmp_path)
     assert set(reference) == {key for key in ours if "." in key}
     # the frozen ones got no gradient, the others all of theirs
-    assert "frozen_input.grad_x" not in reference and "frozen_weight.grad_w" not in reference
+    assert "frozen_input.grad_x" not in reference
+    assert "frozen_weight.grad_w" not in reference
     assert {"bias_3d.grad_x", "bias_3d.grad_w", "bias_3d.grad_b", "no_bias_2d.grad_w"} <= set(reference)
     for key, expected in reference.items():
         got = np.asarray(ours[key], dtype=np.float32)
