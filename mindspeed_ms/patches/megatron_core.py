@@ -62,7 +62,6 @@ def register(registry: Any, args: Any) -> None:
         _register_parallel(registry)
         _register_speed(registry)
         _register_tp_one(registry)
-        _register_host_linear(registry)
         from mindspeed_ms.compat import tensor_type
 
         for target in tensor_type.MEGATRON_TYPE_CHECKS:
@@ -148,18 +147,6 @@ def _register_parallel(registry: Any) -> None:
                 "all-to-all allocates new_empty(size=[...], device=torch.cuda.current_device()))")
     registry.register(
         _TORCH_NORM, parallel.wrapped_torch_norm_new, requires=_MEGATRON, purpose=TORCH_NORM_PURPOSE)
-
-
-def _register_host_linear(registry: Any) -> None:
-    """Register megatron's linear layers' plain case as one host Function (compat/host_linear.py)."""
-    from mindspeed_ms.compat import host_linear
-
-    registry.register(
-        host_linear.TARGET, host_linear.linear_wrapper, kind="wrap", requires=_MEGATRON,
-        purpose="megatron's linear Function goes through ~30 torch calls of wrappers a layer (the host GEMM, "
-                "contiguous, view, t, bias add, column sum, custom_fwd/bwd, the Function checks); its plain case "
-                "(no sequence parallel, no dgrad all-reduce, no fusion, no deferral, float32) computes the same "
-                "GEMMs in one Function of ours")
 
 
 def _register_tp_one(registry: Any) -> None:

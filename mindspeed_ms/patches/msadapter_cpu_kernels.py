@@ -88,7 +88,20 @@ def register(registry: Any, args: Any) -> None:
     _register_mlp_kernels(registry)
     _register_backward_kernels(registry)
     _register_attention(registry)
+    _register_linear(registry)
     _register_detached_aliases(registry)
+
+
+def _register_linear(registry: Any) -> None:
+    """megatron's linear layers' plain case as one host Function."""
+    from mindspeed_ms.compat import host_linear
+
+    registry.register(
+        host_linear.TARGET, host_linear.linear_wrapper, kind="wrap", requires=(MEGATRON_CORE_REQUIREMENT, *_MSADAPTER),
+        purpose="megatron's linear Function goes through ~30 torch calls of wrappers a layer (the host GEMM, "
+                "contiguous, view, t, bias add, column sum, custom_fwd/bwd, the Function checks); its plain case "
+                "(no sequence parallel, no dgrad all-reduce, no fusion, no deferral, float32) computes the same "
+                "GEMMs in one Function of ours")
 
 
 def _register_attention(registry: Any) -> None:
