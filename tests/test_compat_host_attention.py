@@ -430,7 +430,7 @@ def test_small_attention_runs_on_the_calling_thread(monkeypatch) -> None:
 def test_a_mask_shape_is_taken_exactly_when_numpy_broadcasts_it_to_the_scores() -> None:
     import itertools
 
-    from mindspeed_ms.compat.host_attention import _broadcasts_to
+    from mindspeed_ms.compat.host_attention import mask_broadcasts_to
 
     target = (2, 3, 4, 4)
     sizes = (0, 1, 2, 3, 4, 5)
@@ -441,8 +441,8 @@ def test_a_mask_shape_is_taken_exactly_when_numpy_broadcasts_it_to_the_scores() 
                 expected = np.broadcast_shapes(shape, target) == target
             except ValueError:
                 expected = False
-            assert _broadcasts_to(shape, target) is expected, shape
+            assert mask_broadcasts_to(shape, target) is expected, shape
             checked += 1
     assert checked > 9000
-    assert _broadcasts_to((1, 1, 0, 0), (1, 1, 0, 0))
-    assert not _broadcasts_to((0,), (1, 1, 4, 1))
+    assert mask_broadcasts_to((1, 1, 0, 0), (1, 1, 0, 0))
+    assert not mask_broadcasts_to((0,), (1, 1, 4, 1))

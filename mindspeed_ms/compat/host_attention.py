@@ -55,7 +55,7 @@ from mindspeed_ms.compat.host_split import piece_of
 #: a tensor's version counter
 _VERSION = operator.attrgetter("_version")
 
-__all__ = ["MIN_THREAD_PRODUCT", "MODULE", "forward_wrapper"]
+__all__ = ["MIN_THREAD_PRODUCT", "MODULE", "forward_wrapper", "mask_broadcasts_to"]
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -249,12 +249,12 @@ def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha:
             return _Plan(_causal(sq), None, alpha) if sq == sk else None
         return _Plan(None, None, alpha)
     shape = getattr(mask, "_shape", None)
-    if shape is None or mask.dtype is not boolean or not _broadcasts_to(tuple(shape), scores):
+    if shape is None or mask.dtype is not boolean or not mask_broadcasts_to(tuple(shape), scores):
         return None
     return _Plan(None, mask, alpha)
 
 
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def mask_broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether ``shape`` broadcasts to ``target`` itself (``numpy.broadcast_shapes(shape, target) == target``): no
     more dimensions, each of them, aligned from the right, 1 or ``target``'s."""
     return len(shape) <= len(target) and all(
