@@ -103,9 +103,12 @@ def test_a_mindspore_worker_on_cpu_lowers_its_msrun_launcher_and_can_be_told_not
                       # msrun's scheduler runs this script too and ends at once: read after it is gone
                       "if os.environ.get('MS_ROLE') == 'MS_WORKER': __import__('time').sleep(2)\n"
                       "print('launcher nice', os.getpriority(os.PRIO_PROCESS, os.getppid()), flush=True)\n"
+                      # read as the launcher reads it: some kernels (a sandbox's) have the file but it reads empty
+                      "from pathlib import Path\n"
+                      "from mindspeed_ms.adaptation.launcher import read_autogroup\n"
                       "if os.environ.get('MS_ROLE') == 'MS_WORKER':\n"
-                      "    print('launcher group', open(f'/proc/{seen}/autogroup').read() if os.path.exists("
-                      "f'/proc/{seen}/autogroup') else 'none', flush=True)\n")
+                      "    group = read_autogroup(Path(f'/proc/{seen}/autogroup'))\n"
+                      "    print('launcher group', f'{group[0]} nice {group[1]}' if group else 'none', flush=True)\n")
     niceness: list[int] = []
     own_group = read_autogroup(Path("/proc/self/autogroup"))  # msrun runs in this session: this group
     for env in ({}, {"MINDSPEED_MS_QUIET_LAUNCHER": "0"}):
