@@ -35,6 +35,7 @@ from mindspeed_ms.compat.inplace_checks import (
     records_grad,
 )
 from mindspeed_ms.compat.slice_copies import refuse_write
+from mindspeed_ms.compat.version_counter import bump_version
 from mindspeed_ms.engine import passthrough
 from mindspeed_ms.engine.sites import caller_frame
 
@@ -135,6 +136,7 @@ def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> A
                               "history, and a host write would drop the gradient silently; write out of place "
                               "(base = torch.cat(...) / base.index_add(...)) or assign with base[index] = value")
     _host_write(op, tensor, values)
+    bump_version(tensor)  # MindSpore counts no write that reaches a view through the host: PyTorch's count
     if logger.isEnabledFor(logging.DEBUG):  # the frame walk only when someone is listening
         logger.debug("Tensor.%s wrote through a view at %s", op, call_site())
     return tensor

@@ -357,11 +357,15 @@ def setitem_through_views_wrapper(setitem: Callable[..., Any]) -> Callable[..., 
     from mindspeed_ms.compat.inplace import call_site, write_back
     from mindspeed_ms.compat.inplace_checks import records_grad
     from mindspeed_ms.compat.slice_copies import refuse_write
+    from mindspeed_ms.compat.version_counter import bump_version
 
     @functools.wraps(setitem)
     def setitem_through_views(self: Any, index: Any, value: Any) -> None:
         refuse_write("__setitem__", self, call_site)  # a copy where PyTorch's piece is a view, or its input
         if records_grad(self) or records_grad(value):
+            # MindSpore's assignment gives ``self`` a new tensor and counts no write in the counter a tensor saved
+            # for a backward shares with ``self``: counted first, so that backward refuses it as PyTorch's does
+            bump_version(self)
             setitem(self, index, value)
             return
         if _is_basic_index(index):

@@ -1,0 +1,68 @@
+"""mindspeed_ms.compat.version_counter: the write counts MindSpore's CPU backend does not make, made.
+
+The comparisons with PyTorch are conformance cases (tests/conformance/cases/fix_version_counters.py); here the
+module's own answers under MSAdapter: the owner of each kind of view, True where the count was made (every view
+sharing the counter moved by one), False where a view names no owner (nothing moved), and a count on a tensor that
+requires grad leaves autograd's record as it was.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from _helpers import json_lines, run_python, subprocess_env
+
+SCRIPT = """
+import json
+import mindspeed_ms.adaptor  # noqa: F401
+import torch
+from mindspeed_ms.compat.version_counter import bump_version, memory_owner
+
+a = torch.arange(24, dtype=torch.float32).reshape(4, 6) * 1.0
+views = {"itself": lambda: a, "row": lambda: a[1], "column": lambda: a[:, 2], "view": lambda: a.view(24),
+         "narrow": lambda: a.narrow(1, 2, 3), "unsqueeze": lambda: a.unsqueeze(0),
+         "row_of_a_view": lambda: a.view(2, 12)[1], "view_of_a_row": lambda: a[1].view(2, 3),
+         "select": lambda: a.select(0, 2), "chunk": lambda: a.chunk(2)[1]}
+out = {}
+for name, make in views.items():
+    view = make()
+    owner = memory_owner(view)
+    before = (a._version, view._version)
+    counted = bump_version(view)
+    out[name] = {"owner_is_a": owner is a, "owner_none": owner is None, "counted": counted,
+                 "moved": [a._version - before[0], view._version - before[1]]}
+leaf = torch.zeros(3, requires_grad=True)
+out["leaf"] = {"counted": bump_version(leaf), "version": leaf._version, "is_leaf": leaf.is_leaf,
+               "grad_fn": leaf.grad_fn is None, "values": leaf.tolist()}
+out["not_a_tensor"] = bump_version([1.0, 2.0])
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def answers() -> dict:
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    return json_lines(run_python(sys.executable, "-c", SCRIPT, env=env))[-1]
+
+
+@pytest.mark.parametrize("name", ["itself", "row", "column", "view", "narrow", "unsqueeze", "row_of_a_view",
+                                  "view_of_a_row"])
+def test_a_view_that_names_its_owner_is_counted_in_the_shared_counter(answers: dict, name: str) -> None:
+    assert answers[name] == {"owner_is_a": True, "owner_none": False, "counted": True, "moved": [1, 1]}
+
+
+@pytest.mark.parametrize("name", ["select", "chunk"])
+def test_a_view_that_names_no_owner_says_so_and_counts_nothing(answers: dict, name: str) -> None:
+    assert answers[name]["owner_none"] is True
+    assert answers[name]["counted"] is False
+    assert answers[name]["moved"] == [0, 0]
+
+
+def test_a_leaf_that_requires_grad_is_counted_outside_autograds_record(answers: dict) -> None:
+    assert answers["leaf"] == {"counted": True, "version": 1, "is_leaf": True, "grad_fn": True,
+                               "values": [0.0, 0.0, 0.0]}
+
+
+def test_what_is_not_a_tensor_is_not_counted(answers: dict) -> None:
+    assert answers["not_a_tensor"] is False
