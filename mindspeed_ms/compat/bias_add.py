@@ -39,6 +39,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.host_memory import contiguity_read
+
 __all__ = ["MIN_ELEMENTS", "bias_add_wrapper", "column_sum_wrapper"]
 
 #: from this many elements float32 adds on the host (below: MindSpore's BiasAdd kernel as the tensor is)
@@ -79,7 +81,7 @@ def _function() -> Any:
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             shape = grad._shape
-            if grad._dtype is _dtypes()[0] and grad.is_contiguous():
+            if grad._dtype is _dtypes()[0] and contiguity_read()(grad):
                 bias_grad, out = new_float32((shape[-1],))
                 column_sum(host_array(grad).reshape(-1, shape[-1]), out)
                 return grad, bias_grad
@@ -128,12 +130,12 @@ def bias_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         except AttributeError:
             return op(input, other)
         if (shape is None or len(shape) < 2 or shape[-1] != bias_shape[0] or dtype not in _dtypes()
-                or other._dtype is not dtype or not input.is_contiguous()):
+                or other._dtype is not dtype or not contiguity_read()(input)):
             return op(input, other)
         elements = math.prod(shape)
         if elements < MIN_ELEMENTS:
             return _bias_add_last()(input, other) if elements and len(shape) <= _BIAS_ADD_RANK else op(input, other)
-        if dtype is _dtypes()[0] and other.is_contiguous():
+        if dtype is _dtypes()[0] and contiguity_read()(other):
             return _function().apply(input, other)
         return _bias_add()(input.reshape(-1, shape[-1]), other).reshape(tuple(shape))
 
@@ -159,7 +161,7 @@ def column_sum_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             dim = kwargs.get("dim") if len(kwargs) == 1 else None
         shape = getattr(input, "_shape", None)
         if (dim != 0 or dim is False or shape is None or len(shape) != 2 or input._dtype is not _dtypes()[0]
-                or shape[0] * shape[1] < MIN_ELEMENTS or input.requires_grad or not input.is_contiguous()):
+                or shape[0] * shape[1] < MIN_ELEMENTS or input.requires_grad or not contiguity_read()(input)):
             return op(input, *args, **kwargs)
         return _column_sum()(input)
 

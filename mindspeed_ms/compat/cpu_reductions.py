@@ -25,11 +25,28 @@ def _is_mindspore(tensor: Any) -> bool:
     return hasattr(tensor, "asnumpy")
 
 
+#: ``_op_name``'s answers by the op's value (megatron all-reduces a few times a step, each over the names)
+_OP_NAMES: dict[Any, str] = {}
+
+
 def _op_name(op: Any) -> str:
     """``"SUM"``, ``"AVG"``, ``"MAX"``, ... for a ``ReduceOp`` member or instance of MSAdapter."""
+    value = getattr(op, "op", op)
+    try:
+        return _OP_NAMES[value]
+    except (KeyError, TypeError):  # not asked yet, or unhashable
+        pass
+    name = _find_op_name(value)
+    try:
+        _OP_NAMES[value] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _find_op_name(value: Any) -> str:
     import torch
 
-    value = getattr(op, "op", op)
     if value is None:
         return "SUM"
     for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):

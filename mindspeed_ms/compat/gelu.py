@@ -41,6 +41,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.host_memory import contiguity_read
+
 __all__ = ["COPY_ELEMENTS", "HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
 
 #: From this many elements gelu and its gradient run over host memory (when the C extension is built).
@@ -118,7 +120,7 @@ def _function() -> Any:
             ctx.dtype = dtype
             ctx.arrays = None
             elements = math.prod(wide._shape)
-            if host and elements >= HOST_ELEMENTS and wide.is_contiguous():
+            if host and elements >= HOST_ELEMENTS and contiguity_read()(wide):
                 values = host_array(wide) if elements >= COPY_ELEMENTS else host_array(wide).copy()
                 result, y = new_float32(values.shape)
                 one_plus_erf = empty(values.shape, values.dtype)  # NumPy's: read by the backward only
@@ -138,7 +140,7 @@ def _function() -> Any:
             arrays = ctx.arrays
             if arrays is not None:
                 values, one_plus_erf = arrays
-                gradient = host_array(grad) if grad.is_contiguous() else None
+                gradient = host_array(grad) if contiguity_read()(grad) else None
                 if gradient is not None and gradient.shape == values.shape:
                     tensor, result = new_float32(values.shape)
                     if host_backward(gradient, values, one_plus_erf, result) is not NotImplemented:

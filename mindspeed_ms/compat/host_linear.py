@@ -35,7 +35,7 @@ from typing import Any
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
 from mindspeed_ms.compat.host_kernels import matmul
-from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
 __all__ = ["TARGET", "linear_wrapper"]
@@ -111,16 +111,16 @@ def _is_plain(input: Any, weight: Any, bias: Any) -> bool:
         shape, weight_shape, dtype = input._shape, weight._shape, input._dtype
     except AttributeError:
         return False
-    float32 = _float32()
+    float32, contiguous = _float32(), contiguity_read()
     if (dtype is not float32 or weight._dtype is not float32 or len(weight_shape) != 2 or len(shape) < 2
             or shape[-1] != weight_shape[1] or 0 in shape or 0 in weight_shape
-            or not input.is_contiguous() or not weight.is_contiguous()):
+            or not contiguous(input) or not contiguous(weight)):
         return False
     if bias is None:
         return True
     bias_shape = getattr(bias, "_shape", None)
     return (bias_shape is not None and len(bias_shape) == 1 and bias_shape[0] == weight_shape[0]
-            and bias._dtype is float32 and bias.is_contiguous())
+            and bias._dtype is float32 and contiguous(bias))
 
 
 def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

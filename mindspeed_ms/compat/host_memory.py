@@ -26,7 +26,7 @@ HOST_DISPATCH_ABI = 1
 if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
     _dispatch = None  # type: ignore[assignment]
 
-__all__ = ["HOST_DISPATCH_ABI", "executor", "executor_sync", "has_compiled_dispatch", "host_array",
+__all__ = ["HOST_DISPATCH_ABI", "contiguity_read", "executor", "executor_sync", "has_compiled_dispatch", "host_array",
            "host_array_function", "host_memory_reason", "kept_array", "python_host_array", "synchronize",
            "tensor_reads"]
 
@@ -110,6 +110,16 @@ def tensor_reads() -> tuple[Callable[[Any], int], Callable[[Any], Any]]:
     from mindspore._c_expression import TensorPy
 
     return TensorPy._data_ptr, TensorPy.stride
+
+
+@functools.lru_cache(maxsize=1)
+def contiguity_read() -> Callable[[Any], bool]:
+    """MindSpore's own ``is_contiguous`` reader: what ``Tensor.is_contiguous()`` calls for the default layout,
+    without our ``memory_format`` wrapper and MindSpore's Python method in between (two frames; ~40 calls a step of
+    our own host paths' checks)."""
+    from mindspore._c_expression import TensorPy
+
+    return TensorPy.is_contiguous  # type: ignore[no-any-return]
 
 
 #: The arrays :func:`host_array` handed out, by ``(address, shape, strides or None when flat, id of the tensor's

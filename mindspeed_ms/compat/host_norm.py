@@ -28,6 +28,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.host_memory import contiguity_read
+
 __all__ = ["MIN_ELEMENTS", "norm_wrapper"]
 
 #: below this many elements the kernels are cheap and the host path is not worth a synchronisation
@@ -78,7 +80,7 @@ def norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         shape = getattr(input, "_shape", None)
         if (shape is None or getattr(input, "_dtype", None) is not _float32() or math.prod(shape) < MIN_ELEMENTS
-                or input.requires_grad or not input.is_contiguous()):
+                or input.requires_grad or not contiguity_read()(input)):
             return op(input, *args)
         return _host_norm(input)
 
