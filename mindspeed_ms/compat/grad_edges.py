@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
+
 __all__ = ["float_tensor", "wants_grad", "host32", "pow_wrapper", "pow_backward", "zero_divisor_quotient",
            "sign_wrapper"]
 
@@ -49,12 +51,24 @@ def wants_grad(value: Any) -> bool:
 # --- pow -------------------------------------------------------------------------------------------------------
 
 
+def refuse_negative_integer_power(op: str, input: Any, exponent: Any) -> None:
+    """Raise PyTorch's refusal of an integer or bool tensor raised to a negative Python integer (MindSpore returned
+    truncated quotients, ``tensor([2, 3]) ** -1`` -> ``[0, 0]``, silently); a tensor exponent is computed on both."""
+    if type(exponent) is int and exponent < 0 and hasattr(input, "dtype") and category(input) <= INTEGRAL:
+        from mindspeed_ms.compat.errors import TorchRefusalError
+
+        raise TorchRefusalError(op, "Integers to negative integer powers are not allowed.")
+
+
 def pow_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``pow(input, exponent)``: a zero Python exponent gives PyTorch's zero gradient (MindSpore's backward
-    ``0 * x ** -1`` is nan at ``x == 0``); every other call is the op's."""
+    ``0 * x ** -1`` is nan at ``x == 0``); an integer tensor to a negative Python integer is refused as PyTorch
+    refuses it (:func:`refuse_negative_integer_power`); every other call is the op's."""
 
     @functools.wraps(op)
     def power(input: Any, exponent: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if type(exponent) is int and exponent < 0:  # the check's cheap half inline: pow runs in training steps
+            refuse_negative_integer_power("torch.pow", input, exponent)
         if not isinstance(exponent, (int, float)):
             if (wants_grad(exponent) or (wants_grad(input) and float_tensor(exponent))) and not args and not kwargs:
                 return _pow_function().apply(input, exponent, lambda: op(input, exponent))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindspeed_ms.compat.grad_edges import refuse_negative_integer_power
 from mindspeed_ms.compat.ieee_division import exact_integer, refuse_integer_zero, repair_floor, zero_divisors
 from mindspeed_ms.compat.ieee_special import trunc_divide
 from mindspeed_ms.compat.inplace import view_adder, write_back
@@ -205,6 +206,7 @@ def pow_(self: Any, exponent: Any) -> Any:
     from mindspore import ops
 
     check_inplace("pow_", self, exponent)
+    refuse_negative_integer_power("Tensor.pow_", self, exponent)
     return write_back("pow_", self, ops.pow(_original(self, exponent), exponent))
 
 
