@@ -11,7 +11,11 @@ iteration; rank 0 prints each iteration's time from the byte to the step's end: 
 ``BENCH_MARK_STEPS=1`` each iteration's parts (zero_grad_buffer, zero_grad, forward-backward, the optimizer's
 step) run inside a frame of this file named ``bench_warmup_step`` for the first 3 iterations and
 ``bench_steady_step`` after them: a sampling profiler (bench_train.py's py-spy share) counts the samples under
-the second only.
+the second only. With ``BENCH_THREADS=1`` (and ``BENCH_PHASES=1``) rank 0 reads each of its threads' scheduler
+counters (``/proc/self/task/TID/schedstat``: nanoseconds on a CPU, nanoseconds runnable but waiting for one) when
+the third iteration ends and when the last one (``--train-iters``) ends, and prints each thread's share of the wall
+time between: ``bench: thread NAME main|other ON_CPU_PERCENT WAITING_PERCENT`` (threads on a CPU at least 1% of it,
+and the main thread).
 """
 
 from __future__ import annotations
@@ -28,6 +32,61 @@ from typing import Any, Callable
 _current: dict[str, float] = {}
 _iterations: list[dict[str, float]] = []
 _steps: list[float] = []
+#: (perf_counter, :func:`thread_times`) when the warm-up iterations ended and when the last iteration ended
+_thread_marks: list[tuple[float, dict[int, tuple[str, int, int]]]] = []
+#: the iteration whose end is the second mark (``--train-iters``; 0: not asked for)
+_last_iteration = [0]
+
+
+def thread_times(tasks: str = "/proc/self/task") -> dict[int, tuple[str, int, int]]:
+    """Each thread of this process: ``{tid: (name, ns on a CPU, ns runnable but waiting for a CPU)}``, from the
+    kernel's scheduler counters (``schedstat``); the threads that cannot be read (ended meanwhile) are left out,
+    and a system without the files gives ``{}``."""
+    found: dict[int, tuple[str, int, int]] = {}
+    try:
+        tids = os.listdir(tasks)
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"{tasks}/{tid}/schedstat") as counters, open(f"{tasks}/{tid}/comm") as comm:
+                on_cpu, waiting = counters.read().split()[:2]
+                found[int(tid)] = (comm.read().strip(), int(on_cpu), int(waiting))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def thread_shares(start: tuple[float, dict[int, tuple[str, int, int]]],
+                  end: tuple[float, dict[int, tuple[str, int, int]]], main: int
+                  ) -> list[tuple[str, bool, float, float]]:
+    """``(name, is the main thread, % of the wall on a CPU, % waiting for one)`` of the threads alive at both marks,
+    those on a CPU at least 1% of the wall and the main thread, busiest first."""
+    wall_ns = (end[0] - start[0]) * 1e9
+    shares = []
+    for tid, (name, on_cpu, waiting) in end[1].items():
+        if tid not in start[1] or wall_ns <= 0:
+            continue
+        _, on_cpu_before, waiting_before = start[1][tid]
+        on, wait = 100 * (on_cpu - on_cpu_before) / wall_ns, 100 * (waiting - waiting_before) / wall_ns
+        if on >= 1.0 or tid == main:
+            shares.append((name, tid == main, on, wait))
+    return sorted(shares, key=lambda share: -share[2])
+
+
+def _proc_pid() -> int:
+    """This process's number as /proc numbers it (a sandbox's own PID namespace over the host's /proc: getpid()'s
+    number is not a task there); the main thread's task number is the same."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
+
+
+def _mark_threads() -> None:
+    if os.environ.get("BENCH_THREADS") and os.environ.get("RANK", "0") == "0" and (
+            len(_iterations) == WARMUP_ITERATIONS or len(_iterations) == _last_iteration[0]):
+        _thread_marks.append((time.perf_counter(), thread_times()))
 
 
 def _report_peak_rss() -> None:
@@ -46,6 +105,7 @@ def _timed(name: str, function: Callable[..., Any], closes_iteration: bool = Fal
             if closes_iteration:
                 _iterations.append(dict(_current))
                 _current.clear()
+                _mark_threads()
 
     return timed
 
@@ -148,6 +208,10 @@ def _report_phases() -> None:
         else:
             values = [it.get(name, 0.0) for it in timed]
         print(f"bench: phase {name} {1000 * statistics.median(values):.3f}", flush=True)
+    if len(_thread_marks) == 2:
+        for name, is_main, on_cpu, waiting in thread_shares(*_thread_marks, _proc_pid()):
+            print(f"bench: thread {name.replace(' ', '_')} {'main' if is_main else 'other'} {on_cpu:.1f} "
+                  f"{waiting:.1f}", flush=True)
 
 
 def _best_per_call(function: Callable[[], Any], calls: int = 2000, repeats: int = 41) -> float:
@@ -221,6 +285,8 @@ def main() -> None:
     sys.argv = [example, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(example)))  # as `python EXAMPLE` does (its sibling modules)
     profile_to = os.environ.get("BENCH_PROFILE")
+    if "--train-iters" in args[:-1]:
+        _last_iteration[0] = int(args[args.index("--train-iters") + 1])
     if os.environ.get("BENCH_PHASES"):
         _instrument()
     if os.environ.get("BENCH_MARK_STEPS"):

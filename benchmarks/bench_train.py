@@ -64,6 +64,8 @@ SIZES = {"tiny": ["--hidden-size", "64", "--num-attention-heads", "4", "--seq-le
          "midrope": ["--hidden-size", "512", "--num-attention-heads", "8", "--seq-length", "128",
                      "--position-embedding-type", "rope"],
          "mid1024": ["--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "128"]}
+#: what the timed runs of each size report besides step times: the phases and their threads' scheduler counters
+TIMED_ENV = {"BENCH_PHASES": "1", "BENCH_THREADS": "1"}
 PHASES = ("forward", "backward", "ddp finalize", "prepare grads", "grad norm", "clip", "count zeros",
           "optimizer update", "optimizer step")
 
@@ -77,6 +79,8 @@ class Result:
     rss_mib: list[float] = field(default_factory=list)
     losses: list[str] = field(default_factory=list)
     phases: dict[str, list[float]] = field(default_factory=dict)  # phase -> median ms of each run
+    # thread ("main" or its name) -> (% of the wall on a CPU, % waiting for one) of each run, over the steady steps
+    threads: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
 def _port() -> int:
@@ -147,6 +151,9 @@ def parse_output(output: str, result: Result, wall: float) -> None:
     result.losses = [found[index][0] for index in sorted(found)]
     for name, value in re.findall(r"bench: phase (.+?) ([-0-9.]+)$", output, flags=re.MULTILINE):
         result.phases.setdefault(name, []).append(float(value))
+    threads = re.findall(r"bench: thread (\S+) (main|other) ([0-9.]+) ([0-9.]+)$", output, flags=re.MULTILINE)
+    for name, kind, on_cpu, waiting in dict.fromkeys(threads):  # msrun's output and rank 0's log: each line twice
+        result.threads.setdefault("main" if kind == "main" else name, []).append((float(on_cpu), float(waiting)))
 
 
 def _profile(iters: int, scratch: Path, size: str = "tiny"
@@ -329,11 +336,10 @@ def _sizes(options: argparse.Namespace, reference: str | None, sizes: list[str])
     configs = []
     for size in sizes:
         if reference:
-            configs.append(Config(f"pytorch {size}", "pytorch", 1, {"BENCH_PHASES": "1"}, size))
+            configs.append(Config(f"pytorch {size}", "pytorch", 1, dict(TIMED_ENV), size))
         if options.before is not None:
-            configs.append(Config(f"before {size}", "mindspore", 1, {"BENCH_PHASES": "1"}, size,
-                                  options.before.resolve()))
-        configs.append(Config(f"mindspore {size}", "mindspore", 1, {"BENCH_PHASES": "1"}, size))
+            configs.append(Config(f"before {size}", "mindspore", 1, dict(TIMED_ENV), size, options.before.resolve()))
+        configs.append(Config(f"mindspore {size}", "mindspore", 1, dict(TIMED_ENV), size))
     results = {config.name: Result() for config in configs}
     profiles, samples = {}, {}
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
@@ -386,9 +392,21 @@ def _print_size(size: str, options: argparse.Namespace, results: dict[str, Resul
                   for r in (torch_result, before, ms)]
         shown = f"{values[2] / values[0]:.1f}x" if values[0] > 0.05 else "-"
         print(f"  {phase:<44} {values[0]:>9.2f} {values[1]:>9.2f} {values[2]:>10.2f} {shown:>7}")
+    for label, result in rows:
+        if result is not None and result.threads:
+            print(f"  threads of rank 0, {label} (% of the wall of the steady steps on a CPU / waiting for one, median "
+                  f"of runs): {format_threads(result.threads)}")
     if profile is not None:
         measured, iters = profile
         _print_profile(*measured, iters, size)
+
+
+def format_threads(threads: dict[str, list[tuple[float, float]]]) -> str:
+    """``main 96.3/3.5, ActorThread_0 59.2/40.9, ...``: each thread's medians over the runs, busiest first."""
+    medians = {name: (statistics.median(on for on, _ in runs), statistics.median(wait for _, wait in runs))
+               for name, runs in threads.items()}
+    order = sorted(medians, key=lambda name: (name != "main", -medians[name][0]))
+    return ", ".join(f"{name} {medians[name][0]:.1f}/{medians[name][1]:.1f}" for name in order)
 
 
 def _settings(options: argparse.Namespace, reference: str | None) -> None:

@@ -111,3 +111,45 @@ def test_a_runs_steps_and_losses_are_read_once_when_its_output_holds_them_twice(
     bench_train.parse_output(output + "bench: rank 0 peak RSS 1.0 MiB\n" + output, result, 1.0)
     assert result.steps_ms == [400.0, 500.0, 600.0, 700.0, 800.0, 900.0, 1000.0]
     assert result.losses == [f"{4.0 + index:.6f}" for index in range(1, 11)]
+
+
+def test_each_thread_of_a_run_is_read_from_its_scheduler_counters() -> None:
+    """BENCH_THREADS: the worker's counters of this very process (a thread that spins is on a CPU for most of
+    the wall between two marks), the shares between two marks, and the bench's reading of the lines."""
+    import threading
+    import time
+
+    worker = _load("_train_worker")
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)])
+    spinner.start()
+    try:
+        start = (time.perf_counter(), worker.thread_times())
+        time.sleep(0.4)
+        end = (time.perf_counter(), worker.thread_times())
+    finally:
+        stop.set()
+        spinner.join()
+    if not start[1]:  # no /proc/self/task here: nothing is read, nothing is claimed
+        assert worker.thread_times("/nonexistent") == {}
+        return
+    main = worker._proc_pid()
+    assert main in start[1]
+    assert main in end[1]
+    assert all(on >= 0 and wait >= 0 for _, on, wait in end[1].values())
+    shares = worker.thread_shares(start, end, main)
+    # the spinner (Python names no OS thread: its name is the process's) spun the whole wall, less its waits
+    assert max(on for _, is_main, on, _ in shares if not is_main) > 20.0
+    assert [is_main for _, is_main, _, _ in shares].count(True) == 1  # the main thread, asleep, still listed
+    # the shares of a synthetic pair of marks: 1 s apart, one thread ran 0.5 s and waited 0.25 s, one never ran
+    first = (10.0, {7: ("main", 100, 0), 8: ("ActorThread_0", 0, 0), 9: ("idle", 5, 5)})
+    second = (11.0, {7: ("main", 100 + 10**7, 0), 8: ("ActorThread_0", 5 * 10**8, 25 * 10**7), 9: ("idle", 5, 5),
+                     10: ("born later", 10**9, 0)})
+    assert worker.thread_shares(first, second, 7) == [("ActorThread_0", False, 50.0, 25.0), ("main", True, 1.0, 0.0)]
+    bench_train = _load("bench_train")
+    lines = "bench: thread python main 96.3 3.5\nbench: thread ActorThread_0 other 59.2 40.9\n"
+    result = bench_train.Result()
+    bench_train.parse_output(lines + lines, result, 1.0)  # msrun's output and rank 0's log: read once
+    bench_train.parse_output(lines.replace("96.3", "90.1"), result, 1.0)  # a second run
+    assert result.threads == {"main": [(96.3, 3.5), (90.1, 3.5)], "ActorThread_0": [(59.2, 40.9), (59.2, 40.9)]}
+    assert bench_train.format_threads(result.threads) == "main 93.2/3.5, ActorThread_0 59.2/40.9"
