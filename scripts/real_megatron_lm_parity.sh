@@ -38,6 +38,7 @@ tp1|1|llama|
 tp2|2|llama|--tensor-model-parallel-size 2
 dp2-distopt|2|llama|--use-distributed-optimizer
 dp2-distopt-overlap|2|llama|--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather
+dp2-overlap-buckets|2|llama|--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 2000
 pp2|2|llama|--pipeline-model-parallel-size 2
 tp2-sp|2|llama|--tensor-model-parallel-size 2 --sequence-parallel
 recompute-full|1|llama|--recompute-granularity full --recompute-method uniform --recompute-num-layers 1

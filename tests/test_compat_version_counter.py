@@ -36,6 +36,15 @@ leaf = torch.zeros(3, requires_grad=True)
 out["leaf"] = {"counted": bump_version(leaf), "version": leaf._version, "is_leaf": leaf.is_leaf,
                "grad_fn": leaf.grad_fn is None, "values": leaf.tolist()}
 out["not_a_tensor"] = bump_version([1.0, 2.0])
+# a buffer parameters alias through .data (megatron's distributed optimizer): its writes are not counted
+from mindspeed_ms.compat.version_counter import ALIASED_BY_DATA
+buffer, plain = torch.zeros(12), torch.zeros(12)
+param = torch.nn.Parameter(torch.ones(2, 2))
+param.data = buffer[4:8].view(2, 2)
+before = (param._version, buffer._version)
+out["aliased"] = {"marked": getattr(buffer, ALIASED_BY_DATA, False), "counted": bump_version(buffer[8:12]),
+                  "moved": [param._version - before[0], buffer._version - before[1]],
+                  "plain_marked": getattr(plain, ALIASED_BY_DATA, False), "plain_counted": bump_version(plain[8:12])}
 print(json.dumps(out))
 """
 
@@ -66,3 +75,8 @@ def test_a_leaf_that_requires_grad_is_counted_outside_autograds_record(answers: 
 
 def test_what_is_not_a_tensor_is_not_counted(answers: dict) -> None:
     assert answers["not_a_tensor"] is False
+
+
+def test_a_buffer_parameters_alias_through_data_is_marked_and_its_writes_are_not_counted(answers: dict) -> None:
+    assert answers["aliased"] == {"marked": True, "counted": False, "moved": [0, 0], "plain_marked": False,
+                                  "plain_counted": True}

@@ -35,7 +35,7 @@ from mindspeed_ms.compat.inplace_checks import (
     records_grad,
 )
 from mindspeed_ms.compat.slice_copies import refuse_write
-from mindspeed_ms.compat.version_counter import bump_version
+from mindspeed_ms.compat.version_counter import bump_version, mark_aliased_by_data
 from mindspeed_ms.engine import passthrough
 from mindspeed_ms.engine.sites import caller_frame
 
@@ -164,7 +164,9 @@ def data_property() -> property:
             # a view (megatron's distributed optimizer: param.data = buffer[start:end].view(shape)): MindSpore's
             # setter keeps its offset and strides for kernels, but the host reads of the tensor it sets (numpy(),
             # tolist(), item(), repr, pickling, deepcopy) read the storage from offset 0, densely; assign_value
-            # keeps the view for both, aliasing the storage both ways as PyTorch's .data does
+            # keeps the view for both, aliasing the storage both ways as PyTorch's .data does; the parameter then
+            # shares the buffer's version counter, which PyTorch's does not: writes into the buffer are not counted
+            mark_aliased_by_data(value)
             self.assign_value(value)
             return
         descriptor.__set__(self, value)

@@ -16,6 +16,7 @@ that owns its memory, found through MSAdapter's ``_base`` (``view``/``reshape``)
 (slices, ``narrow``, ``unsqueeze``, chains of them). Views whose owner neither names (``select``, the pieces of
 ``chunk``/``split``/``unbind``, ``as_strided``) cannot be counted: :func:`bump_version` returns False for them, and
 a backward reading one of their bases after such a write still reads the new values (README, "Version counters").
+Nor are writes into a buffer that parameters alias through ``.data`` (:data:`ALIASED_BY_DATA`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat.inplace_checks import records_grad
 
-__all__ = ["bump_version", "memory_owner"]
+__all__ = ["ALIASED_BY_DATA", "bump_version", "mark_aliased_by_data", "memory_owner"]
+
+#: Set on a tensor whose memory a parameter's ``.data`` was set to a view of (megatron's DDP and distributed
+#: optimizer: ``param.data = buffer[start:end].view(shape)``). In PyTorch the parameter keeps a counter of its own,
+#: and writes into the buffer (the distributed optimizer's parameter all-gather, bucket by bucket during a forward
+#: with ``--overlap-param-gather``) do not reach it; in MindSpore the parameter then shares the buffer's counter, so a
+#: count made on the buffer would make a backward refuse the parameters it saved earlier in that forward. Writes into
+#: such a buffer are not counted.
+ALIASED_BY_DATA = "_mindspeed_ms_aliased_by_data"
 
 #: views of views are followed this deep at most (a chain longer than any layer makes)
 _MAX_CHAIN = 64
@@ -52,6 +61,13 @@ def memory_owner(tensor: Any) -> Any:
     return None
 
 
+def mark_aliased_by_data(view: Any) -> None:
+    """Mark the owner of ``view``'s memory :data:`ALIASED_BY_DATA` (``param.data = view`` is being set)."""
+    owner = memory_owner(view)
+    if owner is not None:
+        setattr(owner, ALIASED_BY_DATA, True)
+
+
 def bump_version(tensor: Any) -> bool:
     """Count one in-place write into ``tensor`` in the version counter it shares with its base and views.
 
@@ -59,11 +75,12 @@ def bump_version(tensor: Any) -> bool:
         tensor: a MindSpore tensor just written (or about to be, by an op that gives it new memory).
 
     Returns:
-        True where the count was made; False where ``tensor`` is a view that names no owner of its memory, or not a
-        MindSpore tensor (nothing is counted then).
+        True where the count was made; False where ``tensor`` is a view that names no owner of its memory, its memory
+        is a buffer parameters alias (:data:`ALIASED_BY_DATA`), or it is not a MindSpore tensor (nothing is counted
+        then).
     """
     owner = memory_owner(tensor)
-    if owner is None or not hasattr(owner, "_version"):
+    if owner is None or not hasattr(owner, "_version") or getattr(owner, ALIASED_BY_DATA, False):
         return False
     before = owner._version
     if records_grad(owner):  # the copy onto itself must not enter autograd's record

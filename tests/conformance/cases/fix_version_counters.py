@@ -82,3 +82,19 @@ def writes_count_once_in_the_counter_views_share(torch: Any) -> Any:
         counts.append([now - then for now, then in
                        zip((a._version, row._version, column._version, flat._version), before)])
     return {"counts": counts, "a": a}
+
+
+@case("Tensor.data", "Tensor.copy_", "Tensor.backward")
+def a_write_into_a_buffer_parameters_alias_is_not_their_write(torch: Any) -> Any:
+    """megatron's distributed optimizer maps parameters into a flat buffer (``param.data = buffer[a:b].view(...)``)
+    and, with ``--overlap-param-gather``, all-gathers the next bucket's part of it during a forward: PyTorch's
+    parameters keep counters of their own, so the backward of what the forward saved before goes through."""
+    buffer = torch.zeros(12)
+    params = [torch.nn.Parameter(torch.ones(2, 2)) for _ in range(3)]
+    for index, param in enumerate(params):
+        param.data = buffer[4 * index:4 * index + 4].view(2, 2)
+    x = torch.tensor(data((3, 2), seed=214), requires_grad=True)
+    y = (x @ params[1]) @ params[0]  # saves both
+    buffer[8:12].copy_(torch.arange(4.0))  # the next bucket's all-gather
+    y.sum().backward()
+    return {"x_grad": x.grad, "versions": [param._version for param in params]}
