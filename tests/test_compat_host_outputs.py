@@ -69,6 +69,7 @@ for shape in [(3, 4), (3, 4), (3, 4), [2, 5], (2, 5), (7,), (), (3, 4)]:
     array[...] = np.arange(array.size, dtype=np.float32).reshape(array.shape) + 0.5
     # the array new_float32 hands out (kept by address and shape) is the one host_array reads from the tensor
     cases.append({"shape": [int(n) for n in shape], "same": described(array) == described(host_array(tensor)),
+                  "dtype": str(tensor.dtype), "device": str(tensor.device),
                   "tensor_shape": list(tensor.shape), "written": tensor.numpy().tolist() == array.tolist()})
     del tensor, array
     gc.collect()
@@ -85,7 +86,15 @@ for _ in range(3):
     shared.append(tensor.data_ptr() == address and first is second)
     del tensor, first, second
     gc.collect()
+# where MindSpore has no such entry: mint.empty, the same kind of tensor
+import functools, mindspore
+fallback = host_outputs._call_empty(functools.partial(mindspore.mint.empty, dtype=mindspore.float32, device="CPU"),
+                                    (2, 3))
+entry = host_outputs._call_empty(host_outputs._empty(), (2, 3))
+same_kind = [(tuple(t.shape), str(t.dtype), str(t.device), t.is_contiguous()) for t in (fallback, entry)]
 print("RESULT " + json.dumps({"cases": cases, "shared": shared, "kind": type(new_float32).__name__,
+                              "same_kind": same_kind[0] == same_kind[1],
+                              "entry": type(host_outputs._empty()).__name__,
                               "default": host_outputs.new_float32 is host_outputs.new_float32_function()}),
       flush=True)
 '''
@@ -96,13 +105,18 @@ def test_new_float32s_kept_arrays_are_the_arrays_of_the_tensors_it_returns(path:
     """new_float32 keeps its arrays by (address, shape): a new tensor at a block MindSpore hands back (the same
     shape asked again) gets the array host_array reads from it (address, shape, strides, dtype); a list (the
     general reads) and a 0-d shape too, and a write through the array is in the tensor. Both paths (the C object,
-    the default where built, and the Python function) keep the same arrays."""
+    the default where built, and the Python function) keep the same arrays, and both call MindSpore's Empty op at
+    its C entry (float32 tensors on the CPU)."""
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
     out = run_python(sys.executable, "-c", _KEPT_SCRIPT, "--ai-framework", "mindspore", path, env=env)
     result = result_line(out)
     cases = result["cases"]
     assert [case["tensor_shape"] for case in cases] == [case["shape"] for case in cases]
     assert all(case["same"] and case["written"] for case in cases), cases
+    assert {(case["dtype"], case["device"]) for case in cases} == {("Float32", "cpu")}
     assert result["shared"] == [True] * 3
+    # the pinned MindSpore has the Empty op's C entry (a tuple naming it): a MindSpore without it is noticed here
+    assert result["entry"] == "tuple"
+    assert result["same_kind"]
     assert result["kind"] == ("NewFloat32" if path == "compiled" else "function")
     assert result["default"]

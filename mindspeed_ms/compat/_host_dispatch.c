@@ -17,6 +17,8 @@
  *   NewFloat32(setup, arrays, keep, fallback)(shape)
  *     setup() -> (empty, sync, address); a tuple `shape`: tensor = empty(shape), sync(), the key (address(tensor),
  *     shape) looked up in `arrays` -> (tensor, array); a miss returns keep(tensor, key). Anything else: fallback(shape).
+ *     `empty` may be the tuple (op, primitive, type_id, device) of MindSpore's Empty op: then the tensor is
+ *     op(primitive, [shape, type_id, device, False]), the call its Python layers (mint.empty, Empty.__call__) make.
  *
  * The objects have no profiler events of their own (as the C pass-through wrappers): a profile books their time to
  * their callers, which are mindspeed_ms's functions (ours). MindSpore's readers they call (builtins and method
@@ -39,7 +41,7 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_memory.py expects it (its HOST_DISPATCH_ABI). */
-#define HOST_DISPATCH_ABI 1
+#define HOST_DISPATCH_ABI 2
 
 static PyObject *s_shape, *s_dtype, *s_sync, *s_dtype_keyword, *s_flat, *fallback_kwnames;
 
@@ -53,6 +55,31 @@ static int profile_event(PyThreadState *tstate, int what, PyObject *event) {
 /* `func(arg)` (or `func()` where arg is NULL), with the profiler's C_CALL/C_RETURN/C_EXCEPTION events when a profiler
  * is on and `func` is a builtin or a method descriptor (the event names it bound to `arg`, as the interpreter does);
  * without a profiler: one pointer test. A Python function or method raises its own events. */
+/* `func(first, second)` with the profiler's events where `func` is a builtin (as call_traced) */
+static PyObject *call_traced2(PyObject *func, PyObject *first, PyObject *second) {
+    PyObject *args[2] = {first, second};
+    PyThreadState *tstate = PyThreadState_Get();
+    if (tstate->c_profilefunc == NULL || tstate->tracing || !PyCFunction_Check(func)) {
+        return PyObject_Vectorcall(func, args, 2, NULL);
+    }
+    if (profile_event(tstate, PyTrace_C_CALL, func)) return NULL;
+    PyObject *result = PyObject_Vectorcall(func, args, 2, NULL);
+    if (result == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        if (profile_event(tstate, PyTrace_C_EXCEPTION, func)) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+        } else {
+            PyErr_Restore(type, value, traceback);
+        }
+    } else if (profile_event(tstate, PyTrace_C_RETURN, func)) {
+        Py_CLEAR(result);
+    }
+    return result;
+}
+
 static PyObject *call_traced(PyObject *func, PyObject *arg) {
     PyThreadState *tstate = PyThreadState_Get();
     /* a bound method of a builtin (MindSpore's executor's `sync`): the events name the builtin, as the interpreter's
@@ -287,7 +314,19 @@ static PyObject *new_float32_call(NewFloat32 *self, PyObject *const *args, size_
     }
     PyObject *shape = args[0];
     if (self->hot[0] == NULL && set_up(self->setup, self->hot, 3) < 0) return NULL;
-    PyObject *tensor = PyObject_CallOneArg(self->hot[0], shape), *address = NULL, *key = NULL, *result = NULL;
+    PyObject *empty = self->hot[0], *tensor, *address = NULL, *key = NULL, *result = NULL;
+    if (PyTuple_CheckExact(empty) && PyTuple_GET_SIZE(empty) == 4) {  /* MindSpore's Empty op, its C entry */
+        PyObject *arguments = PyList_New(4);
+        if (arguments == NULL) return NULL;
+        PyList_SET_ITEM(arguments, 0, Py_NewRef(shape));
+        PyList_SET_ITEM(arguments, 1, Py_NewRef(PyTuple_GET_ITEM(empty, 2)));
+        PyList_SET_ITEM(arguments, 2, Py_NewRef(PyTuple_GET_ITEM(empty, 3)));
+        PyList_SET_ITEM(arguments, 3, Py_NewRef(Py_False));
+        tensor = call_traced2(PyTuple_GET_ITEM(empty, 0), PyTuple_GET_ITEM(empty, 1), arguments);
+        Py_DECREF(arguments);
+    } else {
+        tensor = PyObject_CallOneArg(empty, shape);
+    }
     if (tensor == NULL) return NULL;
     PyObject *done = call_traced(self->hot[1], NULL);  /* the tensor has its memory once the queued kernels ran */
     if (done == NULL) goto end;

@@ -22,7 +22,7 @@ except ImportError:  # optional (setup.py): the Python functions run
 
 #: The C module's interface this file is written for (``HOST_DISPATCH_ABI`` in ``_host_dispatch.c``): an older build
 #: in a tree built in place is not used
-HOST_DISPATCH_ABI = 1
+HOST_DISPATCH_ABI = 2
 if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
     _dispatch = None  # type: ignore[assignment]
 
