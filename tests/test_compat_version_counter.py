@@ -45,6 +45,14 @@ before = (param._version, buffer._version)
 out["aliased"] = {"marked": getattr(buffer, ALIASED_BY_DATA, False), "counted": bump_version(buffer[8:12]),
                   "moved": [param._version - before[0], buffer._version - before[1]],
                   "plain_marked": getattr(plain, ALIASED_BY_DATA, False), "plain_counted": bump_version(plain[8:12])}
+# zero_ in host memory: the tensors it takes (a float32 tensor owning its memory, outside autograd's record)
+from mindspeed_ms.compat.inplace import zero_on_host
+owned = torch.ones(8) * 2.0
+taken = {"owned": zero_on_host("zero_", owned), "slice": zero_on_host("zero_", (torch.ones(8) * 1.0)[2:6]),
+         "float16": zero_on_host("zero_", torch.ones(4, dtype=torch.float16) * 1.0),
+         "recorded": zero_on_host("zero_", torch.ones(3, requires_grad=True) * 2.0),
+         "transposed": zero_on_host("zero_", (torch.ones(2, 3) * 1.0).t())}
+out["zero_on_host"] = {"taken": taken, "zeroed": owned.tolist()}
 print(json.dumps(out))
 """
 
@@ -80,3 +88,11 @@ def test_what_is_not_a_tensor_is_not_counted(answers: dict) -> None:
 def test_a_buffer_parameters_alias_through_data_is_marked_and_its_writes_are_not_counted(answers: dict) -> None:
     assert answers["aliased"] == {"marked": True, "counted": False, "moved": [0, 0], "plain_marked": False,
                                   "plain_counted": True}
+
+
+def test_zero_in_host_memory_takes_only_tensors_that_own_their_float32_memory_outside_autograd(answers: dict) -> None:
+    """compat.inplace.zero_on_host (``Tensor.zero_``'s host path; its results against PyTorch are conformance cases):
+    a float32 tensor that owns its memory is zeroed there; a view, float16, a tensor autograd records: not taken."""
+    found = answers["zero_on_host"]
+    assert found["taken"] == {"owned": True, "slice": False, "float16": False, "recorded": False, "transposed": False}
+    assert found["zeroed"] == [0.0] * 8

@@ -27,7 +27,14 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
-from mindspeed_ms.compat.host_memory import executor, host_array, host_memory_reason, kept_array, tensor_reads
+from mindspeed_ms.compat.host_memory import (
+    contiguity_read,
+    executor,
+    host_array,
+    host_memory_reason,
+    kept_array,
+    tensor_reads,
+)
 from mindspeed_ms.compat.inplace_checks import (
     check_leaf,
     check_no_internal_overlap,
@@ -53,6 +60,7 @@ __all__ = [
     "view_adder_front",
     "write_back",
     "write_through_copy",
+    "zero_on_host",
 ]
 
 
@@ -84,6 +92,36 @@ def refuse_recorded_view_write(op: str, tensor: Any, reason: str) -> None:
     refuse_write(op, tensor, call_site)
     if _is_view(tensor):
         raise InPlaceOnViewError(op, call_site(), reason)
+
+
+@functools.lru_cache(maxsize=1)
+def _float32() -> Any:
+    import mindspore
+
+    return mindspore.float32
+
+
+def zero_on_host(op: str, tensor: Any) -> bool:
+    """Zero ``tensor`` in its host memory and count the write, where that is PyTorch's ``zero_``: a contiguous
+    float32 tensor that owns its memory, outside autograd's record, on MindSpore's CPU backend (megatron's
+    ``grad_data.zero_()`` of every DDP buffer every step: one pass over the memory, where MindSpore filled a new
+    tensor and copied it in: an allocation of the buffer's size and two kernels). The write is counted in the
+    tensor's version counter as MindSpore's copy kernel counted it (:func:`.version_counter.bump_version`).
+
+    Returns:
+        True when done; False (nothing done) for any other tensor: the caller's kernels then.
+
+    Raises:
+        InPlaceOnViewError: ``tensor`` is a piece that is a copy where PyTorch's is a view, or the input of one
+            (:func:`.slice_copies.refuse_write`), as the kernels' path raises; nothing written.
+    """
+    if (getattr(tensor, "_dtype", None) is not _float32() or records_grad(tensor) or host_memory_reason() is not None
+            or _is_view(tensor) or not contiguity_read()(tensor)):
+        return False
+    refuse_write(op, tensor, call_site)
+    host_array(tensor, flat=True).fill(0)  # after the queued kernels ran (host_array waits for them)
+    bump_version(tensor)
+    return True
 
 
 def _host_write(op: str, view: Any, values: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from mindspeed_ms.compat.grad_edges import refuse_negative_integer_power
 from mindspeed_ms.compat.ieee_division import exact_integer, refuse_integer_zero, repair_floor, zero_divisors
 from mindspeed_ms.compat.ieee_special import trunc_divide
-from mindspeed_ms.compat.inplace import view_adder, write_back
+from mindspeed_ms.compat.inplace import view_adder, write_back, zero_on_host
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
     FLOATING,
@@ -84,9 +84,12 @@ def _filled(op: str, self: Any, value: Any, mask: Any = None) -> Any:
 
 
 def zero_(self: Any) -> Any:
-    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel)."""
+    """Fill ``self`` with zeros in place (``Tensor.zero_``; InplaceZero has no CPU kernel): in host memory where
+    :func:`~mindspeed_ms.compat.inplace.zero_on_host` takes the tensor, else a filled tensor written back."""
     check_leaf("zero_", self)
     check_no_internal_overlap("zero_", self)
+    if zero_on_host("zero_", self):
+        return self
     return write_back("zero_", self, _filled("zero_", self, 0))
 
 

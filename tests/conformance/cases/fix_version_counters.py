@@ -98,3 +98,32 @@ def a_write_into_a_buffer_parameters_alias_is_not_their_write(torch: Any) -> Any
     buffer[8:12].copy_(torch.arange(4.0))  # the next bucket's all-gather
     y.sum().backward()
     return {"x_grad": x.grad, "versions": [param._version for param in params]}
+
+
+@case("Tensor.zero_", "Tensor.backward")
+def zero_of_a_saved_tensor_outside_autograd(torch: Any) -> Any:
+    """``zero_`` of a float32 tensor that owns its memory and requires no grad runs in host memory on MindSpore's
+    CPU backend (megatron's ``grad_data.zero_()``): the write is counted all the same."""
+    x = torch.tensor(data((3, 4), seed=215))
+    w = torch.tensor(data((3, 4), seed=216), requires_grad=True)
+    z = x * w
+    x.zero_()
+    z.sum().backward()
+    return {"w_grad": w.grad}
+
+
+@case("Tensor.zero_", "Tensor._version", "Tensor.view", "torch.no_grad")
+def zero_of_a_buffer_its_views_see_and_count(torch: Any) -> Any:
+    """megatron's DDP buffers: ``grad_data.zero_()`` every step, the parameters' ``main_grad`` views of it; and a
+    parameter zeroed under ``no_grad``."""
+    buffer = torch.tensor(data((12,), seed=217)) * 1.0
+    views = [buffer[0:4].view(2, 2), buffer[4:12].view(2, 4)]
+    param = torch.nn.Parameter(torch.tensor(data((2, 2), seed=218)))
+    before = [buffer._version, views[0]._version, views[1]._version, param._version]
+    result = buffer.zero_()
+    with torch.no_grad():
+        param.zero_()
+    after = [buffer._version, views[0]._version, views[1]._version, param._version]
+    return {"returns_self": result is buffer, "buffer": buffer, "views": views, "param": param.detach(),
+            "moved": [now - then for now, then in zip(after, before)], "leaf": param.is_leaf,
+            "requires_grad": param.requires_grad}
