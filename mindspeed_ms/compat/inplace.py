@@ -60,6 +60,7 @@ __all__ = [
     "view_adder_front",
     "write_back",
     "write_through_copy",
+    "binary_on_host",
     "zero_on_host",
 ]
 
@@ -120,6 +121,58 @@ def zero_on_host(op: str, tensor: Any) -> bool:
         return False
     refuse_write(op, tensor, call_site)
     host_array(tensor, flat=True).fill(0)  # after the queued kernels ran (host_array waits for them)
+    bump_version(tensor)
+    return True
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` itself: no more dimensions, each, aligned from the right, 1 or
+    ``target``'s."""
+    if len(shape) > len(target):
+        return False
+    for size, wanted in zip(reversed(shape), reversed(target)):
+        if size != 1 and size != wanted:
+            return False
+    return True
+
+
+def binary_on_host(op: str, tensor: Any, other: Any, ufunc: str) -> bool:
+    """``tensor = tensor <ufunc> other`` in its host memory, the write counted, where that is PyTorch's in-place
+    ``op`` (``mul_``, true ``div_``) and the caller ran PyTorch's checks: ``tensor`` as :func:`zero_on_host` takes it,
+    ``other`` a Python int or float (cast to float32 first, as PyTorch's kernels cast a scalar operand) or a float32
+    tensor outside autograd's record whose shape broadcasts to ``tensor``'s. NumPy's float32 multiply and divide
+    round each element as PyTorch's kernels do (IEEE: infinities and NaN of a division by zero included, subnormals
+    kept). megatron's cross entropy divides its ``[s, b, vocab]`` exponentials by their sums in place every step:
+    MindSpore computed a new tensor (a broadcasting kernel) and copied it in.
+
+    Args:
+        op: the in-place method (for a refusal's message).
+        tensor: ``self``.
+        other: the operand.
+        ufunc: NumPy's name of the operation (``"multiply"``, ``"divide"``).
+
+    Returns:
+        True when done; False (nothing done) otherwise: the caller's kernels then.
+    """
+    import numpy as np
+
+    if (getattr(tensor, "_dtype", None) is not _float32() or records_grad(tensor) or host_memory_reason() is not None
+            or _is_view(tensor) or not contiguity_read()(tensor)):
+        return False
+    kind = type(other)
+    if kind is float or kind is int:
+        with np.errstate(all="ignore"):
+            operand = np.float32(other)  # beyond float32's range: an infinity, as PyTorch's cast
+    else:
+        shape = getattr(other, "_shape", None)
+        if (shape is None or getattr(other, "_dtype", None) is not _float32() or records_grad(other)
+                or not _broadcasts_to(tuple(shape), tuple(tensor._shape))):
+            return False
+        operand = host_array(other)  # after the queued kernels ran
+    refuse_write(op, tensor, call_site)
+    values = host_array(tensor)
+    with np.errstate(all="ignore"):
+        getattr(np, ufunc)(values, operand, out=values)
     bump_version(tensor)
     return True
 

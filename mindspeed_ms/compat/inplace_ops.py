@@ -21,7 +21,7 @@ from typing import Any
 from mindspeed_ms.compat.grad_edges import refuse_negative_integer_power
 from mindspeed_ms.compat.ieee_division import exact_integer, refuse_integer_zero, repair_floor, zero_divisors
 from mindspeed_ms.compat.ieee_special import trunc_divide
-from mindspeed_ms.compat.inplace import view_adder, write_back, zero_on_host
+from mindspeed_ms.compat.inplace import binary_on_host, view_adder, write_back, zero_on_host
 from mindspeed_ms.compat.inplace_checks import (
     BOOL,
     FLOATING,
@@ -157,6 +157,8 @@ def mul_(self: Any, other: Any) -> Any:
         return self
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("mul_", self, ops.logical_and(self, other))
+    if binary_on_host("mul_", self, other, "multiply"):
+        return self
     return write_back("mul_", self, ops.mul(_original(self, other), other))
 
 
@@ -187,6 +189,8 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
         return self  # x / 1 is x bit for bit, g / 1 is g: no kernel (``output_tensor /= num_microbatches``)
     if rounding_mode is not None and max(category(self), category(other)) <= INTEGRAL:
         return write_back("div_", self, integer_division(self, other, rounding_mode))
+    if rounding_mode is None and binary_on_host("div_", self, other, "divide"):
+        return self
     original = _original(self, other)
     quotient = zero_divisors(original, other, ops.div(original, other))
     if rounding_mode == "floor":
