@@ -57,6 +57,8 @@ if CALL_MEGATRON:
 else:  # its arithmetic before the copy to device 'cuda' (PyTorch for the CPU has none)
     norm = torch.norm(torch.tensor([torch.norm(bucket), torch.norm(small)]))
 out["megatron"] = np.float32(norm.item())
+for size in (1, 2, 3, 7, 100, 5000):  # small tensors (megatron's norm of its per-bucket norms: two)
+    out["small" + str(size)] = np.float32(torch.norm(torch.tensor(given["log_uniform"][:size])).item())
 out["host_path"] = np.array(torch.norm.__code__.co_filename.endswith("host_norm.py"))
 np.savez(sys.argv[2], **out)
 '''
@@ -114,6 +116,16 @@ def test_host_norm_is_at_least_as_close_to_the_exact_norm_as_pytorchs(results: t
             assert ours <= np.spacing(np.float32(exact)) / 2, (key, ours / exact)
     exact = _exact(inputs["normal"][:300000])
     assert abs(float(got["matrix"]) - exact) <= abs(float(expected["matrix"]) - exact)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 5000])
+def test_small_tensors_norms_are_at_least_as_close_to_exact_as_pytorchs(results: tuple, size: int) -> None:
+    """Any size takes the host path (megatron's norm of its two per-bucket norms at the tiny size, every step)."""
+    inputs, expected, got = results
+    exact = _exact(inputs["log_uniform"][:size])
+    ours, theirs = abs(float(got[f"small{size}"]) - exact), abs(float(expected[f"small{size}"]) - exact)
+    assert ours <= theirs, (ours / exact, theirs / exact)
+    assert ours <= np.spacing(np.float32(exact)) / 2, ours / exact
 
 
 def test_calls_left_to_msadapter_and_non_finite_norms_are_pytorchs(results: tuple) -> None:
