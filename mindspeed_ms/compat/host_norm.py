@@ -19,8 +19,9 @@ Taken only for ``torch.norm(t)`` / ``torch.norm(t, 2)`` / ``torch.norm(t, "fro")
 contiguous float32 tensor of at least :data:`MIN_ELEMENTS` elements that does not require a gradient; everything
 else goes to the wrapped ``norm``. Small tensors too: megatron takes the norm of its list of per-bucket norms
 (``torch.norm(torch.tensor(l2))``, two elements at the tiny size) every step, where MindSpore's three kernels cost
-~140 us whatever the size below ~4096 elements and the host path ~14 us. Non-finite results are PyTorch's: NaN anywhere gives NaN, an infinity gives
-inf, and a sum of squares beyond float32's range gives inf (PyTorch's float32 accumulation overflows there).
+~140 us whatever the size below ~4096 elements and the host path ~14 us. Non-finite results are PyTorch's: NaN
+anywhere gives NaN, an infinity gives inf, and a sum of squares beyond float32's range gives inf (PyTorch's float32
+accumulation overflows there).
 """
 
 from __future__ import annotations
