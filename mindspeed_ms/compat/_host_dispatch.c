@@ -52,34 +52,30 @@ static int profile_event(PyThreadState *tstate, int what, PyObject *event) {
     return failed;
 }
 
-/* `func(arg)` (or `func()` where arg is NULL), with the profiler's C_CALL/C_RETURN/C_EXCEPTION events when a profiler
- * is on and `func` is a builtin or a method descriptor (the event names it bound to `arg`, as the interpreter does);
- * without a profiler: one pointer test. A Python function or method raises its own events. */
-/* `func(first, second)` with the profiler's events where `func` is a builtin (as call_traced) */
-static PyObject *call_traced2(PyObject *func, PyObject *first, PyObject *second) {
-    PyObject *args[2] = {first, second};
-    PyThreadState *tstate = PyThreadState_Get();
-    if (tstate->c_profilefunc == NULL || tstate->tracing || !PyCFunction_Check(func)) {
-        return PyObject_Vectorcall(func, args, 2, NULL);
-    }
-    if (profile_event(tstate, PyTrace_C_CALL, func)) return NULL;
-    PyObject *result = PyObject_Vectorcall(func, args, 2, NULL);
+/* `func(*args)` between the profiler's C_CALL and C_RETURN (or C_EXCEPTION) events naming `event` */
+static PyObject *call_with_events(PyThreadState *tstate, PyObject *func, PyObject *event, PyObject *const *args,
+                                  size_t nargs) {
+    if (profile_event(tstate, PyTrace_C_CALL, event)) return NULL;
+    PyObject *result = PyObject_Vectorcall(func, args, nargs, NULL);
     if (result == NULL) {
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);
-        if (profile_event(tstate, PyTrace_C_EXCEPTION, func)) {
+        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(traceback);
         } else {
             PyErr_Restore(type, value, traceback);
         }
-    } else if (profile_event(tstate, PyTrace_C_RETURN, func)) {
+    } else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
         Py_CLEAR(result);
     }
     return result;
 }
 
+/* `func(arg)` (or `func()` where arg is NULL), with the profiler's C_CALL/C_RETURN/C_EXCEPTION events when a profiler
+ * is on and `func` is a builtin or a method descriptor (the event names it bound to `arg`, as the interpreter does);
+ * without a profiler: one pointer test. A Python function or method raises its own events. */
 static PyObject *call_traced(PyObject *func, PyObject *arg) {
     PyThreadState *tstate = PyThreadState_Get();
     /* a bound method of a builtin (MindSpore's executor's `sync`): the events name the builtin, as the interpreter's
@@ -98,25 +94,19 @@ static PyObject *call_traced(PyObject *func, PyObject *arg) {
         }
         event = bound;
     }
-    PyObject *result = NULL;
-    if (profile_event(tstate, PyTrace_C_CALL, event)) goto end;
-    result = arg == NULL ? PyObject_CallNoArgs(func) : PyObject_CallOneArg(func, arg);
-    if (result == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
-        } else {
-            PyErr_Restore(type, value, traceback);
-        }
-    } else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
-        Py_CLEAR(result);
-    }
-end:
+    PyObject *result = call_with_events(tstate, func, event, &arg, arg == NULL ? 0 : 1);
     Py_XDECREF(bound);
     return result;
+}
+
+/* `func(first, second)`, with the events where `func` is a builtin (MindSpore's `pyboost_empty`), as call_traced */
+static PyObject *call_traced2(PyObject *func, PyObject *first, PyObject *second) {
+    PyObject *args[2] = {first, second};
+    PyThreadState *tstate = PyThreadState_Get();
+    if (tstate->c_profilefunc == NULL || tstate->tracing || !PyCFunction_Check(func)) {
+        return PyObject_Vectorcall(func, args, 2, NULL);
+    }
+    return call_with_events(tstate, func, func, args, 2);
 }
 
 /* `setup()` -> a tuple of `n` callables, stored in the empty `slots` (new references), never replaced afterwards;
