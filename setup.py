@@ -40,19 +40,23 @@ loops run (``function_grads.ACCELERATED`` tells which).
 
 from setuptools import Extension, setup
 
+#: the profiler-event helpers three of the extensions include
+PROFILE_EVENTS = "mindspeed_ms/_profile_events.h"
+
 setup(ext_modules=[
     Extension("mindspeed_ms.engine._identity", ["mindspeed_ms/engine/_identity.c"], optional=True),
     Extension("mindspeed_ms.compat._host_loops", ["mindspeed_ms/compat/_host_loops.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"]),
     Extension("mindspeed_ms.compat._host_gelu", ["mindspeed_ms/compat/_host_gelu.c"], optional=True,
               extra_compile_args=["-O3", "-fno-math-errno", "-ffp-contract=off"], libraries=["mvec", "m"]),
-    Extension("mindspeed_ms.engine._passthrough", ["mindspeed_ms/engine/_passthrough.c"], optional=True),
+    Extension("mindspeed_ms.engine._passthrough", ["mindspeed_ms/engine/_passthrough.c"], optional=True,
+              depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._view_add", ["mindspeed_ms/compat/_view_add.c"], optional=True,
-              extra_compile_args=["-O3", "-ffp-contract=off"]),
+              extra_compile_args=["-O3", "-ffp-contract=off"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
               extra_compile_args=["-O3"]),
     Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
-              extra_compile_args=["-O2"]),
+              extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._function_checks", ["mindspeed_ms/compat/_function_checks.c"], optional=True,
               extra_compile_args=["-O2"]),
     Extension("mindspeed_ms.compat._host_rows", ["mindspeed_ms/compat/_host_rows.c"], optional=True,

@@ -33,6 +33,8 @@
 #include <Python.h>
 #include <stddef.h>
 
+#include "../_profile_events.h"
+
 #ifdef Py_GIL_DISABLED
 #error "mindspeed_ms.compat._host_dispatch assumes the GIL; the Python functions are used"
 #endif
@@ -45,68 +47,10 @@
 
 static PyObject *s_shape, *s_dtype, *s_sync, *s_dtype_keyword, *s_flat, *fallback_kwnames;
 
-static int profile_event(PyThreadState *tstate, int what, PyObject *event) {
-    PyThreadState_EnterTracing(tstate);
-    int failed = tstate->c_profilefunc(tstate->c_profileobj, PyEval_GetFrame(), what, event);
-    PyThreadState_LeaveTracing(tstate);
-    return failed;
-}
-
-/* `func(*args)` between the profiler's C_CALL and C_RETURN (or C_EXCEPTION) events naming `event` */
-static PyObject *call_with_events(PyThreadState *tstate, PyObject *func, PyObject *event, PyObject *const *args,
-                                  size_t nargs) {
-    if (profile_event(tstate, PyTrace_C_CALL, event)) return NULL;
-    PyObject *result = PyObject_Vectorcall(func, args, nargs, NULL);
-    if (result == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
-        } else {
-            PyErr_Restore(type, value, traceback);
-        }
-    } else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
-        Py_CLEAR(result);
-    }
-    return result;
-}
-
-/* `func(arg)` (or `func()` where arg is NULL), with the profiler's C_CALL/C_RETURN/C_EXCEPTION events when a profiler
- * is on and `func` is a builtin or a method descriptor (the event names it bound to `arg`, as the interpreter does);
- * without a profiler: one pointer test. A Python function or method raises its own events. */
-static PyObject *call_traced(PyObject *func, PyObject *arg) {
-    PyThreadState *tstate = PyThreadState_Get();
-    /* a bound method of a builtin (MindSpore's executor's `sync`): the events name the builtin, as the interpreter's
-     * do when Python calls the bound method */
-    PyObject *named = PyMethod_Check(func) ? PyMethod_GET_FUNCTION(func) : func;
-    if (tstate->c_profilefunc == NULL || tstate->tracing ||
-        !(PyCFunction_Check(named) || (arg != NULL && Py_IS_TYPE(func, &PyMethodDescr_Type)))) {
-        return arg == NULL ? PyObject_CallNoArgs(func) : PyObject_CallOneArg(func, arg);
-    }
-    PyObject *event = named, *bound = NULL;
-    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) {
-        bound = Py_TYPE(func)->tp_descr_get(func, arg, (PyObject *)Py_TYPE(arg));
-        if (bound == NULL) {
-            PyErr_Clear();
-            return PyObject_CallOneArg(func, arg);
-        }
-        event = bound;
-    }
-    PyObject *result = call_with_events(tstate, func, event, &arg, arg == NULL ? 0 : 1);
-    Py_XDECREF(bound);
-    return result;
-}
-
-/* `func(first, second)`, with the events where `func` is a builtin (MindSpore's `pyboost_empty`), as call_traced */
+/* `func(first, second)`, with the profiler's events where `func` is a builtin (MindSpore's `pyboost_empty`) */
 static PyObject *call_traced2(PyObject *func, PyObject *first, PyObject *second) {
     PyObject *args[2] = {first, second};
-    PyThreadState *tstate = PyThreadState_Get();
-    if (tstate->c_profilefunc == NULL || tstate->tracing || !PyCFunction_Check(func)) {
-        return PyObject_Vectorcall(func, args, 2, NULL);
-    }
-    return call_with_events(tstate, func, func, args, 2);
+    return call_traced_vector(func, args, 2, NULL);
 }
 
 /* `setup()` -> a tuple of `n` callables, stored in the empty `slots` (new references), never replaced afterwards;

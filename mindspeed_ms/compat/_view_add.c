@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_profile_events.h"
+
 #ifdef Py_GIL_DISABLED
 #error "mindspeed_ms.compat._view_add assumes the GIL; the Python function is used"
 #endif
@@ -51,52 +53,6 @@ typedef struct {
 
 static PyObject *s_dtype, *s_base, *s_storage_offset, *s_requires_grad, *s_shape;
 static PyObject *host_add_function;  /* the module's `host_add`: what a profile books the sum to */
-
-static int profile_event(PyThreadState *tstate, int what, PyObject *event) {
-    PyThreadState_EnterTracing(tstate);
-    int failed = tstate->c_profilefunc(tstate->c_profileobj, PyEval_GetFrame(), what, event);
-    PyThreadState_LeaveTracing(tstate);
-    return failed;
-}
-
-/* `func(arg)`, with the profiler's C_CALL/C_RETURN/C_EXCEPTION events when a profiler is on and `func` is a builtin
- * or a method descriptor (MindSpore's `TensorPy._data_ptr`: the event names it bound to `arg`, as the interpreter
- * does); without a profiler: one pointer test. */
-static PyObject *call_traced(PyObject *func, PyObject *arg) {
-    PyThreadState *tstate = PyThreadState_Get();
-    if (tstate->c_profilefunc == NULL || tstate->tracing ||
-        !(PyCFunction_Check(func) || Py_IS_TYPE(func, &PyMethodDescr_Type))) {
-        return PyObject_CallOneArg(func, arg);
-    }
-    PyObject *event = func, *bound = NULL;
-    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) {
-        bound = Py_TYPE(func)->tp_descr_get(func, arg, (PyObject *)Py_TYPE(arg));
-        if (bound == NULL) {
-            PyErr_Clear();
-            return PyObject_CallOneArg(func, arg);
-        }
-        event = bound;
-    }
-    PyObject *result = NULL;
-    if (profile_event(tstate, PyTrace_C_CALL, event)) goto end;
-    result = PyObject_CallOneArg(func, arg);
-    if (result == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
-        } else {
-            PyErr_Restore(type, value, traceback);
-        }
-    } else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
-        Py_CLEAR(result);
-    }
-end:
-    Py_XDECREF(bound);
-    return result;
-}
 
 /* 1: `error` is an AttributeError (cleared), 0: another error (kept) */
 static int attribute_error(void) {

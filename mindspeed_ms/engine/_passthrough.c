@@ -38,6 +38,8 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "../_profile_events.h"
+
 #ifdef Py_GIL_DISABLED
 #error "mindspeed_ms.engine._passthrough assumes the GIL; the pure-Python wrappers are used"
 #endif
@@ -55,63 +57,10 @@ static unsigned long long call_count[5] = {0, 0, 0, 0, 0};
 
 /* ---------------------------------------------------------------- calls as a profiler sees them */
 
-/* Call func as Python code calling it would: under a profiler (cProfile, sys.setprofile), a builtin function or
- * method descriptor called from here raises the C_CALL/C_RETURN events the interpreter raises when Python code
- * calls it, so its time is booked to it (MindSpore's kernels: theirs), not to the Python code that called this
+/* The wrapped functions are called as Python code calling them would be: call_traced_vector
+ * (mindspeed_ms/_profile_events.h) raises a profiler's C_CALL/C_RETURN events around a builtin function or method
+ * descriptor, so its time is booked to it (MindSpore's kernels: theirs), not to the Python code that called this
  * wrapper. Without a profiler: one pointer test. */
-static int
-profile_event(PyThreadState *tstate, int what, PyObject *event)
-{
-    PyThreadState_EnterTracing(tstate);
-    int failed = tstate->c_profilefunc(tstate->c_profileobj, PyEval_GetFrame(), what, event);
-    PyThreadState_LeaveTracing(tstate);
-    return failed;
-}
-
-static PyObject *
-call_as_python(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    PyThreadState *tstate = PyThreadState_Get();
-    if (tstate->c_profilefunc == NULL || tstate->tracing ||
-        !(PyCFunction_Check(func) || Py_IS_TYPE(func, &PyMethodDescr_Type))) {
-        return PyObject_Vectorcall(func, args, nargsf, kwnames);
-    }
-    PyObject *event = func, *bound = NULL;
-    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) {
-        /* as the interpreter does: the event names the method bound to its first argument */
-        if (PyVectorcall_NARGS(nargsf) < 1) {
-            return PyObject_Vectorcall(func, args, nargsf, kwnames);
-        }
-        bound = Py_TYPE(func)->tp_descr_get(func, args[0], (PyObject *)Py_TYPE(args[0]));
-        if (bound == NULL) {
-            PyErr_Clear();
-            return PyObject_Vectorcall(func, args, nargsf, kwnames);
-        }
-        event = bound;
-    }
-    if (profile_event(tstate, PyTrace_C_CALL, event)) {
-        Py_XDECREF(bound);
-        return NULL;
-    }
-    PyObject *result = PyObject_Vectorcall(func, args, nargsf, kwnames);
-    if (result == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        if (profile_event(tstate, PyTrace_C_EXCEPTION, event)) {
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(traceback);
-        }
-        else {
-            PyErr_Restore(type, value, traceback);
-        }
-    }
-    else if (profile_event(tstate, PyTrace_C_RETURN, event)) {
-        Py_CLEAR(result);
-    }
-    Py_XDECREF(bound);
-    return result;
-}
 
 /* ---------------------------------------------------------------- Guard */
 
@@ -156,7 +105,7 @@ guard_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
     Guard *self = (Guard *)op;
     call_count[0]++;
     if (self->check != NULL) {
-        PyObject *flag = call_as_python(self->check, NULL, 0, NULL);
+        PyObject *flag = call_traced_vector(self->check, NULL, 0, NULL);
         if (flag == NULL) {
             return NULL;
         }
@@ -166,14 +115,14 @@ guard_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *k
             return NULL;
         }
         if (!truth) {
-            PyObject *fixed = call_as_python(self->fix, NULL, 0, NULL);
+            PyObject *fixed = call_traced_vector(self->fix, NULL, 0, NULL);
             if (fixed == NULL) {
                 return NULL;
             }
             Py_DECREF(fixed);
         }
     }
-    PyObject *result = call_as_python(self->func, args, nargsf, kwnames);
+    PyObject *result = call_traced_vector(self->func, args, nargsf, kwnames);
     if (result == NULL) {
         return guard_handle(self);
     }
@@ -342,7 +291,7 @@ fork_common(Fork *self, PyObject *const *args, Py_ssize_t nargs)
         return 0;
     }
     if (self->test != NULL) {
-        PyObject *passed = call_as_python(self->test, args, 1, NULL);
+        PyObject *passed = call_traced_vector(self->test, args, 1, NULL);
         if (passed == NULL) {
             return -1;
         }
@@ -398,7 +347,7 @@ fork_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw
     if (common < 0) {
         return NULL;
     }
-    return call_as_python(common ? self->func : self->slow, args, nargsf, kwnames);
+    return call_traced_vector(common ? self->func : self->slow, args, nargsf, kwnames);
 }
 
 static PyObject *
@@ -732,7 +681,7 @@ mark_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kw
 {
     Mark *self = (Mark *)op;
     call_count[4]++;
-    PyObject *result = call_as_python(self->func, args, nargsf, kwnames);
+    PyObject *result = call_traced_vector(self->func, args, nargsf, kwnames);
     if (result == NULL) {
         return NULL;
     }
