@@ -110,12 +110,37 @@ def classify(frames: list[str]) -> str:
     return python_class
 
 
+#: what one of our samples ("ours") was doing, by the frames below its innermost Python frame (:func:`own_kind`)
+PYTHON, OUR_C, NUMPY_CALL, RUNTIME = ("our Python interpreting", "our C wrappers", "NumPy called from our files",
+                                     "the interpreter's and C runtime's natives")
+OWN_KINDS = (PYTHON, OUR_C, NUMPY_CALL, RUNTIME)
+
+
+def own_kind(frames: list[str]) -> str:
+    """What a sample :func:`classify` gives to :data:`OURS` was doing: no native frame below its innermost Python
+    frame (the interpreter running our bytecode: :data:`PYTHON`), one of our C extensions below it (:data:`OUR_C`),
+    NumPy's libraries (:data:`NUMPY_CALL`: an array's metadata, a copy, a small reduction from a file of ours that is
+    not a host-kernel file), else only neutral natives (:data:`RUNTIME`: the interpreter's C, libc, the loader)."""
+    locations = [_location(frame) for frame in frames]
+    innermost_python = max((index for index, where in enumerate(locations) if not native(where)), default=-1)
+    below = locations[innermost_python + 1:]
+    if not below:
+        return PYTHON
+    if any("mindspeed_ms/" in where for where in below):
+        return OUR_C
+    if any(NUMPY.search(where) for where in below):
+        return NUMPY_CALL
+    return RUNTIME
+
+
 @dataclass
 class Share:
-    """The steady samples of one run, by class; the innermost Python frames of ours, by samples."""
+    """The steady samples of one run, by class; the innermost Python frames of ours, by samples; our samples by
+    what they were doing (:func:`own_kind`)."""
 
     samples: Counter[str] = field(default_factory=Counter)
     own_frames: Counter[str] = field(default_factory=Counter)
+    own_kinds: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -148,6 +173,8 @@ def read_raw(text: str, marker: str = MARKER) -> Share:
             python = [frame for frame in frames if not native(_location(frame))]
             where = re.sub(r":\d+\)$", ")", python[-1]) if python else "?"
             share.own_frames[f"{where} [{'host' if kind == HOST else 'ours'}]"] += int(count)
+        if kind == OURS:
+            share.own_kinds[own_kind(frames)] += int(count)
     return share
 
 

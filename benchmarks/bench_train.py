@@ -285,6 +285,10 @@ def _print_sampled(measured: tuple[sampled.Share, float, float] | str, iters: in
         print(f"  {100 * fraction:6.2f}% +- {100 * error:4.2f}%  {share.samples[name]:6d} samples  {name}")
     if late:
         print(f"  py-spy fell behind its schedule by up to {late:.1f} s: samples skewed toward slow-to-sample phases")
+    ours = share.samples[sampled.OURS]
+    if ours:  # what our samples were doing: the interpreter on our bytecode, our C, NumPy metadata calls
+        print("  ours by what it was doing: " + ", ".join(
+            f"{name} {100 * share.own_kinds[name] / ours:.0f}%" for name in sampled.OWN_KINDS))
     for tag, shown in (("[ours]", 8), ("[host]", 4)):  # the innermost Python frames of our samples, by samples
         for frame, count in [item for item in share.own_frames.most_common() if item[0].endswith(tag)][:shown]:
             print(f"  {count:6d} samples  {frame}")

@@ -66,6 +66,19 @@ def test_only_samples_under_the_marker_count() -> None:
     assert share.fraction(s.OURS)[0] == pytest.approx(0.3)
     assert share.own_frames == {"run (mindspeed_ms/compat/function_grads.py) [ours]": 3,
                                 "matmul (mindspeed_ms/compat/host_kernels.py) [host]": 2}
+    assert share.own_kinds == {s.PYTHON: 3}
+
+
+@pytest.mark.parametrize(("frames", "expected"), [
+    ([MEGATRON_PY, OURS_PY], s.PYTHON),  # no native frame below our Python frame: the interpreter on our bytecode
+    ([OURS_PY, PASSTHROUGH], s.OUR_C),
+    ([OURS_PY, PASSTHROUGH, LIBPYTHON], s.OUR_C),
+    ([OURS_PY, NUMPY], s.NUMPY_CALL),
+    ([MEGATRON_PY, OURS_PY, LIBPYTHON, "malloc (libc.so.6)"], s.RUNTIME),
+])
+def test_our_samples_are_told_apart_by_what_runs_below_our_python(frames: list[str], expected: str) -> None:
+    assert s.classify(frames) == s.OURS
+    assert s.own_kind(frames) == expected
 
 
 PROGRAM = """
