@@ -45,8 +45,10 @@ def test_host_path_results_are_mindspores_memory_and_the_process_exits_cleanly()
 
 
 _KEPT_SCRIPT = '''
+import functools
 import gc
 import json
+import mindspore
 import numpy as np
 import mindspeed_ms.adaptor
 import sys
@@ -93,8 +95,13 @@ profile.enable()
 new_float32((4, 3))
 profile.disable()
 profiled = [name for _, _, name in pstats.Stats(profile).stats]
+# new_empty: the host index operands' int32 / int64 / bool tensors (and float32), writable through host memory
+empties = []
+for dtype, value in ((mindspore.int32, 7), (mindspore.int64, -3), (mindspore.bool_, True), (mindspore.float32, 0.5)):
+    made = host_outputs.new_empty((2, 3), dtype)
+    host_array(made)[...] = value
+    empties.append([str(made.dtype), list(made.shape), str(made.device), made.numpy().tolist() == [[value] * 3] * 2])
 # where MindSpore has no such entry: mint.empty, the same kind of tensor
-import functools, mindspore
 fallback = host_outputs._call_empty(functools.partial(mindspore.mint.empty, dtype=mindspore.float32, device="CPU"),
                                     (2, 3))
 entry = host_outputs._call_empty(host_outputs._empty(), (2, 3))
@@ -102,6 +109,7 @@ same_kind = [(tuple(t.shape), str(t.dtype), str(t.device), t.is_contiguous()) fo
 print("RESULT " + json.dumps({"cases": cases, "shared": shared, "kind": type(new_float32).__name__,
                               "same_kind": same_kind[0] == same_kind[1],
                               "profiled_empty": any("pyboost_empty" in name for name in profiled),
+                              "empties": empties,
                               "entry": type(host_outputs._empty()).__name__,
                               "default": host_outputs.new_float32 is host_outputs.new_float32_function()}),
       flush=True)
@@ -127,5 +135,7 @@ def test_new_float32s_kept_arrays_are_the_arrays_of_the_tensors_it_returns(path:
     assert result["entry"] == "tuple"
     assert result["same_kind"]
     assert result["profiled_empty"]
+    assert result["empties"] == [["Int32", [2, 3], "cpu", True], ["Int64", [2, 3], "cpu", True],
+                                 ["Bool", [2, 3], "cpu", True], ["Float32", [2, 3], "cpu", True]]
     assert result["kind"] == ("NewFloat32" if path == "compiled" else "function")
     assert result["default"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from mindspeed_ms.compat.errors import OpIndexRefusedError
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
+from mindspeed_ms.compat.host_outputs import new_empty
 
 __all__ = ["int32_indices", "picked_logits", "row_operands", "target_operands"]
 
@@ -44,9 +45,7 @@ def int32_indices(indices: Any, rows: int, op: str) -> Any:
         return indices
     if int(source.min()) < 0 or int(source.max()) >= rows:
         raise OpIndexRefusedError(op, IndexError("index out of range in self"))
-    import mindspore
-
-    result = mindspore.mint.empty(shape, dtype=int32, device="CPU")  # memory only, no kernel
+    result = new_empty(shape, int32)  # memory only, no kernel
     host_array(result, sync=False)[...] = source  # in [0, rows) with rows < 2**31: exact
     return result
 
@@ -66,9 +65,9 @@ def row_operands(target_mask: Any, rows: int) -> tuple[Any, Any] | None:
     mask = host_array(target_mask)
     if mask.size != rows or rows == 0:
         return None
-    arange = mindspore.mint.empty((rows,), dtype=mindspore.int64, device="CPU")
+    arange = new_empty((rows,), mindspore.int64)
     host_array(arange, sync=False)[...] = np.arange(rows, dtype=np.int64)
-    update = mindspore.mint.empty((rows,), dtype=mindspore.float32, device="CPU")
+    update = new_empty((rows,), mindspore.float32)
     np.subtract(np.float32(1.0), mask.reshape(rows), out=host_array(update, sync=False), dtype=np.float32)
     return arange, update
 
@@ -87,10 +86,10 @@ def target_operands(target: Any, start: int, end: int) -> tuple[Any, Any] | None
     ids = host_array(target)
     if ids.size == 0:
         return None
-    mask = mindspore.mint.empty(shape, dtype=mindspore.bool_, device="CPU")
+    mask = new_empty(shape, mindspore.bool_)
     mask_array = host_array(mask, sync=False)
     np.logical_or(ids < start, ids >= end, out=mask_array)
-    masked = mindspore.mint.empty(shape, dtype=target.dtype, device="CPU")
+    masked = new_empty(shape, target.dtype)
     masked_array = host_array(masked, sync=False)
     np.subtract(ids, ids.dtype.type(start), out=masked_array)  # integer arithmetic: PyTorch's wrap-around too
     masked_array[mask_array] = 0

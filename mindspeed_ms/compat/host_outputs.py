@@ -27,7 +27,7 @@ from mindspeed_ms.compat.host_memory import HOST_DISPATCH_ABI
 if _dispatch is not None and getattr(_dispatch, "ABI", None) != HOST_DISPATCH_ABI:
     _dispatch = None  # type: ignore[assignment]
 
-__all__ = ["new_float32", "new_float32_function", "owned_float32", "python_new_float32"]
+__all__ = ["new_empty", "new_float32", "new_float32_function", "owned_float32", "python_new_float32"]
 
 #: The arrays :func:`new_float32` handed out, by ``(address, shape)``: a new tensor's memory is float32 and
 #: contiguous, so these two tell its array (the array of :func:`host_array`, which reads the tensor's shape, dtype
@@ -56,6 +56,27 @@ def _empty() -> Any:
         return functools.partial(mint.empty, dtype=mindspore.float32, device="CPU")
     return (pyboost_empty, empty_op, dtype_to_type_id("Empty", "dtype", mindspore.float32),
             str_to_enum("Empty", "device", "CPU"))
+
+
+@functools.lru_cache(maxsize=16)
+def _type_id(dtype: Any) -> Any:
+    """MindSpore's type id of ``dtype``, as Empty's Python layer converts it."""
+    from mindspore.ops._utils.arg_handler import dtype_to_type_id
+
+    return dtype_to_type_id("Empty", "dtype", dtype)
+
+
+def new_empty(shape: tuple[int, ...], dtype: Any) -> Any:
+    """Return a new uninitialised CPU tensor of ``shape`` and MindSpore ``dtype`` from MindSpore's pool: Empty's C entry
+    where this MindSpore has it (see the module's docstring), else ``mint.empty`` (the host index operands: int32,
+    int64, bool tensors written on the host)."""
+    empty = _empty()
+    if type(empty) is tuple:
+        op, primitive, _, device = empty
+        return op(primitive, [shape, _type_id(dtype), device, False])
+    from mindspore import mint
+
+    return mint.empty(shape, dtype=dtype, device="CPU")
 
 
 def _call_empty(empty: Any, shape: Any) -> Any:
