@@ -36,11 +36,16 @@ anything unusual goes to the Python functions). Optional: without it the Python 
 (each custom autograd Function's inputs' shapes and dtypes, its saved tensors' versions, the returned gradients
 that pass unchanged) in one C call each; anything else goes to the Python check. Optional: without it the Python
 loops run (``function_grads.ACCELERATED`` tells which).
+
+``mindspeed_ms.compat._host_linear`` is the forward and backward bodies of ``mindspeed_ms.compat.host_linear``'s
+Function (megatron's linear layers on the host) in one C call each: the same calls in the same order, the
+arithmetic in the same Python functions. Optional: without it the Python bodies run
+(``host_linear.has_compiled_bodies()`` tells which).
 """
 
 from setuptools import Extension, setup
 
-#: the profiler-event helpers three of the extensions include
+#: the profiler-event helpers four of the extensions include
 PROFILE_EVENTS = "mindspeed_ms/_profile_events.h"
 
 setup(ext_modules=[
@@ -56,6 +61,8 @@ setup(ext_modules=[
     Extension("mindspeed_ms.compat._host_copies", ["mindspeed_ms/compat/_host_copies.c"], optional=True,
               extra_compile_args=["-O3"]),
     Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
+              extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
+    Extension("mindspeed_ms.compat._host_linear", ["mindspeed_ms/compat/_host_linear.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._function_checks", ["mindspeed_ms/compat/_function_checks.c"], optional=True,
               extra_compile_args=["-O2"]),

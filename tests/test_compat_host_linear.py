@@ -24,6 +24,12 @@ import numpy as np
 import torch
 from megatron.core.tensor_parallel import layers
 
+bodies = os.environ.get("HOST_LINEAR_BODIES")
+if bodies:  # under MSAdapter: which bodies the Function runs ("python": the Python ones even where C is built)
+    from mindspeed_ms.compat import host_linear
+    if bodies == "python":
+        host_linear._compiled = None
+
 given = dict(np.load(sys.argv[1]))
 results, kinds = {}, {}
 
@@ -74,7 +80,9 @@ if len(sys.argv) > 2:
     np.savez(sys.argv[2], **results)
 else:
     import json
-    print(json.dumps({"kinds": kinds, "refused": refused, **{k: v.tolist() for k, v in results.items()}}))
+    compiled = bodies is not None and host_linear.has_compiled_bodies()
+    listed = {k: v.tolist() for k, v in results.items()}
+    print(json.dumps({"kinds": kinds, "refused": refused, "compiled": compiled, **listed}))
 """
 
 _RNG = np.random.default_rng(7)
@@ -86,12 +94,30 @@ INPUTS = {"x3": _RNG.standard_normal((5, 3, 24)).astype(np.float32),
           "g2": _RNG.standard_normal((7, 40)).astype(np.float32)}
 
 
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    folder = tmp_path_factory.mktemp("host_linear")
+def _run_ours(folder: Path, bodies: str) -> dict:
     np.savez(folder / "inputs.npz", **INPUTS)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", HOST_LINEAR_BODIES=bodies)
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
+
+
+@pytest.fixture(scope="module", params=["default", "python"])
+def ours(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Our run with the bodies the install runs (the C ones where built) and with the Python bodies."""
+    return {"bodies": request.param, **_run_ours(tmp_path_factory.mktemp("host_linear"), request.param)}
+
+
+def test_the_c_bodies_run_where_built_and_give_the_python_bodies_bits(tmp_path: Path) -> None:
+    from mindspeed_ms.compat import host_linear
+
+    default = _run_ours(tmp_path, "default")
+    python = _run_ours(tmp_path, "python")
+    assert default["compiled"] is host_linear.has_compiled_bodies()
+    assert python["compiled"] is False
+    assert {key for key in default if "." in key} == {key for key in python if "." in key}
+    for key in (key for key in default if "." in key):
+        np.testing.assert_array_equal(np.asarray(default[key], np.float32), np.asarray(python[key], np.float32),
+                                      err_msg=key)
+    assert default["refused"] == python["refused"]
 
 
 def test_the_plain_case_is_our_function_and_the_rest_megatrons(ours: dict) -> None:

@@ -24,6 +24,11 @@ summed in float64 and rounded once (:func:`.host_arithmetic.column_sum`, which t
 is now the more exact sum, within float32 rounding of the old one). Gradients are computed for the inputs that
 require one. As PyTorch's ``save_for_backward``, the backward refuses an input or weight written in place after
 the forward (:class:`~.errors.TorchRefusalError`, PyTorch's message).
+
+The Function's bodies (:func:`python_forward`, :func:`python_backward`) run in one C call each where
+``_host_linear`` is built (:func:`bodies`): the same calls in the same order, the arithmetic in the same functions
+(the Python lines cost a few microseconds each inside a training step; the tiny example runs each body nine times a
+step).
 """
 
 from __future__ import annotations
@@ -38,7 +43,19 @@ from mindspeed_ms.compat.host_kernels import matmul
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["TARGET", "linear_wrapper"]
+try:  # the Function's bodies in one C call each (setup.py builds it where it can)
+    from . import _host_linear as _compiled
+except ImportError:
+    _compiled = None  # type: ignore[assignment]
+
+#: The C module's interface this file is written for (``HOST_LINEAR_ABI`` in ``_host_linear.c``): an older build in a
+#: tree built in place is not used
+HOST_LINEAR_ABI = 1
+if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
+    _compiled = None  # type: ignore[assignment]
+
+__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "has_compiled_bodies", "linear_wrapper", "python_backward",
+           "python_forward"]
 
 #: the megatron function wrapped
 TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
@@ -60,48 +77,72 @@ def _autocast_enabled() -> Callable[[str], bool]:
     return msadapter.is_autocast_enabled  # type: ignore[no-any-return]
 
 
-@functools.lru_cache(maxsize=1)
-def _function() -> Any:
+def _refuse() -> None:
+    raise TorchRefusalError("LinearWithGradAccumulationAndAsyncCommunication.backward", _MODIFIED)
+
+
+def python_forward(ctx: Any, input: Any, weight: Any, bias: Any) -> Any:
+    """:class:`HostLinear`'s forward: ``input @ weight.t() + bias`` into a new float32 tensor; the inputs and their
+    versions kept in ``ctx.kept``."""
+    values, matrix = host_array(input), host_array(weight, sync=False)
+    result, out = new_float32((*values.shape[:-1], matrix.shape[0]))
+    matmul(values, matrix.T, out)
+    if bias is not None:
+        bias_add(out, host_array(bias, sync=False), out)
+    ctx.kept = (input, weight, input._version, weight._version, bias is not None)
+    return result
+
+
+def python_backward(ctx: Any, grad: Any) -> Any:
+    """:class:`HostLinear`'s backward: the gradients of input, weight and bias, None where not needed."""
+    input, weight, input_version, weight_version, has_bias = ctx.kept
+    del ctx.kept
+    if input._version != input_version or weight._version != weight_version:
+        _refuse()
+    needs = ctx.needs_input_grad
+    gradient = host_array(grad)
+    matrix = host_array(weight, sync=False)
+    grad_input = grad_weight = grad_bias = None
+    if needs[0]:
+        grad_input, out = new_float32(tuple(input._shape))
+        matmul(gradient, matrix, out)
+    if needs[1] or (has_bias and needs[2]):
+        rows = gradient.reshape(-1, gradient.shape[-1])  # a copy where not contiguous, as .contiguous()
+        if needs[1]:
+            values = host_array(input, sync=False)
+            grad_weight, out = new_float32(matrix.shape)
+            matmul(rows.T, values.reshape(-1, values.shape[-1]), out)
+        if has_bias and needs[2]:
+            grad_bias, out = new_float32((rows.shape[1],))
+            column_sum(rows, out)
+    return grad_input, grad_weight, grad_bias
+
+
+def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """:class:`HostLinear`'s forward and backward: the C ones (:mod:`._host_linear`) where built and ``compiled``,
+    else :func:`python_forward` and :func:`python_backward` (the same calls in the same order)."""
+    if compiled and _compiled is not None:
+        linear = _compiled.Linear(host_array, new_float32, matmul, bias_add, column_sum, _refuse)
+        return linear.forward, linear.backward
+    return python_forward, python_backward
+
+
+def has_compiled_bodies() -> bool:
+    """Whether :class:`HostLinear` runs the C bodies (``_host_linear`` built, of this file's ABI)."""
+    return _compiled is not None
+
+
+@functools.lru_cache(maxsize=2)
+def _function(compiled: bool = True) -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     from msadapter.autograd import Function
+
+    forward, backward = bodies(compiled)
 
     class HostLinear(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``input @ weight.t() + bias`` with the host GEMM, and its three gradients."""
 
-        @staticmethod
-        def forward(ctx: Any, input: Any, weight: Any, bias: Any) -> Any:
-            values, matrix = host_array(input), host_array(weight, sync=False)
-            result, out = new_float32((*values.shape[:-1], matrix.shape[0]))
-            matmul(values, matrix.T, out)
-            if bias is not None:
-                bias_add(out, host_array(bias, sync=False), out)
-            ctx.kept = (input, weight, input._version, weight._version, bias is not None)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            input, weight, input_version, weight_version, has_bias = ctx.kept
-            del ctx.kept
-            if input._version != input_version or weight._version != weight_version:
-                raise TorchRefusalError("LinearWithGradAccumulationAndAsyncCommunication.backward", _MODIFIED)
-            needs = ctx.needs_input_grad
-            gradient = host_array(grad)
-            matrix = host_array(weight, sync=False)
-            grad_input = grad_weight = grad_bias = None
-            if needs[0]:
-                grad_input, out = new_float32(tuple(input._shape))
-                matmul(gradient, matrix, out)
-            if needs[1] or (has_bias and needs[2]):
-                rows = gradient.reshape(-1, gradient.shape[-1])  # a copy where not contiguous, as .contiguous()
-                if needs[1]:
-                    values = host_array(input, sync=False)
-                    grad_weight, out = new_float32(matrix.shape)
-                    matmul(rows.T, values.reshape(-1, values.shape[-1]), out)
-                if has_bias and needs[2]:
-                    grad_bias, out = new_float32((rows.shape[1],))
-                    column_sum(rows, out)
-            return grad_input, grad_weight, grad_bias
-
+    HostLinear.forward, HostLinear.backward = staticmethod(forward), staticmethod(backward)
     return HostLinear
 
 

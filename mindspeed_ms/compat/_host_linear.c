@@ -1,0 +1,407 @@
+/* The bodies of megatron's linear layer on the host (mindspeed_ms.compat.host_linear's HostLinear) in one C call each.
+ *
+ * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
+ * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
+ * This object makes the same calls in the same order, with the callables host_linear.py hands it:
+ *
+ *   Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse)
+ *   .forward(ctx, input, weight, bias):
+ *     values = host_array(input); matrix = host_array(weight, sync=False)
+ *     result, out = new_float32(values.shape[:-1] + (matrix.shape[0],)); matmul(values, matrix.T, out)
+ *     bias_add(out, host_array(bias, sync=False), out) unless bias is None
+ *     ctx.kept = (input, weight, input._version, weight._version, bias is not None); return result
+ *   .backward(ctx, grad):
+ *     input, weight, input_version, weight_version, has_bias = ctx.kept; del ctx.kept
+ *     refuse() (it raises) where either version moved; needs = ctx.needs_input_grad
+ *     gradient = host_array(grad); matrix = host_array(weight, sync=False)
+ *     needs[0]: grad_input, out = new_float32(tuple(input._shape)); matmul(gradient, matrix, out)
+ *     needs[1] or (has_bias and needs[2]): rows = gradient.reshape(-1, gradient.shape[-1])
+ *       needs[1]: values = host_array(input, sync=False); grad_weight, out = new_float32(matrix.shape)
+ *                 matmul(rows.T, values.reshape(-1, values.shape[-1]), out)
+ *       has_bias and needs[2]: grad_bias, out = new_float32((rows.shape[1],)); column_sum(rows, out)
+ *     return (grad_input, grad_weight, grad_bias)
+ *
+ * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
+ * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
+ * ndarray.reshape is called through its method descriptor with the profiler's events, as when Python calls it.
+ *
+ * Optional (setup.py). Reference counting only; the free-threaded build is refused.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../_profile_events.h"
+
+#ifdef Py_GIL_DISABLED
+#error "mindspeed_ms.compat._host_linear assumes the GIL; the Python bodies are used"
+#endif
+#if PY_VERSION_HEX < 0x030B0000
+#error "mindspeed_ms.compat._host_linear needs CPython 3.11 (PyThreadState_EnterTracing); the Python bodies run"
+#endif
+
+/* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
+#define HOST_LINEAR_ABI 1
+
+static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
+static PyObject *minus_one;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *host_array, *new_float32, *matmul, *bias_add, *column_sum, *refuse;
+    PyObject *reshape; /* ndarray.reshape (a method descriptor), found at the first call */
+} Linear;
+
+/* host_array(tensor) or host_array(tensor, sync=False) */
+static PyObject *host(Linear *self, PyObject *tensor, int sync) {
+    PyObject *args[2] = {tensor, Py_False};
+    return PyObject_Vectorcall(self->host_array, args, 1, sync ? NULL : sync_kwnames);
+}
+
+/* new_float32(shape) unpacked into (*result, *out), new references; -1 with an exception */
+static int new_output(Linear *self, PyObject *shape, PyObject **result, PyObject **out) {
+    PyObject *pair = PyObject_Vectorcall(self->new_float32, &shape, 1, NULL);
+    if (pair == NULL) return -1;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: new_float32 must return (tensor, array), not %R", pair);
+        Py_DECREF(pair);
+        return -1;
+    }
+    *result = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+    *out = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+    Py_DECREF(pair);
+    return 0;
+}
+
+/* func(a, b, c), the result dropped; -1 with an exception */
+static int call3(PyObject *func, PyObject *a, PyObject *b, PyObject *c) {
+    PyObject *args[3] = {a, b, c};
+    PyObject *got = PyObject_Vectorcall(func, args, 3, NULL);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+/* the array's shape as a tuple (new reference) */
+static PyObject *shape_of(PyObject *array) {
+    PyObject *shape = PyObject_GetAttr(array, s_shape);
+    if (shape != NULL && !PyTuple_Check(shape)) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: an array's shape must be a tuple, not %R", shape);
+        Py_CLEAR(shape);
+    }
+    return shape;
+}
+
+/* array.reshape(-1, array.shape[-1]) (new reference) */
+static PyObject *as_rows(Linear *self, PyObject *array) {
+    if (self->reshape == NULL) {
+        self->reshape = PyObject_GetAttr((PyObject *)Py_TYPE(array), s_reshape);
+        if (self->reshape == NULL) return NULL;
+    }
+    PyObject *shape = shape_of(array);
+    if (shape == NULL) return NULL;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim < 1) {
+        Py_DECREF(shape);
+        PyErr_SetString(PyExc_ValueError, "_host_linear: a 0-d array has no rows");
+        return NULL;
+    }
+    PyObject *args[3] = {array, minus_one, PyTuple_GET_ITEM(shape, ndim - 1)};
+    PyObject *rows = call_traced_vector(self->reshape, args, 3, NULL);
+    Py_DECREF(shape);
+    return rows;
+}
+
+static PyObject *linear_forward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "forward(ctx, input, weight, bias) takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *ctx = args[0], *input = args[1], *weight = args[2], *bias = args[3];
+    PyObject *values = NULL, *matrix = NULL, *values_shape = NULL, *matrix_shape = NULL, *out_shape = NULL;
+    PyObject *result = NULL, *out = NULL, *transposed = NULL, *bias_values = NULL, *kept = NULL;
+    PyObject *input_version = NULL, *weight_version = NULL;
+    if ((values = host(self, input, 1)) == NULL || (matrix = host(self, weight, 0)) == NULL) goto fail;
+    if ((values_shape = shape_of(values)) == NULL || (matrix_shape = shape_of(matrix)) == NULL) goto fail;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(values_shape);
+    if (ndim < 1 || PyTuple_GET_SIZE(matrix_shape) != 2) {
+        PyErr_SetString(PyExc_ValueError, "_host_linear: the input needs a dimension and the weight two");
+        goto fail;
+    }
+    if ((out_shape = PyTuple_New(ndim)) == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < ndim - 1; i++) {
+        PyTuple_SET_ITEM(out_shape, i, Py_NewRef(PyTuple_GET_ITEM(values_shape, i)));
+    }
+    PyTuple_SET_ITEM(out_shape, ndim - 1, Py_NewRef(PyTuple_GET_ITEM(matrix_shape, 0)));
+    if (new_output(self, out_shape, &result, &out) < 0) goto fail;
+    if ((transposed = PyObject_GetAttr(matrix, s_T)) == NULL) goto fail;
+    if (call3(self->matmul, values, transposed, out) < 0) goto fail;
+    if (bias != Py_None) {
+        if ((bias_values = host(self, bias, 0)) == NULL) goto fail;
+        if (call3(self->bias_add, out, bias_values, out) < 0) goto fail;
+    }
+    if ((input_version = PyObject_GetAttr(input, s_version)) == NULL) goto fail;
+    if ((weight_version = PyObject_GetAttr(weight, s_version)) == NULL) goto fail;
+    kept = PyTuple_Pack(5, input, weight, input_version, weight_version, bias != Py_None ? Py_True : Py_False);
+    if (kept == NULL || PyObject_SetAttr(ctx, s_kept, kept) < 0) goto fail;
+    Py_DECREF(values);
+    Py_DECREF(matrix);
+    Py_DECREF(values_shape);
+    Py_DECREF(matrix_shape);
+    Py_DECREF(out_shape);
+    Py_DECREF(out);
+    Py_DECREF(transposed);
+    Py_XDECREF(bias_values);
+    Py_DECREF(input_version);
+    Py_DECREF(weight_version);
+    Py_DECREF(kept);
+    return result;
+fail:
+    Py_XDECREF(values);
+    Py_XDECREF(matrix);
+    Py_XDECREF(values_shape);
+    Py_XDECREF(matrix_shape);
+    Py_XDECREF(out_shape);
+    Py_XDECREF(result);
+    Py_XDECREF(out);
+    Py_XDECREF(transposed);
+    Py_XDECREF(bias_values);
+    Py_XDECREF(input_version);
+    Py_XDECREF(weight_version);
+    Py_XDECREF(kept);
+    return NULL;
+}
+
+/* whether tensor._version still is `version`: 1, 0, or -1 with an exception */
+static int same_version(PyObject *tensor, PyObject *version) {
+    PyObject *now = PyObject_GetAttr(tensor, s_version);
+    if (now == NULL) return -1;
+    int same = PyObject_RichCompareBool(now, version, Py_EQ);
+    Py_DECREF(now);
+    return same;
+}
+
+/* needs[index] as 1/0, -1 with an exception */
+static int needed(PyObject *needs, Py_ssize_t index) {
+    PyObject *flag = PySequence_GetItem(needs, index);
+    if (flag == NULL) return -1;
+    int truth = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    return truth;
+}
+
+static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "backward(ctx, grad) takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *ctx = args[0], *grad = args[1];
+    PyObject *kept = PyObject_GetAttr(ctx, s_kept);
+    if (kept == NULL) return NULL;
+    if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 5) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.kept must be the forward's 5-tuple, not %R", kept);
+        Py_DECREF(kept);
+        return NULL;
+    }
+    if (PyObject_DelAttr(ctx, s_kept) < 0) {
+        Py_DECREF(kept);
+        return NULL;
+    }
+    PyObject *input = PyTuple_GET_ITEM(kept, 0), *weight = PyTuple_GET_ITEM(kept, 1);
+    int has_bias = PyTuple_GET_ITEM(kept, 4) == Py_True;
+    PyObject *needs = NULL, *gradient = NULL, *matrix = NULL, *rows = NULL, *values = NULL, *shape = NULL;
+    PyObject *out = NULL, *flat_values = NULL, *rows_t = NULL, *rows_shape = NULL;
+    PyObject *grad_input = Py_NewRef(Py_None), *grad_weight = Py_NewRef(Py_None), *grad_bias = Py_NewRef(Py_None);
+    int same = same_version(input, PyTuple_GET_ITEM(kept, 2));
+    if (same == 1) same = same_version(weight, PyTuple_GET_ITEM(kept, 3));
+    if (same < 0) goto fail;
+    if (same == 0) {
+        PyObject *raised = PyObject_CallNoArgs(self->refuse);
+        if (raised != NULL) {  /* refuse() must raise */
+            Py_DECREF(raised);
+            PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+        }
+        goto fail;
+    }
+    if ((needs = PyObject_GetAttr(ctx, s_needs)) == NULL) goto fail;
+    int need_input = needed(needs, 0), need_weight = needed(needs, 1), need_bias = has_bias ? needed(needs, 2) : 0;
+    if (need_input < 0 || need_weight < 0 || need_bias < 0) goto fail;
+    if ((gradient = host(self, grad, 1)) == NULL || (matrix = host(self, weight, 0)) == NULL) goto fail;
+    if (need_input) {
+        PyObject *private_shape = PyObject_GetAttr(input, s_shape_private);
+        if (private_shape == NULL) goto fail;
+        shape = PySequence_Tuple(private_shape);
+        Py_DECREF(private_shape);
+        if (shape == NULL) goto fail;
+        Py_CLEAR(grad_input);
+        if (new_output(self, shape, &grad_input, &out) < 0) goto fail;
+        if (call3(self->matmul, gradient, matrix, out) < 0) goto fail;
+        Py_CLEAR(shape);
+        Py_CLEAR(out);
+    }
+    if (need_weight || need_bias) {
+        if ((rows = as_rows(self, gradient)) == NULL) goto fail;  /* a copy where not contiguous, as .contiguous() */
+        if (need_weight) {
+            if ((values = host(self, input, 0)) == NULL) goto fail;
+            if ((shape = shape_of(matrix)) == NULL) goto fail;
+            Py_CLEAR(grad_weight);
+            if (new_output(self, shape, &grad_weight, &out) < 0) goto fail;
+            if ((rows_t = PyObject_GetAttr(rows, s_T)) == NULL || (flat_values = as_rows(self, values)) == NULL) {
+                goto fail;
+            }
+            if (call3(self->matmul, rows_t, flat_values, out) < 0) goto fail;
+            Py_CLEAR(shape);
+            Py_CLEAR(out);
+        }
+        if (need_bias) {
+            if ((rows_shape = shape_of(rows)) == NULL) goto fail;
+            if (PyTuple_GET_SIZE(rows_shape) != 2) {
+                PyErr_SetString(PyExc_ValueError, "_host_linear: the gradient's rows must be 2-D");
+                goto fail;
+            }
+            if ((shape = PyTuple_Pack(1, PyTuple_GET_ITEM(rows_shape, 1))) == NULL) goto fail;
+            Py_CLEAR(grad_bias);
+            if (new_output(self, shape, &grad_bias, &out) < 0) goto fail;
+            PyObject *sum_args[2] = {rows, out};
+            PyObject *summed = PyObject_Vectorcall(self->column_sum, sum_args, 2, NULL);
+            if (summed == NULL) goto fail;
+            Py_DECREF(summed);
+        }
+    }
+    PyObject *grads = PyTuple_Pack(3, grad_input, grad_weight, grad_bias);
+    if (grads == NULL) goto fail;
+    Py_DECREF(grad_input);
+    Py_DECREF(grad_weight);
+    Py_DECREF(grad_bias);
+    Py_DECREF(kept);
+    Py_DECREF(needs);
+    Py_DECREF(gradient);
+    Py_DECREF(matrix);
+    Py_XDECREF(rows);
+    Py_XDECREF(values);
+    Py_XDECREF(shape);
+    Py_XDECREF(out);
+    Py_XDECREF(flat_values);
+    Py_XDECREF(rows_t);
+    Py_XDECREF(rows_shape);
+    return grads;
+fail:
+    Py_XDECREF(grad_input);
+    Py_XDECREF(grad_weight);
+    Py_XDECREF(grad_bias);
+    Py_DECREF(kept);
+    Py_XDECREF(needs);
+    Py_XDECREF(gradient);
+    Py_XDECREF(matrix);
+    Py_XDECREF(rows);
+    Py_XDECREF(values);
+    Py_XDECREF(shape);
+    Py_XDECREF(out);
+    Py_XDECREF(flat_values);
+    Py_XDECREF(rows_t);
+    Py_XDECREF(rows_shape);
+    return NULL;
+}
+
+static PyObject *linear_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"host_array", "new_float32", "matmul", "bias_add", "column_sum", "refuse", NULL};
+    PyObject *slots[6];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO:Linear", names, &slots[0], &slots[1], &slots[2],
+                                     &slots[3], &slots[4], &slots[5])) {
+        return NULL;
+    }
+    for (int i = 0; i < 6; i++) {
+        if (!PyCallable_Check(slots[i])) {
+            PyErr_Format(PyExc_TypeError, "Linear: %s must be callable, not %R", names[i], slots[i]);
+            return NULL;
+        }
+    }
+    Linear *self = (Linear *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->host_array = Py_NewRef(slots[0]);
+    self->new_float32 = Py_NewRef(slots[1]);
+    self->matmul = Py_NewRef(slots[2]);
+    self->bias_add = Py_NewRef(slots[3]);
+    self->column_sum = Py_NewRef(slots[4]);
+    self->refuse = Py_NewRef(slots[5]);
+    self->reshape = NULL;
+    return (PyObject *)self;
+}
+
+static int linear_traverse(Linear *self, visitproc visit, void *arg) {
+    Py_VISIT(self->host_array);
+    Py_VISIT(self->new_float32);
+    Py_VISIT(self->matmul);
+    Py_VISIT(self->bias_add);
+    Py_VISIT(self->column_sum);
+    Py_VISIT(self->refuse);
+    Py_VISIT(self->reshape);
+    return 0;
+}
+
+static int linear_clear(Linear *self) {
+    Py_CLEAR(self->host_array);
+    Py_CLEAR(self->new_float32);
+    Py_CLEAR(self->matmul);
+    Py_CLEAR(self->bias_add);
+    Py_CLEAR(self->column_sum);
+    Py_CLEAR(self->refuse);
+    Py_CLEAR(self->reshape);
+    return 0;
+}
+
+static void linear_dealloc(Linear *self) {
+    PyObject_GC_UnTrack(self);
+    linear_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef linear_methods[] = {
+    {"forward", (PyCFunction)(void (*)(void))linear_forward, METH_FASTCALL,
+     "forward(ctx, input, weight, bias): input @ weight.T + bias on the host; the inputs kept for backward"},
+    {"backward", (PyCFunction)(void (*)(void))linear_backward, METH_FASTCALL,
+     "backward(ctx, grad): (grad_input, grad_weight, grad_bias), None where not needed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LinearType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.Linear",
+    .tp_basicsize = sizeof(Linear),
+    .tp_dealloc = (destructor)linear_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse): HostLinear's bodies",
+    .tp_traverse = (traverseproc)linear_traverse,
+    .tp_clear = (inquiry)linear_clear,
+    .tp_methods = linear_methods,
+    .tp_new = linear_new,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_host_linear",
+    "megatron's linear layer Function's bodies in C (mindspeed_ms.compat.host_linear)", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__host_linear(void) {
+    if (PyType_Ready(&LinearType) < 0) return NULL;
+    s_shape = PyUnicode_InternFromString("shape");
+    s_T = PyUnicode_InternFromString("T");
+    s_version = PyUnicode_InternFromString("_version");
+    s_shape_private = PyUnicode_InternFromString("_shape");
+    s_kept = PyUnicode_InternFromString("kept");
+    s_needs = PyUnicode_InternFromString("needs_input_grad");
+    s_reshape = PyUnicode_InternFromString("reshape");
+    minus_one = PyLong_FromLong(-1);
+    sync_kwnames = Py_BuildValue("(s)", "sync");
+    if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !minus_one ||
+        !sync_kwnames) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddIntConstant(m, "ABI", HOST_LINEAR_ABI) < 0 ||
+        PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

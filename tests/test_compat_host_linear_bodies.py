@@ -1,0 +1,134 @@
+"""mindspeed_ms.compat._host_linear: HostLinear's C bodies make the Python bodies' calls, in their order, with their
+results, and refuse what they refuse (fakes for the tensors and the host functions; no MindSpore needed).
+
+tests/test_compat_host_linear.py runs both bodies under MSAdapter against megatron on PyTorch.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mindspeed_ms.compat import host_linear
+from mindspeed_ms.compat.errors import TorchRefusalError
+
+pytestmark = pytest.mark.skipif(not host_linear.has_compiled_bodies(), reason="_host_linear not built here")
+
+
+class FakeTensor:
+    """What the bodies read of a tensor: ``_version``, ``_shape``; its memory is ``array``."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array, self._version, self._shape = array, 0, list(array.shape)
+
+
+class Host:
+    """host_array / new_float32 / matmul / bias_add / column_sum over fakes, each call logged."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[Any, ...]] = []
+
+    def host_array(self, tensor: FakeTensor, sync: bool = True) -> np.ndarray:
+        self.log.append(("host_array", id(tensor), sync))
+        return tensor.array
+
+    def new_float32(self, shape: tuple[int, ...]) -> tuple[FakeTensor, np.ndarray]:
+        self.log.append(("new_float32", shape))
+        tensor = FakeTensor(np.empty(shape, np.float32))
+        return tensor, tensor.array
+
+    def matmul(self, left: np.ndarray, right: np.ndarray, out: np.ndarray) -> None:
+        self.log.append(("matmul", left.shape, right.shape, left.strides, right.strides, out.shape))
+        np.matmul(left.reshape(-1, left.shape[-1]), right, out=out.reshape(-1, out.shape[-1]))
+
+    def bias_add(self, values: np.ndarray, bias: np.ndarray, out: np.ndarray) -> None:
+        self.log.append(("bias_add", values.shape, bias.shape))
+        np.add(values, bias, out=out)
+
+    def column_sum(self, rows: np.ndarray, out: np.ndarray) -> None:
+        self.log.append(("column_sum", rows.shape))
+        out[...] = rows.astype(np.float64).sum(axis=0)
+
+
+def _bodies(monkeypatch: pytest.MonkeyPatch, host: Host, compiled: bool) -> tuple[Any, Any]:
+    for name in ("host_array", "new_float32", "matmul", "bias_add", "column_sum"):
+        monkeypatch.setattr(host_linear, name, getattr(host, name))
+    return host_linear.bodies(compiled)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, compiled: bool, bias: bool, needs: tuple[bool, bool, bool],
+         input_shape: tuple[int, ...] = (5, 3, 4)) -> tuple[list[Any], list[Any]]:
+    rng = np.random.default_rng(3)
+    input = FakeTensor(rng.standard_normal(input_shape).astype(np.float32))
+    weight = FakeTensor(rng.standard_normal((6, input_shape[-1])).astype(np.float32))
+    bias_tensor = FakeTensor(rng.standard_normal(6).astype(np.float32)) if bias else None
+    grad = FakeTensor(rng.standard_normal((*input_shape[:-1], 6)).astype(np.float32))
+    host = Host()
+    forward, backward = _bodies(monkeypatch, host, compiled)
+    ctx = SimpleNamespace(needs_input_grad=needs)
+    result = forward(ctx, input, weight, bias_tensor)
+    assert ctx.kept == (input, weight, 0, 0, bias)
+    grads = backward(ctx, grad)
+    assert not hasattr(ctx, "kept")
+    named = {id(input): "input", id(weight): "weight", id(grad): "grad", id(bias_tensor): "bias"}
+    log = [(kind, named.get(rest[0], rest[0]), *rest[1:]) if kind == "host_array" else (kind, *rest)
+           for kind, *rest in host.log]
+    values = [result.array] + [None if g is None else g.array for g in grads]
+    return log, values
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("needs", [(True, True, True), (False, True, True), (True, False, False),
+                                   (True, False, True), (False, False, False)])
+@pytest.mark.parametrize("input_shape", [(5, 3, 4), (7, 4)])
+def test_the_c_bodies_make_the_python_bodies_calls_with_their_results(monkeypatch: pytest.MonkeyPatch, bias: bool,
+                                                                      needs: tuple[bool, bool, bool],
+                                                                      input_shape: tuple[int, ...]) -> None:
+    python_log, python_values = _run(monkeypatch, False, bias, needs, input_shape)
+    c_log, c_values = _run(monkeypatch, True, bias, needs, input_shape)
+    assert c_log == python_log
+    assert len(c_values) == len(python_values) == 4
+    for got, expected in zip(c_values, python_values):
+        if expected is None:
+            assert got is None
+        else:
+            np.testing.assert_array_equal(got, expected)
+    assert python_values[0].shape == (*input_shape[:-1], 6)
+
+
+@pytest.mark.parametrize("written", ["input", "weight"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_input_or_weight_written_after_the_forward_is_refused(monkeypatch: pytest.MonkeyPatch, written: str,
+                                                                 compiled: bool) -> None:
+    host = Host()
+    forward, backward = _bodies(monkeypatch, host, compiled)
+    tensors = {"input": FakeTensor(np.ones((2, 3), np.float32)), "weight": FakeTensor(np.ones((4, 3), np.float32))}
+    ctx = SimpleNamespace(needs_input_grad=(True, True, False))
+    forward(ctx, tensors["input"], tensors["weight"], None)
+    tensors[written]._version += 1
+    before = len(host.log)
+    with pytest.raises(TorchRefusalError, match="modified by an inplace operation"):
+        backward(ctx, FakeTensor(np.ones((2, 4), np.float32)))
+    assert len(host.log) == before  # nothing computed
+
+
+def test_the_c_object_checks_what_it_is_given() -> None:
+    from mindspeed_ms.compat import _host_linear
+
+    with pytest.raises(TypeError, match="column_sum must be callable"):
+        _host_linear.Linear(print, print, print, print, 3, print)
+    linear = _host_linear.Linear(print, print, print, print, print, lambda: None)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        linear.forward(SimpleNamespace(), 1)
+    with pytest.raises(TypeError, match="ctx.kept must be the forward's 5-tuple"):
+        linear.backward(SimpleNamespace(kept=(1, 2)), None)
+    with pytest.raises(AttributeError):
+        linear.backward(SimpleNamespace(), None)
+    tensor = FakeTensor(np.ones(2, np.float32))
+    moved = FakeTensor(np.ones(2, np.float32))
+    moved._version = 1
+    with pytest.raises(RuntimeError, match="refuse\\(\\) returned instead of raising"):
+        linear.backward(SimpleNamespace(kept=(tensor, moved, 0, 0, False)), None)
