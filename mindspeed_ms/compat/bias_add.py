@@ -39,6 +39,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_memory import contiguity_read
 
 __all__ = ["MIN_ELEMENTS", "bias_add_wrapper", "column_sum_wrapper"]
@@ -60,15 +61,13 @@ def _dtypes() -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The float32 host Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    from msadapter.autograd import Function
-
     from mindspeed_ms.compat import host_arithmetic
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
     add, column_sum = host_arithmetic.bias_add, host_arithmetic.column_sum
 
-    class HostBiasAdd(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostBiasAdd(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``input + bias`` in NumPy; gradients: the output gradient, and its column sums for the bias."""
 
         @staticmethod

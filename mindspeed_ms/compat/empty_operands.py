@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from mindspeed_ms.compat.function_grads import own_function
+
 __all__ = ["product_shape", "empty_product", "empty_product_wrapper", "empty_linear_wrapper",
            "empty_sections_split_wrapper", "empty_narrow_wrapper", "empty_topk_wrapper", "empty_layer_norm_wrapper"]
 
@@ -60,9 +62,7 @@ def product_shape(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> tuple[i
 def _function() -> Any:
     """The autograd Functions (built on first use: MSAdapter's ``torch`` must be importable)."""
     from msadapter import zeros
-    from msadapter.autograd import Function
-
-    class EmptyProduct(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class EmptyProduct(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """Zeros of the product's shape; both operands' gradients zeros of their shapes."""
 
         @staticmethod
@@ -75,7 +75,7 @@ def _function() -> Any:
             shape_a, shape_b = ctx.shapes
             return grad.new_zeros(shape_a), grad.new_zeros(shape_b), None
 
-    class EmptyPiece(Function):  # type: ignore[misc]
+    class EmptyPiece(own_function()):  # type: ignore[misc]
         """An empty tensor of ``shape`` taken from ``input`` (a split's empty section); its gradient zeros."""
 
         @staticmethod

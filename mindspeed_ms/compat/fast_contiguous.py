@@ -20,6 +20,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
+
 __all__ = ["MIN_ELEMENTS", "batched_operands_wrapper", "contiguous_wrapper", "host_contiguous"]
 
 #: below this many elements MindSpore's own copy is cheap enough
@@ -32,7 +34,6 @@ def _function() -> Any:
     import mindspore
     import numpy as np
     from mindspore import Tensor
-    from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_arithmetic import contiguous_copy
     from mindspeed_ms.compat.host_memory import host_array
@@ -40,7 +41,7 @@ def _function() -> Any:
 
     float32 = mindspore.float32
 
-    class HostContiguous(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostContiguous(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """A contiguous copy made by NumPy; the gradient passes through."""
 
         @staticmethod

@@ -23,6 +23,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
+
 __all__ = ["MIN_ELEMENTS", "masked_fill_wrapper"]
 
 MIN_ELEMENTS = 65536
@@ -33,9 +35,7 @@ _FLOAT32_MAX = 3.4028234663852886e38
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     from mindspore import ops
-    from msadapter.autograd import Function
-
-    class MaskedFill(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class MaskedFill(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """masked_fill whose gradient is the incoming gradient filled with 0 where the mask is set."""
 
         @staticmethod
@@ -54,7 +54,6 @@ def _function() -> Any:
 def _host_function() -> Any:
     """The same Function with NumPy's ``copyto(where=mask)`` over host memory (float32)."""
     import numpy as np
-    from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_arithmetic import masked_fill
     from mindspeed_ms.compat.host_memory import host_array
@@ -66,7 +65,7 @@ def _host_function() -> Any:
         masked_fill(source, mask, value, out)
         return result
 
-    class HostMaskedFill(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostMaskedFill(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """masked_fill and its gradient (0 where the mask is set) as NumPy copies."""
 
         @staticmethod

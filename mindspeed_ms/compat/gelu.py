@@ -41,6 +41,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_memory import contiguity_read
 
 __all__ = ["COPY_ELEMENTS", "HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
@@ -96,7 +97,6 @@ def _function() -> Any:
     import mindspore
     import numpy as np
     from mindspore import Tensor
-    from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
@@ -109,7 +109,7 @@ def _function() -> Any:
     float32, float16, empty, from_numpy = mindspore.float32, mindspore.float16, np.empty, Tensor.from_numpy
     host = host_forward is not None
 
-    class Gelu(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class Gelu(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """gelu with PyTorch's backward formula (ten kernels instead of autograd through the forward)."""
 
         @staticmethod

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
 
 __all__ = ["float_tensor", "wants_grad", "host32", "pow_wrapper", "pow_backward", "zero_divisor_quotient",
@@ -105,9 +106,7 @@ def sign_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=1)
 def _pow_function() -> Any:
-    from msadapter.autograd import Function
-
-    class TensorPower(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class TensorPower(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``pow`` with a tensor exponent (the op's values) and PyTorch's ``pow_backward_self/_exponent``."""
 
         @staticmethod
@@ -167,9 +166,7 @@ def _bool() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _division_function() -> Any:
-    from msadapter.autograd import Function
-
-    class ZeroDivisorQuotient(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class ZeroDivisorQuotient(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """The repaired quotient ``a / b`` with PyTorch's ``div`` backward computed by IEEE arithmetic (NumPy)."""
 
         @staticmethod

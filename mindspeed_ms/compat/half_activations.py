@@ -22,6 +22,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from mindspeed_ms.compat.function_grads import own_function
+
 __all__ = ["sigmoid_wrapper", "softmax_wrapper", "tanh_gelu_wrapper", "tanh_wrapper"]
 
 
@@ -70,11 +72,9 @@ def _softmax_float32(wide: Any, dim: int) -> Any:
 def _function(gradient: Callable[..., Any]) -> Any:
     """The autograd Function whose backward is ``gradient(grad, y, dim, dtype)`` in float32 (built on first use)."""
     import mindspore
-    from msadapter.autograd import Function
-
     float32 = mindspore.float32
 
-    class HalfOutputGradient(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HalfOutputGradient(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``op`` in float32 rounded once; the gradient from the rounded output."""
 
         @staticmethod
@@ -159,8 +159,6 @@ def _tanh_gelu_function() -> Any:
     import mindspore
     import numpy as np
     from mindspore import ops
-    from msadapter.autograd import Function
-
     float32 = mindspore.float32
     beta, kappa = float(np.float32(_BETA)), float(np.float32(_KAPPA))
     three_kappa = float(np.float32(3.0) * np.float32(_KAPPA))
@@ -168,7 +166,7 @@ def _tanh_gelu_function() -> Any:
     def inner(x: Any, x_cube: Any) -> Any:
         return ops.mul(ops.add(x, ops.mul(x_cube, kappa)), beta)
 
-    class TanhGelu(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class TanhGelu(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``0.5 x (1 + tanh(beta (x + kappa x^3)))`` and its gradient, in float32, rounded once."""
 
         @staticmethod

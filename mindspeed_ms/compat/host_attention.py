@@ -47,6 +47,7 @@ from typing import Any
 from mindspeed_ms.compat import blas_threads
 from mindspeed_ms.compat.attention_halves import MIN_THREAD_PRODUCT, backward_in_halves, forward_in_halves
 from mindspeed_ms.compat.errors import TorchRefusalError
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
 
@@ -74,8 +75,6 @@ _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attentio
 def _functions() -> tuple[Any, Any]:
     """The autograd Functions (built on first use: MSAdapter's ``torch`` must be importable): of q, k and v, and of
     the split's input when q, k and v are its pieces."""
-    from msadapter.autograd import Function
-
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
@@ -107,7 +106,7 @@ def _functions() -> tuple[Any, Any]:
         backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
                             grad_key, grad_value)
 
-    class HostAttention(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostAttention(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """Context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value ``[sk, b, np, hn]``."""
 
         @staticmethod
@@ -124,7 +123,7 @@ def _functions() -> tuple[Any, Any]:
             gradients(ctx, grad, dq, dk, dv)
             return grad_query, grad_key, grad_value, None
 
-    class HostAttentionQKV(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostAttentionQKV(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """The same context from megatron's fused QKV projection ``[sq, b, np, 3 * hn]`` (q, k, v its pieces along
         the last dimension, in :attr:`_Plan.pieces`); the backward writes their gradients into one tensor."""
 

@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
 
 __all__ = ["MIN_ELEMENTS", "layer_norm_backward", "layer_norm_forward", "layer_norm_wrapper"]
@@ -50,7 +51,6 @@ MIN_ELEMENTS = 65536
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     import numpy as np
-    from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
@@ -68,7 +68,7 @@ def _function() -> Any:
             return values.reshape(-1, n)
         return np.array(values, order="C").reshape(-1, n)
 
-    class HostLayerNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostLayerNorm(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """layer_norm over the last ``n`` elements, forward and backward on the host."""
 
         @staticmethod

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat.errors import TorchRefusalError
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
 from mindspeed_ms.compat.host_kernels import matmul
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
@@ -135,11 +136,9 @@ def has_compiled_bodies() -> bool:
 @functools.lru_cache(maxsize=2)
 def _function(compiled: bool = True) -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    from msadapter.autograd import Function
-
     forward, backward = bodies(compiled)
 
-    class HostLinear(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostLinear(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``input @ weight.t() + bias`` with the host GEMM, and its three gradients."""
 
     HostLinear.forward, HostLinear.backward = staticmethod(forward), staticmethod(backward)

@@ -30,6 +30,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
+
 __all__ = ["MODULE", "Rope", "apply_wrapper", "rope_backward", "rope_forward", "rope_of"]
 
 #: the module whose ``apply_rotary_pos_emb`` this computes
@@ -98,12 +100,10 @@ def rope_backward(grad: Any, rope: Rope, out: Any) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
-    from msadapter.autograd import Function
-
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
-    class HostRope(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostRope(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """megatron's rotary embedding of ``t`` ``[s, b, heads, d]``."""
 
         @staticmethod

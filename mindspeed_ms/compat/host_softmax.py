@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import softmax_backward, softmax_forward
 
 __all__ = ["MIN_ELEMENTS", "softmax_backward", "softmax_forward", "softmax_wrapper"]
@@ -37,12 +38,11 @@ MIN_ELEMENTS = 65536
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
     import numpy as np
-    from msadapter.autograd import Function
 
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
-    class HostSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostSoftmax(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """softmax over the last dimension, forward and backward in NumPy."""
 
         @staticmethod

@@ -32,6 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import scatter_pieces, split_pieces
 from mindspeed_ms.compat.slice_copies import mark
 
@@ -51,12 +52,10 @@ MIN_ELEMENTS = 4096
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    from msadapter.autograd import Function
-
     from mindspeed_ms.compat.host_memory import host_array
     from mindspeed_ms.compat.host_outputs import new_float32
 
-    class HostSplit(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class HostSplit(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """The pieces of ``input`` along ``dim`` as new tensors; the backward places their gradients."""
 
         @staticmethod

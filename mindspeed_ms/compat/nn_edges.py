@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.grad_edges import float_tensor, wants_grad
 
 __all__ = ["normalize", "normalize_wrapper", "dropout_wrapper", "bfloat16_log_softmax_wrapper", "cross_entropy_wrapper",
@@ -70,9 +71,7 @@ def dropout_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=1)
 def _log_softmax_function() -> Any:
-    from msadapter.autograd import Function
-
-    class BFloat16LogSoftmax(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class BFloat16LogSoftmax(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """bfloat16 log_softmax as PyTorch's CPU kernel computes it: in float32, rounded once; the backward
         ``g - exp(y) * sum(g)`` in float32 from the *rounded* output ``y``, rounded once."""
 
@@ -157,9 +156,7 @@ def cross_entropy_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=1)
 def _logsigmoid_function() -> Any:
-    from msadapter.autograd import Function
-
-    class LogSigmoid(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class LogSigmoid(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """PyTorch's CPU log_sigmoid: ``min(x, 0) - log1p(exp(-|x|))``, its backward
         ``g * (max_deriv - sign * z / (1 + z))`` with ``z = exp(-|x|)`` (exact at +-inf and for large ``|x|``)."""
 

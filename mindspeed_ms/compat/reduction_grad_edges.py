@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.grad_edges import host32, wants_grad
 
 __all__ = ["norm_wrapper", "norm_backward", "logsumexp_gradient", "cumprod_wrapper", "cumprod_backward",
@@ -37,9 +38,7 @@ def _norm_power(p: Any) -> float | None:
 
 @functools.lru_cache(maxsize=1)
 def _norm_function() -> Any:
-    from msadapter.autograd import Function
-
-    class ZeroSafeNorm(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class ZeroSafeNorm(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """A p-norm (computed by ``compute``, the op's own bits) with PyTorch's ``norm_backward``."""
 
         @staticmethod
@@ -115,9 +114,7 @@ def norm_wrapper(ord_name: str) -> Callable[[Callable[..., Any]], Callable[..., 
 
 @functools.lru_cache(maxsize=1)
 def _cumprod_function() -> Any:
-    from msadapter.autograd import Function
-
-    class CumprodThroughZeros(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class CumprodThroughZeros(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``cumprod`` (the op's values) of an input holding a zero, with PyTorch's exact backward."""
 
         @staticmethod
@@ -181,9 +178,7 @@ def cumprod_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=1)
 def _logsumexp_function() -> Any:
-    from msadapter.autograd import Function
-
-    class LogSumExp(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class LogSumExp(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``result`` (logsumexp of ``input`` with PyTorch's infinities) with PyTorch's backward."""
 
         @staticmethod
@@ -217,9 +212,7 @@ def logsumexp_gradient(input: Any, result: Any, dim: Any, keepdim: bool) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _empty_function() -> Any:
-    from msadapter.autograd import Function
-
-    class EmptyReduction(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class EmptyReduction(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """A reduction's result over an empty input (a constant: 0 for sum, nan for mean), with the input's
         gradient: an empty tensor of its shape (PyTorch's; MindSpore's backward refused the unrecorded constant)."""
 
@@ -249,9 +242,7 @@ def empty_reduction_gradient(input: Any, result: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _std_function() -> Any:
-    from msadapter.autograd import Function
-
-    class StdOfVariance(Function):  # type: ignore[misc]  # MSAdapter's classes are untyped
+    class StdOfVariance(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``sqrt(variance)`` with PyTorch's ``std_backward``: ``g / (2 * std)``, 0 where the std is 0 (a constant
         slice; MindSpore's sqrt backward gives ``g / 0``, then nan through the variance's backward)."""
 
