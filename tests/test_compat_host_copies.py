@@ -74,3 +74,34 @@ def test_what_the_c_copy_does_not_take_gets_numpys_passes() -> None:
     same = values.copy()  # values and output one buffer
     host_arithmetic.masked_fill(same, mask, np.float32(-1.0), same)
     assert _same_bits(same, _numpy(values, mask, np.float32(-1.0)))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 50257, 2**31])
+def test_narrowed_indices_are_the_int64_values_and_refused_outside_the_rows(rows: int) -> None:
+    rng = np.random.default_rng(rows)
+    source = rng.integers(0, rows, size=(4, 32), dtype=np.int64)
+    source[0, :2] = (0, rows - 1)  # both ends inside
+    for narrow in (host_arithmetic.narrow_indices, host_arithmetic.numpy_narrow_indices):
+        out = np.full(source.shape, -7, np.int32)
+        assert narrow(source, out, rows) is True
+        np.testing.assert_array_equal(out.astype(np.int64), source)
+    assert host_arithmetic._COPIES.narrow_indices(np.empty(source.shape, np.int32), source, rows) is True
+    for outside in (-1, rows, 2**40, -(2**40)):  # wrap-arounds of int32 must not pass
+        bad = source.copy()
+        bad[3, 31] = outside
+        for narrow in (host_arithmetic.narrow_indices, host_arithmetic.numpy_narrow_indices):
+            assert narrow(bad, np.empty(bad.shape, np.int32), rows) is False, (narrow, outside)
+
+
+def test_what_the_c_narrowing_does_not_take_gets_numpy() -> None:
+    source = np.arange(24, dtype=np.int64).reshape(4, 6)
+    c_copy = host_arithmetic._COPIES.narrow_indices
+    assert c_copy(np.empty((4, 6), np.int64), source, 24) is NotImplemented  # int64 out
+    assert c_copy(np.empty((4, 6), np.int32), source.astype(np.int32), 24) is NotImplemented  # int32 source
+    assert c_copy(np.empty((4, 5), np.int32), source, 24) is NotImplemented  # lengths differ
+    assert c_copy(np.empty((4, 6), np.int32), source.T, 24) is NotImplemented  # strided source
+    assert c_copy(np.empty((4, 6), np.int32), source, 2**31 + 1) is NotImplemented  # rows beyond int32
+    for given in (source.T, source.astype(np.int32)):
+        out = np.empty(given.shape, np.int32)
+        assert host_arithmetic.narrow_indices(given, out, 24) is True
+        np.testing.assert_array_equal(out, given)

@@ -1,5 +1,6 @@
-/* Copies over float32 host memory in one pass: the work of MindSpore's MaskedFill kernel for
- * mindspeed_ms.compat.host_arithmetic.masked_fill.
+/* Copies over host memory in one pass: the work of MindSpore's MaskedFill kernel for
+ * mindspeed_ms.compat.host_arithmetic.masked_fill, and of the int64 -> int32 Cast of embedding indices with their
+ * range check for host_arithmetic.narrow_indices.
  *
  * NumPy fills a masked copy in two passes (copyto of the values, then copyto of the value where the mask is set, a
  * pass that tests every element of a broadcast mask: ~1 ms for megatron's [4, 8, 128, 128] attention scores). Here
@@ -76,16 +77,52 @@ static PyObject *masked_fill(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* out[i] = (int32)source[i] while every source[i] is in [0, rows); 0 at the first one outside (out then partly written) */
+static int narrow(Py_ssize_t n, int *restrict out, const long long *restrict source, long long rows) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long index = source[i];
+        if (index < 0 || index >= rows) return 0;
+        out[i] = (int)index;
+    }
+    return 1;
+}
+
+static PyObject *narrow_indices(PyObject *self, PyObject *args) {
+    PyObject *objects[2];
+    long long rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOL", &objects[0], &objects[1], &rows)) return NULL;
+    Py_buffer out, source;
+    if (rows < 0 || rows > 2147483648LL) Py_RETURN_NOTIMPLEMENTED;  /* int32 holds every index below 2**31 */
+    if (!contiguous_buffer(objects[0], &out, PyBUF_WRITABLE, "i", 4)) Py_RETURN_NOTIMPLEMENTED;
+    if (!contiguous_buffer(objects[1], &source, 0, "l", 8) && !contiguous_buffer(objects[1], &source, 0, "q", 8)) {
+        PyBuffer_Release(&out);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_ssize_t n = source.len / 8;
+    int taken = out.len / 4 == n, inside = 0;
+    if (taken) inside = narrow(n, out.buf, source.buf, rows);
+    PyBuffer_Release(&source);
+    PyBuffer_Release(&out);
+    if (!taken) Py_RETURN_NOTIMPLEMENTED;
+    return PyBool_FromLong(inside);
+}
+
 static PyMethodDef methods[] = {
     {"masked_fill", masked_fill, METH_VARARGS,
      "masked_fill(out, values, mask, value): out = values, value where mask (the mask repeating along the leading "
      "elements), in one pass (float32 buffers, a bool mask; NotImplemented for anything else)"},
+    {"narrow_indices", narrow_indices, METH_VARARGS,
+     "narrow_indices(out, source, rows): out = source as int32 in one pass; True when every index is in [0, rows), "
+     "False at the first one outside (out then partly written); NotImplemented for anything but a C-contiguous int32 "
+     "out and int64 source of one length"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_host_copies",
-    "One-pass copies of mindspeed_ms.compat.host_arithmetic (MaskedFill's work; the same bits as NumPy's passes).",
+    "One-pass copies of mindspeed_ms.compat.host_arithmetic (MaskedFill's work, narrowed indices; the same values as "
+    "NumPy's passes).",
     -1, methods,
 };
 

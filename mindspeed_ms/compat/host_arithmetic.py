@@ -43,8 +43,9 @@ def set_row_threads(count: int) -> int:
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
            "column_sum", "contiguous_copy",
-           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill",
-           "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "scatter_pieces",
+           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill", "narrow_indices",
+           "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
+           "scatter_pieces",
            "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
@@ -250,6 +251,25 @@ def masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:
     if _COPIES is None or not _repeats(mask.shape, out.shape) or \
             _COPIES.masked_fill(out, values, mask, float(value)) is NotImplemented:
         numpy_masked_fill(values, mask, value, out)
+
+
+def narrow_indices(source: Any, out: Any, rows: int) -> bool:
+    """``out = source`` (int64 indices) as int32 when every index is in ``[0, rows)`` (``rows`` at most ``2**31``):
+    True; False when one is outside (``out`` then holds anything). One pass in the optional C extension where both
+    arrays are C-contiguous, else NumPy's range check and copy; the same values (exact: each index fits)."""
+    if _COPIES is not None:
+        inside = _COPIES.narrow_indices(out, source, rows)
+        if inside is not NotImplemented:
+            return bool(inside)
+    return numpy_narrow_indices(source, out, rows)
+
+
+def numpy_narrow_indices(source: Any, out: Any, rows: int) -> bool:
+    """:func:`narrow_indices` in NumPy (what runs where the C extension does not take the arrays)."""
+    if source.size and (int(source.min()) < 0 or int(source.max()) >= rows):
+        return False
+    out[...] = source
+    return True
 
 
 def numpy_masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:

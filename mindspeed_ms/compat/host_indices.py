@@ -16,6 +16,7 @@ import functools
 from typing import Any
 
 from mindspeed_ms.compat.errors import OpIndexRefusedError
+from mindspeed_ms.compat.host_arithmetic import narrow_indices
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 from mindspeed_ms.compat.host_outputs import new_empty
 
@@ -43,10 +44,9 @@ def int32_indices(indices: Any, rows: int, op: str) -> Any:
     source = host_array(indices)
     if source.size == 0:
         return indices
-    if int(source.min()) < 0 or int(source.max()) >= rows:
+    result = new_empty(shape, int32)  # memory only, no kernel; dropped when an index is refused
+    if not narrow_indices(source, host_array(result, sync=False), rows):  # in [0, rows), rows <= 2**31: exact
         raise OpIndexRefusedError(op, IndexError("index out of range in self"))
-    result = new_empty(shape, int32)  # memory only, no kernel
-    host_array(result, sync=False)[...] = source  # in [0, rows) with rows < 2**31: exact
     return result
 
 
