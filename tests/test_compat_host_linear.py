@@ -20,15 +20,14 @@ SCRIPT = """
 import os, sys
 if os.environ.get("MINDSPEED_AI_FRAMEWORK") == "mindspore":
     import mindspeed_ms.adaptor  # noqa: F401
+bodies = os.environ.get("HOST_LINEAR_BODIES")
+if bodies:  # under MSAdapter: the Function's bodies and the wrapper ("python": the Python ones even where C is built)
+    from mindspeed_ms.compat import host_linear
+    if bodies == "python":
+        host_linear._compiled = None  # before megatron's layers are imported (the wrapper is made then)
 import numpy as np
 import torch
 from megatron.core.tensor_parallel import layers
-
-bodies = os.environ.get("HOST_LINEAR_BODIES")
-if bodies:  # under MSAdapter: which bodies the Function runs ("python": the Python ones even where C is built)
-    from mindspeed_ms.compat import host_linear
-    if bodies == "python":
-        host_linear._compiled = None
 
 given = dict(np.load(sys.argv[1]))
 results, kinds = {}, {}
@@ -81,6 +80,7 @@ if len(sys.argv) > 2:
 else:
     import json
     compiled = bodies is not None and host_linear.has_compiled_bodies()
+    kinds["wrapper"] = type(layers.linear_with_grad_accumulation_and_async_allreduce).__name__
     listed = {k: v.tolist() for k, v in results.items()}
     print(json.dumps({"kinds": kinds, "refused": refused, "compiled": compiled, **listed}))
 """
@@ -113,6 +113,8 @@ def test_the_c_bodies_run_where_built_and_give_the_python_bodies_bits(tmp_path: 
     python = _run_ours(tmp_path, "python")
     assert default["compiled"] is host_linear.has_compiled_bodies()
     assert python["compiled"] is False
+    assert default["kinds"]["wrapper"] == ("Dispatch" if host_linear.has_compiled_bodies() else "function")
+    assert python["kinds"]["wrapper"] == "function"
     assert {key for key in default if "." in key} == {key for key in python if "." in key}
     for key in (key for key in default if "." in key):
         np.testing.assert_array_equal(np.asarray(default[key], np.float32), np.asarray(python[key], np.float32),

@@ -135,3 +135,94 @@ def test_the_c_object_checks_what_it_is_given() -> None:
     moved._version = 1
     with pytest.raises(RuntimeError, match="refuse\\(\\) returned instead of raising"):
         linear.backward(SimpleNamespace(kept=(tensor, moved, 0, 0, False)), None)
+
+
+class Meta:
+    """What the wrapper's tests read of a tensor: ``_shape``, ``_dtype``, whether it is contiguous."""
+
+    def __init__(self, shape: Any, dtype: str = "f32", contiguous: bool = True) -> None:
+        self._shape, self._dtype, self.contiguous = shape, dtype, contiguous
+
+
+def _megatron(*args: Any, **kwargs: Any) -> Any:
+    """megatron's function as the wrappers call it: keywords only (a stand-in with its signature)."""
+    def bind(input: Any, weight: Any, bias: Any, gradient_accumulation_fusion: Any, allreduce_dgrad: Any,
+             sequence_parallel: Any, grad_output_buffer: Any = None, wgrad_deferral_limit: Any = 0,
+             async_grad_allreduce: Any = None) -> dict[str, Any]:
+        return dict(locals())
+    return ("megatron", args, bind(*args, **kwargs))
+
+
+def _wrappers(monkeypatch: pytest.MonkeyPatch, autocast: bool) -> tuple[Any, Any, list[Any]]:
+    from mindspeed_ms.compat import _host_linear
+
+    applied: list[Any] = []
+
+    def apply(*tensors: Any) -> Any:
+        applied.append(tensors)
+        return ("ours", tensors)
+
+    def contiguous(tensor: Meta) -> bool:
+        return tensor.contiguous
+
+    def enabled(device: str) -> bool:
+        assert device == "cuda"
+        return autocast
+
+    monkeypatch.setattr(host_linear, "_float32", lambda: "f32")
+    monkeypatch.setattr(host_linear, "contiguity_read", lambda: contiguous)
+    monkeypatch.setattr(host_linear, "_autocast_enabled", lambda: enabled)
+    monkeypatch.setattr(host_linear, "_function", lambda *compiled: SimpleNamespace(apply=apply))
+    python = host_linear.python_linear_wrapper(_megatron)
+    compiled = _host_linear.Dispatch(_megatron, apply, "f32", contiguous, enabled)
+    return python, compiled, applied
+
+
+_X, _W, _B = Meta((5, 3, 4)), Meta((6, 4)), Meta((6,))
+_TENSOR_CASES = {
+    "plain": (_X, _W, _B), "no bias": (Meta([7, 4]), _W, None), "float16 input": (Meta((5, 4), "f16"), _W, _B),
+    "float16 weight": (_X, Meta((6, 4), "f16"), None), "3-d weight": (_X, Meta((6, 4, 1)), None),
+    "1-d input": (Meta((4,)), _W, None), "columns differ": (Meta((5, 5)), _W, None), "empty": (Meta((0, 4)), _W, None),
+    "empty weight": (Meta((0, 4)), Meta((6, 0)), None), "strided input": (Meta((5, 4), contiguous=False), _W, None),
+    "strided weight": (_X, Meta((6, 4), contiguous=False), None), "2-d bias": (_X, _W, Meta((1, 6))),
+    "short bias": (_X, _W, Meta((5,))), "float16 bias": (_X, _W, Meta((6,), "f16")),
+    "strided bias": (_X, _W, Meta((6,), contiguous=False)), "no _shape": (object(), _W, None),
+    "bias without _shape": (_X, _W, SimpleNamespace(_dtype="f32")),
+}
+_FLAG_CASES = {"plain": {}, "accumulation fusion": {"gradient_accumulation_fusion": True},
+               "dgrad all-reduce": {"allreduce_dgrad": True}, "sequence parallel": {"sequence_parallel": True},
+               "deferral buffer": {"grad_output_buffer": []}, "async flag": {"async_grad_allreduce": False},
+               "deferral limit": {"wgrad_deferral_limit": 3}}
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+@pytest.mark.parametrize("flags", list(_FLAG_CASES))
+@pytest.mark.parametrize("tensors", list(_TENSOR_CASES))
+def test_the_c_wrapper_decides_as_the_python_one(monkeypatch: pytest.MonkeyPatch, tensors: str, flags: str,
+                                                 autocast: bool) -> None:
+    python, compiled, applied = _wrappers(monkeypatch, autocast)
+    input, weight, bias = _TENSOR_CASES[tensors]
+    options = {"gradient_accumulation_fusion": False, "allreduce_dgrad": False, "sequence_parallel": False,
+               **_FLAG_CASES[flags]}
+    expected = python(input=input, weight=weight, bias=bias, **options)
+    assert compiled(input=input, weight=weight, bias=bias, **options) == expected
+    positional = [options.pop(name) for name in ("gradient_accumulation_fusion", "allreduce_dgrad",
+                                                  "sequence_parallel")]
+    assert compiled(input, weight, bias, *positional, **options) == expected
+    plain = tensors in ("plain", "no bias") and flags in ("plain", "deferral limit") and not autocast
+    assert (expected[0] == "ours") is plain
+    assert len(applied) == (3 if plain else 0)
+
+
+def test_calls_that_do_not_bind_go_to_megatrons_function_as_they_came(monkeypatch: pytest.MonkeyPatch) -> None:
+    python, compiled, applied = _wrappers(monkeypatch, False)
+    for call in (lambda f: f(_X, _W), lambda f: f(_X, _W, _B, False, False, False, unknown=1),
+                 lambda f: f(_X, _W, _B, False, False, False, None, 0, None, 4),
+                 lambda f: f(_X, _W, _B, False, False, False, input=_X)):
+        with pytest.raises(TypeError):
+            call(python)
+        with pytest.raises(TypeError):
+            call(compiled)
+    assert applied == []
+    compiled.__dict__["__wrapped__"] = _megatron  # functools.update_wrapper writes attributes like these
+    assert compiled.__wrapped__ is _megatron

@@ -30,6 +30,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stddef.h>
+#include <string.h>
+
 #include "../_profile_events.h"
 
 #ifdef Py_GIL_DISABLED
@@ -40,7 +43,7 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 1
+#define HOST_LINEAR_ABI 2
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
 static PyObject *minus_one;
@@ -376,13 +379,257 @@ static PyTypeObject LinearType = {
     .tp_new = linear_new,
 };
 
+
+/* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
+
+/* megatron's parameters, in order; the first six have no default */
+static const char *const linear_names[] = {"input", "weight", "bias", "gradient_accumulation_fusion",
+                                           "allreduce_dgrad", "sequence_parallel", "grad_output_buffer",
+                                           "wgrad_deferral_limit", "async_grad_allreduce"};
+#define LINEAR_PARAMETERS 9
+#define LINEAR_REQUIRED 6
+static PyObject *linear_kwnames, *s_dtype_private, *s_cuda, *zero;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *op, *apply, *float32, *contiguous, *autocast;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} Dispatch;
+
+/* the sequence `shape`'s length, or -1 (no exception) where it is not a sequence */
+static Py_ssize_t length_of(PyObject *shape) {
+    Py_ssize_t n = PySequence_Check(shape) ? PySequence_Size(shape) : -1;
+    if (n < 0) PyErr_Clear();
+    return n;
+}
+
+/* *value = obj.name (a new reference): 1; 0 with *value NULL where it is missing (AttributeError); -1 with an exception */
+static int optional_attr(PyObject *obj, PyObject *name, PyObject **value) {
+    *value = PyObject_GetAttr(obj, name);
+    if (*value != NULL) return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* whether `shape` holds a 0 (1/0, -1 with an exception) */
+static int has_zero(PyObject *shape) {
+    return PySequence_Contains(shape, zero);
+}
+
+/* contiguous(tensor) as 1/0, -1 with an exception */
+static int is_contiguous(Dispatch *self, PyObject *tensor) {
+    PyObject *got = call_traced(self->contiguous, tensor);
+    if (got == NULL) return -1;
+    int truth = PyObject_IsTrue(got);
+    Py_DECREF(got);
+    return truth;
+}
+
+/* tensor._shape and tensor._dtype (new references); 0 without an exception where either is missing */
+static int shape_and_dtype(PyObject *tensor, PyObject **shape, PyObject **dtype) {
+    *shape = *dtype = NULL;
+    if (optional_attr(tensor, s_shape_private, shape) <= 0) return PyErr_Occurred() ? -1 : 0;
+    if (optional_attr(tensor, s_dtype_private, dtype) <= 0) {
+        Py_CLEAR(*shape);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    return 1;
+}
+
+/* host_linear._is_plain: 1 when the tensors are the plain case, 0 when not, -1 with an exception */
+static int plain_tensors(Dispatch *self, PyObject *input, PyObject *weight, PyObject *bias) {
+    PyObject *shape = NULL, *dtype = NULL, *weight_shape = NULL, *weight_dtype = NULL, *last = NULL, *columns = NULL;
+    PyObject *bias_shape = NULL, *bias_dtype = NULL, *bias_length = NULL, *rows = NULL;
+    int plain = 0, got = shape_and_dtype(input, &shape, &dtype);
+    if (got <= 0) return got;
+    if ((got = shape_and_dtype(weight, &weight_shape, &weight_dtype)) <= 0) {
+        plain = got;
+        goto done;
+    }
+    Py_ssize_t ndim = length_of(shape), weight_ndim = length_of(weight_shape);
+    if (dtype != self->float32 || weight_dtype != self->float32 || weight_ndim != 2 || ndim < 2) goto done;
+    if ((last = PySequence_GetItem(shape, ndim - 1)) == NULL || (columns = PySequence_GetItem(weight_shape, 1)) == NULL) {
+        plain = -1;
+        goto done;
+    }
+    int checks[5];
+    checks[0] = PyObject_RichCompareBool(last, columns, Py_EQ);
+    checks[1] = checks[0] == 1 ? has_zero(shape) : 1;
+    checks[2] = checks[1] == 0 ? has_zero(weight_shape) : 1;
+    checks[3] = checks[2] == 0 ? is_contiguous(self, input) : 0;
+    checks[4] = checks[3] == 1 ? is_contiguous(self, weight) : 0;
+    if (checks[0] < 0 || checks[1] < 0 || checks[2] < 0 || checks[3] < 0 || checks[4] < 0) {
+        plain = -1;
+        goto done;
+    }
+    if (checks[0] != 1 || checks[1] || checks[2] || !checks[3] || !checks[4]) goto done;
+    if (bias == Py_None) {
+        plain = 1;
+        goto done;
+    }
+    /* bias: getattr(bias, "_shape", None) of one entry, weight_shape[0] long, float32, contiguous */
+    if (optional_attr(bias, s_shape_private, &bias_shape) < 0) {
+        plain = -1;
+        goto done;
+    }
+    if (bias_shape == NULL || bias_shape == Py_None || length_of(bias_shape) != 1) goto done;
+    if ((bias_length = PySequence_GetItem(bias_shape, 0)) == NULL || (rows = PySequence_GetItem(weight_shape, 0)) == NULL
+        || (bias_dtype = PyObject_GetAttr(bias, s_dtype_private)) == NULL) {
+        plain = -1;
+        goto done;
+    }
+    int same = PyObject_RichCompareBool(bias_length, rows, Py_EQ);
+    if (same < 0) {
+        plain = -1;
+        goto done;
+    }
+    plain = same && bias_dtype == self->float32 ? is_contiguous(self, bias) : 0;
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(weight_shape);
+    Py_XDECREF(weight_dtype);
+    Py_XDECREF(last);
+    Py_XDECREF(columns);
+    Py_XDECREF(bias_shape);
+    Py_XDECREF(bias_dtype);
+    Py_XDECREF(bias_length);
+    Py_XDECREF(rows);
+    return plain;
+}
+
+/* op(input=..., weight=..., ..., async_grad_allreduce=...): megatron's function with every argument by keyword */
+static PyObject *megatrons(Dispatch *self, PyObject *const *values) {
+    return PyObject_Vectorcall(self->op, values, 0, linear_kwnames);
+}
+
+static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Dispatch *self = (Dispatch *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *values[LINEAR_PARAMETERS] = {NULL, NULL, NULL, NULL, NULL, NULL, Py_None, zero, Py_None};
+    int bound = nargs <= LINEAR_PARAMETERS;
+    for (Py_ssize_t i = 0; bound && i < nargs; i++) values[i] = args[i];
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; bound && k < nkw; k++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        if (name == NULL) return NULL;
+        int found = 0;
+        for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
+            if (strcmp(name, linear_names[i]) == 0) {
+                found = i >= nargs;  /* a parameter given twice: not bound */
+                values[i] = args[nargs + k];
+                break;
+            }
+        }
+        bound = found;
+    }
+    for (Py_ssize_t i = 0; bound && i < LINEAR_REQUIRED; i++) bound = values[i] != NULL;
+    if (!bound) {  /* megatron's function raises its own TypeError */
+        return PyObject_Vectorcall(self->op, args, nargsf, kwnames);
+    }
+    int plain = values[6] == Py_None && values[8] == Py_None;
+    for (int i = 3; plain && i < 6; i++) {
+        plain = PyObject_IsTrue(values[i]);
+        if (plain < 0) return NULL;
+        plain = !plain;
+    }
+    if (plain) plain = plain_tensors(self, values[0], values[1], values[2]);
+    if (plain > 0) {
+        PyObject *enabled = call_traced(self->autocast, s_cuda);
+        if (enabled == NULL) return NULL;
+        plain = PyObject_IsTrue(enabled);
+        Py_DECREF(enabled);
+        if (plain < 0) return NULL;
+        plain = !plain;
+    }
+    if (plain < 0) return NULL;
+    if (plain) return PyObject_Vectorcall(self->apply, values, 3, NULL);
+    return megatrons(self, values);
+}
+
+static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"op", "apply", "float32", "contiguous", "autocast", NULL};
+    PyObject *slots[5];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:Dispatch", names, &slots[0], &slots[1], &slots[2],
+                                     &slots[3], &slots[4])) {
+        return NULL;
+    }
+    static const int callable[5] = {1, 1, 0, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        if (callable[i] && !PyCallable_Check(slots[i])) {
+            PyErr_Format(PyExc_TypeError, "Dispatch: %s must be callable, not %R", names[i], slots[i]);
+            return NULL;
+        }
+    }
+    Dispatch *self = (Dispatch *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->op = Py_NewRef(slots[0]);
+    self->apply = Py_NewRef(slots[1]);
+    self->float32 = Py_NewRef(slots[2]);
+    self->contiguous = Py_NewRef(slots[3]);
+    self->autocast = Py_NewRef(slots[4]);
+    self->dict = NULL;
+    self->vectorcall = dispatch_call;
+    return (PyObject *)self;
+}
+
+static int dispatch_traverse(Dispatch *self, visitproc visit, void *arg) {
+    Py_VISIT(self->op);
+    Py_VISIT(self->apply);
+    Py_VISIT(self->float32);
+    Py_VISIT(self->contiguous);
+    Py_VISIT(self->autocast);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int dispatch_clear(Dispatch *self) {
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->apply);
+    Py_CLEAR(self->float32);
+    Py_CLEAR(self->contiguous);
+    Py_CLEAR(self->autocast);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void dispatch_dealloc(Dispatch *self) {
+    PyObject_GC_UnTrack(self);
+    dispatch_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyGetSetDef dispatch_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DispatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.Dispatch",
+    .tp_basicsize = sizeof(Dispatch),
+    .tp_dealloc = (destructor)dispatch_dealloc,
+    .tp_vectorcall_offset = offsetof(Dispatch, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Dispatch(op, apply, float32, contiguous, autocast): megatron's linear function, its plain case "
+              "through apply(input, weight, bias)",
+    .tp_traverse = (traverseproc)dispatch_traverse,
+    .tp_clear = (inquiry)dispatch_clear,
+    .tp_getset = dispatch_getset,
+    .tp_dictoffset = offsetof(Dispatch, dict),
+    .tp_new = dispatch_new,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_host_linear",
     "megatron's linear layer Function's bodies in C (mindspeed_ms.compat.host_linear)", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__host_linear(void) {
-    if (PyType_Ready(&LinearType) < 0) return NULL;
+    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0) return NULL;
     s_shape = PyUnicode_InternFromString("shape");
     s_T = PyUnicode_InternFromString("T");
     s_version = PyUnicode_InternFromString("_version");
@@ -392,14 +639,24 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     s_reshape = PyUnicode_InternFromString("reshape");
     minus_one = PyLong_FromLong(-1);
     sync_kwnames = Py_BuildValue("(s)", "sync");
+    s_dtype_private = PyUnicode_InternFromString("_dtype");
+    s_cuda = PyUnicode_InternFromString("cuda");
+    zero = PyLong_FromLong(0);
+    linear_kwnames = PyTuple_New(LINEAR_PARAMETERS);
     if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !minus_one ||
-        !sync_kwnames) {
+        !sync_kwnames || !s_dtype_private || !s_cuda || !zero || !linear_kwnames) {
         return NULL;
+    }
+    for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
+        PyObject *name = PyUnicode_InternFromString(linear_names[i]);
+        if (name == NULL) return NULL;
+        PyTuple_SET_ITEM(linear_kwnames, i, name);
     }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "ABI", HOST_LINEAR_ABI) < 0 ||
-        PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0) {
+        PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0 ||
+        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -25,10 +25,10 @@ is now the more exact sum, within float32 rounding of the old one). Gradients ar
 require one. As PyTorch's ``save_for_backward``, the backward refuses an input or weight written in place after
 the forward (:class:`~.errors.TorchRefusalError`, PyTorch's message).
 
-The Function's bodies (:func:`python_forward`, :func:`python_backward`) run in one C call each where
-``_host_linear`` is built (:func:`bodies`): the same calls in the same order, the arithmetic in the same functions
-(the Python lines cost a few microseconds each inside a training step; the tiny example runs each body nine times a
-step).
+The Function's bodies (:func:`python_forward`, :func:`python_backward`) and the wrapper's tests
+(:func:`python_linear_wrapper`) run in one C call each where ``_host_linear`` is built (:func:`bodies`,
+:func:`linear_wrapper`): the same calls in the same order, the arithmetic in the same functions (the Python lines cost
+a few microseconds each inside a training step; the tiny example runs each nine times a step).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ except ImportError:
 
 #: The C module's interface this file is written for (``HOST_LINEAR_ABI`` in ``_host_linear.c``): an older build in a
 #: tree built in place is not used
-HOST_LINEAR_ABI = 1
+HOST_LINEAR_ABI = 2
 if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
     _compiled = None  # type: ignore[assignment]
 
 __all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "has_compiled_bodies", "linear_wrapper", "python_backward",
-           "python_forward"]
+           "python_forward", "python_linear_wrapper"]
 
 #: the megatron function wrapped
 TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
@@ -166,6 +166,10 @@ def _is_plain(input: Any, weight: Any, bias: Any) -> bool:
 def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``linear_with_grad_accumulation_and_async_allreduce``: the plain case through :class:`HostLinear`.
 
+    Where ``_host_linear`` is built the wrapper is its ``Dispatch`` object (:func:`python_linear_wrapper`'s tests and
+    calls in C, no Python frame; a call that does not bind to megatron's parameters goes to ``op`` as it came, which
+    raises its own TypeError), else :func:`python_linear_wrapper`.
+
     Args:
         op: megatron's ``linear_with_grad_accumulation_and_async_allreduce(input, weight, bias,
             gradient_accumulation_fusion, allreduce_dgrad, sequence_parallel, grad_output_buffer=None,
@@ -174,6 +178,14 @@ def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     Returns:
         ``op``'s signature and results.
     """
+    if _compiled is None:
+        return python_linear_wrapper(op)
+    dispatch = _compiled.Dispatch(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
+    return functools.update_wrapper(dispatch, op)  # type: ignore[no-any-return]  # the C object takes attributes
+
+
+def python_linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`linear_wrapper` in Python (where ``_host_linear`` is not built)."""
 
     @functools.wraps(op)
     def linear(input: Any, weight: Any, bias: Any, gradient_accumulation_fusion: Any, allreduce_dgrad: Any,
