@@ -187,7 +187,8 @@ def _still_ours(views: list[tuple[Any, Any, Any]], states: list[dict[str, Any]],
 def _flat_state(optimizer: Any, bucket: Any, pairs: list[tuple[Any, dict[str, Any]]], states: list[dict[str, Any]],
                 amsgrad: bool) -> _FlatState:
     """Return the bucket's flat moments, rebuilt from the per-parameter state unless that still is our views."""
-    from mindspore import mint, ops
+    import mindspore.mint as mint
+    import mindspore.ops as ops
 
     cache = optimizer.__dict__.setdefault(_CACHE, {})
     flat = cache.get(id(bucket))

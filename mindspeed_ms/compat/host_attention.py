@@ -189,7 +189,7 @@ def _megatron() -> tuple[Any, Any, Any, Any]:
 def _masks_scores(function: Any) -> bool:
     """Whether ``function`` is megatron's ``attention_mask_func`` (``masked_fill_(mask, -10000.0)``) or our
     out-of-place one (:func:`mindspeed_ms.compat.megatron_core.attention_mask_func`, the same values)."""
-    from mindspeed_ms.compat import megatron_core
+    import mindspeed_ms.compat.megatron_core as megatron_core
 
     while type(function).__qualname__ == _COUNTING_SHIM:  # MINDSPEED_MS_TRACE counts the calls of a replacement
         function = function.__wrapped__
@@ -226,7 +226,7 @@ def _softmax_is_plain(softmax: Any) -> bool:
 def _watched(*modules: Any) -> bool:
     """Whether someone expects ``modules`` to be called: forward hooks on them or on every module, or a parity
     capture recording every module's output (:func:`.module_recording.recording_module_outputs`)."""
-    from msadapter.nn.modules import module as hooks
+    import msadapter.nn.modules.module as hooks
 
     from mindspeed_ms.compat.module_recording import recording_module_outputs
 

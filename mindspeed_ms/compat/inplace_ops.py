@@ -72,7 +72,7 @@ def _fill_value(self: Any, value: Any) -> Any:
 
 def _filled(op: str, self: Any, value: Any, mask: Any = None) -> Any:
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     value = _fill_value(self, value)
     if mask is None:
@@ -127,7 +127,7 @@ def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     """Add ``alpha * other`` to ``self`` in place (``Tensor.add_``, which is out of place on CPU)."""
     if alpha == 1 and view_adder()(self, other):  # nothing PyTorch refuses: checked there (in C where built)
         return self
-    from mindspore import ops  # after the host add (DDP's, every step): ``from`` a package runs importlib's Python
+    import mindspore.ops as ops  # after the host add (DDP's, every step); ``import a.b as b``: no importlib Python
 
     check_inplace("add_", self, other, *(() if alpha == 1 else (alpha,)))
     if category(self) == BOOL and category(other) == BOOL:
@@ -137,7 +137,7 @@ def add_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
 
 def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
     """Subtract ``alpha * other`` from ``self`` in place (``Tensor.sub_``, out of place on CPU)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if category(self) == BOOL and category(other) == BOOL:
         raise InPlaceWriteError("sub_", "argument", "Subtraction, the `-` operator, with two bool tensors is not "
@@ -148,7 +148,7 @@ def sub_(self: Any, other: Any, *, alpha: Any = 1) -> Any:
 
 def mul_(self: Any, other: Any) -> Any:
     """Multiply ``self`` by ``other`` in place (``Tensor.mul_``, out of place on CPU)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     check_inplace("mul_", self, other)
     if _is_one(other) and category(self) in (INTEGRAL, FLOATING):
@@ -164,7 +164,7 @@ def mul_(self: Any, other: Any) -> Any:
 
 def integer_division(self: Any, other: Any, rounding_mode: str) -> Any:
     """Return ``self / other`` rounded by ``rounding_mode`` (``"floor"``/``"trunc"``) for integer operands."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     refuse_integer_zero("div", self, other)
     quotient = exact_integer(self, other, ops.floor_divide(self, other))
@@ -179,7 +179,7 @@ def integer_division(self: Any, other: Any, rounding_mode: str) -> Any:
 
 def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
     """Divide ``self`` by ``other`` in place (``Tensor.div_``, out of place on CPU)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if rounding_mode not in (None, "trunc", "floor"):
         raise InPlaceWriteError("div_", "argument", f"div expected rounding_mode to be one of None, 'trunc', or "
@@ -202,7 +202,7 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
 
 def exp_(self: Any) -> Any:
     """Replace ``self`` by its exponential in place (``Tensor.exp_``, out of place on CPU)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     check_inplace("exp_", self, result_category=FLOATING)
     return write_back("exp_", self, ops.exp(self))
@@ -210,7 +210,7 @@ def exp_(self: Any) -> Any:
 
 def pow_(self: Any, exponent: Any) -> Any:
     """Raise ``self`` to ``exponent`` in place (``Tensor.pow_``, absent under MSAdapter)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     check_inplace("pow_", self, exponent)
     refuse_negative_integer_power("Tensor.pow_", self, exponent)
@@ -219,7 +219,7 @@ def pow_(self: Any, exponent: Any) -> Any:
 
 def floor_divide_(self: Any, other: Any) -> Any:
     """Divide ``self`` by ``other`` rounding down, in place (``Tensor.floor_divide_``, ``//=``)."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     check_inplace("floor_divide_", self, other)
     if max(category(self), category(other)) <= INTEGRAL:
@@ -239,7 +239,7 @@ def remainder_(self: Any, other: Any) -> Any:
 
 
 def _bitwise(op: str, self: Any, other: Any, logical: str, bitwise: str) -> Any:
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if max(category(self), category(other)) > INTEGRAL:
         raise InPlaceWriteError(op, "argument", f"\"{op.strip('_')}_cpu\" not implemented for '{self.dtype}'")

@@ -31,7 +31,7 @@ def clone(self: Any, *, memory_format: Any = None) -> Any:
     """
     del memory_format  # MindSpore tensors are always contiguous
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if getattr(self, "_dtype", None) is mindspore.bfloat16:
         # Identity (deepcopy) has no bfloat16 CPU kernel (--bf16 --use-distributed-optimizer's parameter all-gather

@@ -159,8 +159,10 @@ def _leaf_grads(params: list[Any]) -> list[Any] | None:
 
 
 def _grads_for_norm(optimizer: Any) -> tuple[list[Any], list[Any]]:
-    from megatron.core.tensor_parallel import param_is_not_tensor_parallel_duplicate
+    import megatron.core.tensor_parallel as tensor_parallel  # a package's name by attribute: no importlib Python
     from megatron.core.transformer.module import param_is_not_shared
+
+    param_is_not_tensor_parallel_duplicate = tensor_parallel.param_is_not_tensor_parallel_duplicate
 
     decoupled = optimizer.config.use_precision_aware_optimizer
     all_params = optimizer.get_parameters()
@@ -257,7 +259,7 @@ def chained_optimizer_step(self: Any) -> tuple[bool, Any, Any]:
     Returns:
         (update successful, gradient norm, number of zeros in the gradients or ``None``).
     """
-    from megatron.core.optimizer import optimizer as megatron_optimizer
+    import megatron.core.optimizer.optimizer as megatron_optimizer
 
     if self.prepare_grads():
         return False, None, None

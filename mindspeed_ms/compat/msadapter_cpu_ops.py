@@ -29,7 +29,7 @@ def _int64(indices: Any) -> Any:
     """The indices as int64, outside autograd (MindSpore marks them as requiring grad when the values do; PyTorch's
     integer tensors never do, and an in-place scatter_ by them made its target record, spuriously)."""
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     indices = indices if indices.dtype == mindspore.int64 else ops.cast(indices, mindspore.int64)
     return ops.stop_gradient(indices) if indices.requires_grad else indices
@@ -66,7 +66,7 @@ min_wrapper = _indexed_result_wrapper("min")
 
 def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False, *, out: Any = None) -> Any:
     """``torch.sort`` with PyTorch's signature (MSAdapter's takes ``dim`` by keyword only) and int64 indices."""
-    from mindspore import ops
+    import mindspore.ops as ops
 
     del stable  # MindSpore's CPU sort keeps equal elements in order; PyTorch's stable=False allows any order
     result = _values_indices("sort", ops.sort(input, dim, descending))
@@ -178,7 +178,7 @@ def tensor_var(self: Any, dim: Any = None, unbiased: Any = None, keepdim: bool =
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """``torch.bincount``: int64 counts (float32 weights give float32, other weights float64), as PyTorch."""
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
 
@@ -200,7 +200,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
 
 def _bincount_float64(input: Any, weights: Any, minlength: int) -> Any:
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     length = max(minlength, int(input.max()) + 1 if int(input.numel()) else 0)
     bins = ops.zeros((length,), mindspore.float64)
@@ -214,7 +214,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, 
     ``out[index[i]] += alpha * source[i]`` along ``dim``, computed with ``tensor_scatter_add`` on ``dim``
     moved to the front; differentiable in ``input`` and ``source``.
     """
-    from mindspore import ops
+    import mindspore.ops as ops
 
     from mindspeed_ms.compat.inplace_checks import INTEGRAL, category
 
@@ -299,7 +299,7 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     # int32 indices from the host: MindSpore's CPU Gather casts int64 ones in a kernel of its own
     output = gather(table, int32_indices(input, rows, "torch.nn.functional.embedding"), 0)
     if padding_idx is not None:
-        from mindspore import ops
+        import mindspore.ops as ops
 
         # The padding row's gradient is zero: its contribution reaches the output through a detached copy.
         padded = ops.expand_dims(input == padding_idx, -1)
@@ -311,7 +311,7 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
 def _embedding_ops() -> tuple[Any, Any, Any, Any, Any]:
     """(ops.gather, ops.cast, int64, int32, bfloat16): looked up once, not per call (two a training step)."""
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     return ops.gather, ops.cast, mindspore.int64, mindspore.int32, mindspore.bfloat16
 

@@ -55,7 +55,7 @@ def lerp(start: Any, end: Any, weight: float) -> Any:
     ``mint.lerp`` gives the same values (bit-identical: tests/test_compat_optim.py) but its CPU kernel is 20-100x
     slower than a multiplication on large tensors (311 ms against 2.7 ms over 6.4M floats under load).
     """
-    from mindspore import ops
+    import mindspore.ops as ops
 
     difference = ops.sub(end, start)
     if abs(weight) < 0.5:
@@ -159,8 +159,9 @@ def adam_setstate(self: Any, state: dict[str, Any]) -> None:
 
 def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled: bool) -> Any:
     import mindspore
+    import mindspore.mint as mint
+    import mindspore.ops as ops
     import msadapter
-    from mindspore import mint, ops
 
     loss = None
     if closure is not None:

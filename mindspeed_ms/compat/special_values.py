@@ -45,7 +45,7 @@ def _host(input: Any) -> Any:
     """``input``'s values as a NumPy array (bfloat16 through float32), read on the host: one pass over memory
     (~0.3 ms for megatron's 512 x 2048 float32) instead of MindSpore's isnan + any kernels (~10 ms on CPU)."""
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     return (ops.cast(input, mindspore.float32) if input.dtype == mindspore.bfloat16 else input).asnumpy()
 
@@ -65,14 +65,16 @@ def _all_finite(input: Any) -> bool:
 
 def _isnan(input: Any) -> Any:
     import mindspore
-    from mindspore import mint, ops
+    import mindspore.mint as mint
+    import mindspore.ops as ops
 
     return mint.isnan(ops.cast(input, mindspore.float32) if input.dtype == mindspore.bfloat16 else input)
 
 
 def _nan_rows(input: Any, dim: Any, keepdim: bool) -> tuple[Any, Any]:
     """(isnan(input), whether each reduced slice holds a nan) over ``dim`` (None: the whole tensor)."""
-    from mindspore import mint, ops
+    import mindspore.mint as mint
+    import mindspore.ops as ops
 
     flags = _isnan(input)
     return flags, (mint.any(flags) if dim is None else ops.any(flags, dim, keepdim))
@@ -80,7 +82,7 @@ def _nan_rows(input: Any, dim: Any, keepdim: bool) -> tuple[Any, Any]:
 
 def _first_nan(flags: Any, dim: Any, keepdim: bool) -> Any:
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     as_int = ops.cast(flags, mindspore.int32)
     if dim is None:
@@ -94,7 +96,7 @@ def _first_nan(flags: Any, dim: Any, keepdim: bool) -> Any:
 
 def _with_nan(values: Any, rows: Any) -> Any:
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if values.dtype == mindspore.bfloat16:
         filled = ops.masked_fill(ops.cast(values, mindspore.float32), rows, math.nan)
@@ -104,7 +106,7 @@ def _with_nan(values: Any, rows: Any) -> Any:
 
 def _with_zero(values: Any, rows: Any) -> Any:
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if values.dtype == mindspore.bfloat16:
         return ops.cast(ops.masked_fill(ops.cast(values, mindspore.float32), rows, 0.0), mindspore.bfloat16)
@@ -157,7 +159,7 @@ def _bfloat16_via_float32(op: Callable[..., Any], input: Any, other: Any, args: 
     """``op(input, *args, **kwargs)``; a bfloat16 reduction (MinDim and ReduceMin have no bfloat16 CPU kernel) in
     float32, the values cast back (exact: max/min pick one of the inputs)."""
     import mindspore
-    from mindspore import ops
+    import mindspore.ops as ops
 
     if input.dtype != mindspore.bfloat16 or other is not None:
         return op(input, *args, **kwargs)
@@ -211,7 +213,7 @@ def _binary_nan(input: Any, other: Any, result: Any) -> Any:
 def _clamped(clamp: Callable[..., Any], input: Any, min: Any, max: Any) -> Any:  # noqa: A002
     if not _floating(input) and any(isinstance(bound, float) or _floating(bound) for bound in (min, max)):
         import mindspore
-        from mindspore import ops
+        import mindspore.ops as ops
 
         # PyTorch promotes an integer tensor clamped by a float bound (result_type: float32)
         floating = [bound.dtype for bound in (min, max) if _floating(bound)]
@@ -241,7 +243,7 @@ def nan_clamp__wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - PyTorch's parameter names
         if not _floating(self):
             return op(self, min, max)
-        from mindspore import ops
+        import mindspore.ops as ops
 
         from mindspeed_ms.compat.inplace import write_back
         from mindspeed_ms.compat.inplace_checks import check_inplace
@@ -258,7 +260,8 @@ def nan_clamp__wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 def _rows_without_a_number(input: Any, dim: int) -> Any:
     """Whether each slice along ``dim`` has a maximum of +-inf or holds a nan (its softmax is nan in PyTorch)."""
     import mindspore
-    from mindspore import mint, ops
+    import mindspore.mint as mint
+    import mindspore.ops as ops
 
     if input.dtype == mindspore.bfloat16:
         input = ops.cast(input, mindspore.float32)
@@ -296,7 +299,8 @@ def _nan_gradient(result: Any, input: Any, rows: Any) -> Any:
     (``y * (g - sum(g * y))`` of a nan row; the masked fill alone passes 0): ``+ where(rows, input, 0) * mask``,
     with ``mask`` nan in ``rows`` and 0 elsewhere (forward: nan + nan in ``rows``, ``x + ±0.0 == x`` elsewhere)."""
     import mindspore
-    from mindspore import mint, ops
+    import mindspore.mint as mint
+    import mindspore.ops as ops
 
     if not getattr(input, "requires_grad", False):
         return result
@@ -315,7 +319,8 @@ def logsumexp_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         if _all_finite(input):
             return result
         import mindspore
-        from mindspore import mint, ops
+        import mindspore.mint as mint
+        import mindspore.ops as ops
 
         widened = ops.cast(input, mindspore.float32) if input.dtype == mindspore.bfloat16 else input
         top = ops.cast(mint.amax(widened, dim, keepdim), result.dtype)  # skips nan
@@ -333,8 +338,8 @@ def _host_order(input: Any, dim: int, descending: bool) -> Any:
     """int64 indices that sort ``input`` along ``dim`` as PyTorch does with nan in it: nan above +inf, equal
     values in their original order."""
     import mindspore
+    import mindspore.ops as ops
     import numpy as np
-    from mindspore import ops
 
     values = ops.cast(input, mindspore.float32) if input.dtype == mindspore.bfloat16 else input
     array = np.moveaxis(values.asnumpy(), dim, -1)
