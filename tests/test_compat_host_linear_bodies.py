@@ -119,22 +119,22 @@ def test_an_input_or_weight_written_after_the_forward_is_refused(monkeypatch: py
 
 
 def test_the_c_object_checks_what_it_is_given() -> None:
-    from mindspeed_ms.compat import _host_linear
-
     with pytest.raises(TypeError, match="column_sum must be callable"):
-        _host_linear.Linear(print, print, print, print, 3, print)
-    linear = _host_linear.Linear(print, print, print, print, print, lambda: None)
+        host_linear.compiled_bodies(print, print, print, print, 3, print)  # type: ignore[arg-type]
+    forward, backward = host_linear.compiled_bodies(print, print, print, print, print, lambda: None)
     with pytest.raises(TypeError, match="takes 4 arguments"):
-        linear.forward(SimpleNamespace(), 1)
+        forward(SimpleNamespace(), 1)
     with pytest.raises(TypeError, match="ctx.kept must be the forward's 5-tuple"):
-        linear.backward(SimpleNamespace(kept=(1, 2)), None)
+        backward(SimpleNamespace(kept=(1, 2)), None)
     with pytest.raises(AttributeError):
-        linear.backward(SimpleNamespace(), None)
+        backward(SimpleNamespace(), None)
     tensor = FakeTensor(np.ones(2, np.float32))
     moved = FakeTensor(np.ones(2, np.float32))
     moved._version = 1
     with pytest.raises(RuntimeError, match="refuse\\(\\) returned instead of raising"):
-        linear.backward(SimpleNamespace(kept=(tensor, moved, 0, 0, False)), None)
+        backward(SimpleNamespace(kept=(tensor, moved, 0, 0, False)), None)
+    with pytest.raises(TypeError, match="autocast must be callable"):
+        host_linear.compiled_linear_wrapper(print, print, "f32", print, None)  # type: ignore[arg-type]
 
 
 class Meta:
@@ -153,9 +153,7 @@ def _megatron(*args: Any, **kwargs: Any) -> Any:
     return ("megatron", args, bind(*args, **kwargs))
 
 
-def _wrappers(monkeypatch: pytest.MonkeyPatch, autocast: bool) -> tuple[Any, Any, list[Any]]:
-    from mindspeed_ms.compat import _host_linear
-
+def _wrappers(autocast: bool) -> tuple[Any, Any, list[Any]]:
     applied: list[Any] = []
 
     def apply(*tensors: Any) -> Any:
@@ -169,12 +167,8 @@ def _wrappers(monkeypatch: pytest.MonkeyPatch, autocast: bool) -> tuple[Any, Any
         assert device == "cuda"
         return autocast
 
-    monkeypatch.setattr(host_linear, "_float32", lambda: "f32")
-    monkeypatch.setattr(host_linear, "contiguity_read", lambda: contiguous)
-    monkeypatch.setattr(host_linear, "_autocast_enabled", lambda: enabled)
-    monkeypatch.setattr(host_linear, "_function", lambda *compiled: SimpleNamespace(apply=apply))
-    python = host_linear.python_linear_wrapper(_megatron)
-    compiled = _host_linear.Dispatch(_megatron, apply, "f32", contiguous, enabled)
+    python = host_linear.python_linear_wrapper(_megatron, apply, "f32", contiguous, enabled)
+    compiled = host_linear.compiled_linear_wrapper(_megatron, apply, "f32", contiguous, enabled)
     return python, compiled, applied
 
 
@@ -198,9 +192,8 @@ _FLAG_CASES = {"plain": {}, "accumulation fusion": {"gradient_accumulation_fusio
 @pytest.mark.parametrize("autocast", [False, True])
 @pytest.mark.parametrize("flags", list(_FLAG_CASES))
 @pytest.mark.parametrize("tensors", list(_TENSOR_CASES))
-def test_the_c_wrapper_decides_as_the_python_one(monkeypatch: pytest.MonkeyPatch, tensors: str, flags: str,
-                                                 autocast: bool) -> None:
-    python, compiled, applied = _wrappers(monkeypatch, autocast)
+def test_the_c_wrapper_decides_as_the_python_one(tensors: str, flags: str, autocast: bool) -> None:
+    python, compiled, applied = _wrappers(autocast)
     input, weight, bias = _TENSOR_CASES[tensors]
     options = {"gradient_accumulation_fusion": False, "allreduce_dgrad": False, "sequence_parallel": False,
                **_FLAG_CASES[flags]}
@@ -214,8 +207,8 @@ def test_the_c_wrapper_decides_as_the_python_one(monkeypatch: pytest.MonkeyPatch
     assert len(applied) == (3 if plain else 0)
 
 
-def test_calls_that_do_not_bind_go_to_megatrons_function_as_they_came(monkeypatch: pytest.MonkeyPatch) -> None:
-    python, compiled, applied = _wrappers(monkeypatch, False)
+def test_calls_that_do_not_bind_go_to_megatrons_function_as_they_came() -> None:
+    python, compiled, applied = _wrappers(False)
     for call in (lambda f: f(_X, _W), lambda f: f(_X, _W, _B, False, False, False, unknown=1),
                  lambda f: f(_X, _W, _B, False, False, False, None, 0, None, 4),
                  lambda f: f(_X, _W, _B, False, False, False, input=_X)):

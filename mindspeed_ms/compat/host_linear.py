@@ -55,8 +55,8 @@ HOST_LINEAR_ABI = 2
 if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
     _compiled = None  # type: ignore[assignment]
 
-__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "has_compiled_bodies", "linear_wrapper", "python_backward",
-           "python_forward", "python_linear_wrapper"]
+__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "has_compiled_bodies",
+           "linear_wrapper", "python_backward", "python_forward", "python_linear_wrapper"]
 
 #: the megatron function wrapped
 TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
@@ -120,12 +120,28 @@ def python_backward(ctx: Any, grad: Any) -> Any:
 
 
 def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """:class:`HostLinear`'s forward and backward: the C ones (:mod:`._host_linear`) where built and ``compiled``,
-    else :func:`python_forward` and :func:`python_backward` (the same calls in the same order)."""
+    """:class:`HostLinear`'s forward and backward: the C ones (:func:`compiled_bodies` over this module's host
+    functions) where built and ``compiled``, else :func:`python_forward` and :func:`python_backward` (the same calls
+    in the same order)."""
     if compiled and _compiled is not None:
-        linear = _compiled.Linear(host_array, new_float32, matmul, bias_add, column_sum, _refuse)
-        return linear.forward, linear.backward
+        return compiled_bodies(host_array, new_float32, matmul, bias_add, column_sum, _refuse)
     return python_forward, python_backward
+
+
+def compiled_bodies(host_array: Callable[..., Any], new_float32: Callable[..., Any], matmul: Callable[..., Any],
+                    bias_add: Callable[..., Any], column_sum: Callable[..., Any], refuse: Callable[[], None]
+                    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The C forward and backward (``_host_linear.Linear``) calling these functions where the Python bodies call
+    this module's (``refuse()`` raises the refusal).
+
+    Raises:
+        RuntimeError: ``_host_linear`` is not built here (:func:`has_compiled_bodies`).
+        TypeError: one of them is not callable.
+    """
+    if _compiled is None:
+        raise RuntimeError("mindspeed_ms.compat._host_linear is not built: pip install -e . with a C compiler")
+    linear = _compiled.Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse)
+    return linear.forward, linear.backward
 
 
 def has_compiled_bodies() -> bool:
@@ -145,13 +161,12 @@ def _function(compiled: bool = True) -> Any:
     return HostLinear
 
 
-def _is_plain(input: Any, weight: Any, bias: Any) -> bool:
+def _is_plain(input: Any, weight: Any, bias: Any, float32: Any, contiguous: Callable[[Any], bool]) -> bool:
     """Whether the tensors are the plain case (see the module's docstring)."""
     try:
         shape, weight_shape, dtype = input._shape, weight._shape, input._dtype
     except AttributeError:
         return False
-    float32, contiguous = _float32(), contiguity_read()
     if (dtype is not float32 or weight._dtype is not float32 or len(weight_shape) != 2 or len(shape) < 2
             or shape[-1] != weight_shape[1] or 0 in shape or 0 in weight_shape
             or not contiguous(input) or not contiguous(weight)):
@@ -166,9 +181,8 @@ def _is_plain(input: Any, weight: Any, bias: Any) -> bool:
 def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``linear_with_grad_accumulation_and_async_allreduce``: the plain case through :class:`HostLinear`.
 
-    Where ``_host_linear`` is built the wrapper is its ``Dispatch`` object (:func:`python_linear_wrapper`'s tests and
-    calls in C, no Python frame; a call that does not bind to megatron's parameters goes to ``op`` as it came, which
-    raises its own TypeError), else :func:`python_linear_wrapper`.
+    Where ``_host_linear`` is built the wrapper is :func:`compiled_linear_wrapper`'s (the tests and calls of
+    :func:`python_linear_wrapper` in C, no Python frame), else :func:`python_linear_wrapper`'s.
 
     Args:
         op: megatron's ``linear_with_grad_accumulation_and_async_allreduce(input, weight, bias,
@@ -178,23 +192,37 @@ def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     Returns:
         ``op``'s signature and results.
     """
+    make = compiled_linear_wrapper if _compiled is not None else python_linear_wrapper
+    wrapper = make(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
+    return functools.update_wrapper(wrapper, op)
+
+
+def compiled_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], float32: Any,
+                            contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> Callable[..., Any]:
+    """:func:`python_linear_wrapper`'s function as one C object (``_host_linear.Dispatch``): megatron's parameters
+    bound in C; a call that does not bind goes to ``op`` as it came (which raises its own TypeError).
+
+    Raises:
+        RuntimeError: ``_host_linear`` is not built here (:func:`has_compiled_bodies`).
+    """
     if _compiled is None:
-        return python_linear_wrapper(op)
-    dispatch = _compiled.Dispatch(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
-    return functools.update_wrapper(dispatch, op)  # type: ignore[no-any-return]  # the C object takes attributes
+        raise RuntimeError("mindspeed_ms.compat._host_linear is not built: pip install -e . with a C compiler")
+    return _compiled.Dispatch(op, apply, float32, contiguous, autocast)  # type: ignore[no-any-return]
 
 
-def python_linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """:func:`linear_wrapper` in Python (where ``_host_linear`` is not built)."""
+def python_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], float32: Any,
+                          contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> Callable[..., Any]:
+    """megatron's linear function with the plain case (the flags off, no deferral buffer, the tensors of
+    :func:`_is_plain` with ``float32`` their dtype and ``contiguous`` MindSpore's reader, ``autocast("cuda")``
+    false) going to ``apply(input, weight, bias)``, anything else to ``op`` with every argument by keyword."""
 
-    @functools.wraps(op)
     def linear(input: Any, weight: Any, bias: Any, gradient_accumulation_fusion: Any, allreduce_dgrad: Any,
                sequence_parallel: Any, grad_output_buffer: Any = None, wgrad_deferral_limit: Any = 0,
                async_grad_allreduce: Any = None) -> Any:
         if (grad_output_buffer is None and async_grad_allreduce is None and not gradient_accumulation_fusion
-                and not allreduce_dgrad and not sequence_parallel and _is_plain(input, weight, bias)
-                and not _autocast_enabled()("cuda")):
-            return _function().apply(input, weight, bias)
+                and not allreduce_dgrad and not sequence_parallel
+                and _is_plain(input, weight, bias, float32, contiguous) and not autocast("cuda")):
+            return apply(input, weight, bias)
         return op(input=input, weight=weight, bias=bias, gradient_accumulation_fusion=gradient_accumulation_fusion,
                   allreduce_dgrad=allreduce_dgrad, sequence_parallel=sequence_parallel,
                   grad_output_buffer=grad_output_buffer, wgrad_deferral_limit=wgrad_deferral_limit,
