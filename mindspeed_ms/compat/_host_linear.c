@@ -48,21 +48,52 @@
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
 static PyObject *minus_one;
 
+/* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
+ * visits and clears them. */
+enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, LINEAR_SLOTS };
+
 typedef struct {
     PyObject_HEAD
-    PyObject *host_array, *new_float32, *matmul, *bias_add, *column_sum, *refuse;
-    PyObject *reshape; /* ndarray.reshape (a method descriptor), found at the first call */
+    PyObject *slots[LINEAR_SLOTS]; /* the six callables given; RESHAPE: ndarray.reshape, found at the first call */
 } Linear;
+
+/* the objects `names` of a constructor's arguments into `slots` (new references; those with callable[i] must be
+ * callable); `format` is "O" per name, then ":TypeName"; 0, or -1 with an exception */
+static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char **names, const int *callable,
+                      int n, PyObject **slots) {
+    PyObject *got[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    if (n > 6 || !PyArg_ParseTupleAndKeywords(args, kwargs, format, names, &got[0], &got[1], &got[2], &got[3],
+                                              &got[4], &got[5])) {
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (callable[i] && !PyCallable_Check(got[i])) {
+            PyErr_Format(PyExc_TypeError, "%s must be callable, not %R", names[i], got[i]);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++) slots[i] = Py_NewRef(got[i]);
+    return 0;
+}
+
+static int visit_slots(PyObject **slots, int n, visitproc visit, void *arg) {
+    for (int i = 0; i < n; i++) Py_VISIT(slots[i]);
+    return 0;
+}
+
+static void clear_slots(PyObject **slots, int n) {
+    for (int i = 0; i < n; i++) Py_CLEAR(slots[i]);
+}
 
 /* host_array(tensor) or host_array(tensor, sync=False) */
 static PyObject *host(Linear *self, PyObject *tensor, int sync) {
     PyObject *args[2] = {tensor, Py_False};
-    return PyObject_Vectorcall(self->host_array, args, 1, sync ? NULL : sync_kwnames);
+    return PyObject_Vectorcall(self->slots[HOST_ARRAY], args, 1, sync ? NULL : sync_kwnames);
 }
 
 /* new_float32(shape) unpacked into (*result, *out), new references; -1 with an exception */
 static int new_output(Linear *self, PyObject *shape, PyObject **result, PyObject **out) {
-    PyObject *pair = PyObject_Vectorcall(self->new_float32, &shape, 1, NULL);
+    PyObject *pair = PyObject_Vectorcall(self->slots[NEW_FLOAT32], &shape, 1, NULL);
     if (pair == NULL) return -1;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
         PyErr_Format(PyExc_TypeError, "_host_linear: new_float32 must return (tensor, array), not %R", pair);
@@ -96,9 +127,9 @@ static PyObject *shape_of(PyObject *array) {
 
 /* array.reshape(-1, array.shape[-1]) (new reference) */
 static PyObject *as_rows(Linear *self, PyObject *array) {
-    if (self->reshape == NULL) {
-        self->reshape = PyObject_GetAttr((PyObject *)Py_TYPE(array), s_reshape);
-        if (self->reshape == NULL) return NULL;
+    if (self->slots[RESHAPE] == NULL) {
+        self->slots[RESHAPE] = PyObject_GetAttr((PyObject *)Py_TYPE(array), s_reshape);
+        if (self->slots[RESHAPE] == NULL) return NULL;
     }
     PyObject *shape = shape_of(array);
     if (shape == NULL) return NULL;
@@ -109,7 +140,7 @@ static PyObject *as_rows(Linear *self, PyObject *array) {
         return NULL;
     }
     PyObject *args[3] = {array, minus_one, PyTuple_GET_ITEM(shape, ndim - 1)};
-    PyObject *rows = call_traced_vector(self->reshape, args, 3, NULL);
+    PyObject *rows = call_traced_vector(self->slots[RESHAPE], args, 3, NULL);
     Py_DECREF(shape);
     return rows;
 }
@@ -137,10 +168,10 @@ static PyObject *linear_forward(Linear *self, PyObject *const *args, Py_ssize_t 
     PyTuple_SET_ITEM(out_shape, ndim - 1, Py_NewRef(PyTuple_GET_ITEM(matrix_shape, 0)));
     if (new_output(self, out_shape, &result, &out) < 0) goto fail;
     if ((transposed = PyObject_GetAttr(matrix, s_T)) == NULL) goto fail;
-    if (call3(self->matmul, values, transposed, out) < 0) goto fail;
+    if (call3(self->slots[MATMUL], values, transposed, out) < 0) goto fail;
     if (bias != Py_None) {
         if ((bias_values = host(self, bias, 0)) == NULL) goto fail;
-        if (call3(self->bias_add, out, bias_values, out) < 0) goto fail;
+        if (call3(self->slots[BIAS_ADD], out, bias_values, out) < 0) goto fail;
     }
     if ((input_version = PyObject_GetAttr(input, s_version)) == NULL) goto fail;
     if ((weight_version = PyObject_GetAttr(weight, s_version)) == NULL) goto fail;
@@ -218,7 +249,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
     if (same == 1) same = same_version(weight, PyTuple_GET_ITEM(kept, 3));
     if (same < 0) goto fail;
     if (same == 0) {
-        PyObject *raised = PyObject_CallNoArgs(self->refuse);
+        PyObject *raised = PyObject_CallNoArgs(self->slots[REFUSE]);
         if (raised != NULL) {  /* refuse() must raise */
             Py_DECREF(raised);
             PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
@@ -237,7 +268,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
         if (shape == NULL) goto fail;
         Py_CLEAR(grad_input);
         if (new_output(self, shape, &grad_input, &out) < 0) goto fail;
-        if (call3(self->matmul, gradient, matrix, out) < 0) goto fail;
+        if (call3(self->slots[MATMUL], gradient, matrix, out) < 0) goto fail;
         Py_CLEAR(shape);
         Py_CLEAR(out);
     }
@@ -251,7 +282,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
             if ((rows_t = PyObject_GetAttr(rows, s_T)) == NULL || (flat_values = as_rows(self, values)) == NULL) {
                 goto fail;
             }
-            if (call3(self->matmul, rows_t, flat_values, out) < 0) goto fail;
+            if (call3(self->slots[MATMUL], rows_t, flat_values, out) < 0) goto fail;
             Py_CLEAR(shape);
             Py_CLEAR(out);
         }
@@ -265,7 +296,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
             Py_CLEAR(grad_bias);
             if (new_output(self, shape, &grad_bias, &out) < 0) goto fail;
             PyObject *sum_args[2] = {rows, out};
-            PyObject *summed = PyObject_Vectorcall(self->column_sum, sum_args, 2, NULL);
+            PyObject *summed = PyObject_Vectorcall(self->slots[COLUMN_SUM], sum_args, 2, NULL);
             if (summed == NULL) goto fail;
             Py_DECREF(summed);
         }
@@ -307,48 +338,22 @@ fail:
 
 static PyObject *linear_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"host_array", "new_float32", "matmul", "bias_add", "column_sum", "refuse", NULL};
-    PyObject *slots[6];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO:Linear", names, &slots[0], &slots[1], &slots[2],
-                                     &slots[3], &slots[4], &slots[5])) {
-        return NULL;
-    }
-    for (int i = 0; i < 6; i++) {
-        if (!PyCallable_Check(slots[i])) {
-            PyErr_Format(PyExc_TypeError, "Linear: %s must be callable, not %R", names[i], slots[i]);
-            return NULL;
-        }
-    }
+    static const int callable[6] = {1, 1, 1, 1, 1, 1};
     Linear *self = (Linear *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->host_array = Py_NewRef(slots[0]);
-    self->new_float32 = Py_NewRef(slots[1]);
-    self->matmul = Py_NewRef(slots[2]);
-    self->bias_add = Py_NewRef(slots[3]);
-    self->column_sum = Py_NewRef(slots[4]);
-    self->refuse = Py_NewRef(slots[5]);
-    self->reshape = NULL;
+    if (take_slots(args, kwargs, "OOOOOO:Linear", names, callable, 6, self->slots) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
 }
 
 static int linear_traverse(Linear *self, visitproc visit, void *arg) {
-    Py_VISIT(self->host_array);
-    Py_VISIT(self->new_float32);
-    Py_VISIT(self->matmul);
-    Py_VISIT(self->bias_add);
-    Py_VISIT(self->column_sum);
-    Py_VISIT(self->refuse);
-    Py_VISIT(self->reshape);
-    return 0;
+    return visit_slots(self->slots, LINEAR_SLOTS, visit, arg);
 }
 
 static int linear_clear(Linear *self) {
-    Py_CLEAR(self->host_array);
-    Py_CLEAR(self->new_float32);
-    Py_CLEAR(self->matmul);
-    Py_CLEAR(self->bias_add);
-    Py_CLEAR(self->column_sum);
-    Py_CLEAR(self->refuse);
-    Py_CLEAR(self->reshape);
+    clear_slots(self->slots, LINEAR_SLOTS);
     return 0;
 }
 
@@ -390,10 +395,11 @@ static const char *const linear_names[] = {"input", "weight", "bias", "gradient_
 #define LINEAR_REQUIRED 6
 static PyObject *linear_kwnames, *s_dtype_private, *s_cuda, *zero;
 
+enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
+
 typedef struct {
     PyObject_HEAD
-    PyObject *op, *apply, *float32, *contiguous, *autocast;
-    PyObject *dict;
+    PyObject *slots[DISPATCH_SLOTS]; /* the five objects given; DICT: the instance's __dict__ */
     vectorcallfunc vectorcall;
 } Dispatch;
 
@@ -420,7 +426,7 @@ static int has_zero(PyObject *shape) {
 
 /* contiguous(tensor) as 1/0, -1 with an exception */
 static int is_contiguous(Dispatch *self, PyObject *tensor) {
-    PyObject *got = call_traced(self->contiguous, tensor);
+    PyObject *got = call_traced(self->slots[CONTIGUOUS], tensor);
     if (got == NULL) return -1;
     int truth = PyObject_IsTrue(got);
     Py_DECREF(got);
@@ -449,7 +455,7 @@ static int plain_tensors(Dispatch *self, PyObject *input, PyObject *weight, PyOb
         goto done;
     }
     Py_ssize_t ndim = length_of(shape), weight_ndim = length_of(weight_shape);
-    if (dtype != self->float32 || weight_dtype != self->float32 || weight_ndim != 2 || ndim < 2) goto done;
+    if (dtype != self->slots[FLOAT32] || weight_dtype != self->slots[FLOAT32] || weight_ndim != 2 || ndim < 2) goto done;
     if ((last = PySequence_GetItem(shape, ndim - 1)) == NULL || (columns = PySequence_GetItem(weight_shape, 1)) == NULL) {
         plain = -1;
         goto done;
@@ -485,7 +491,7 @@ static int plain_tensors(Dispatch *self, PyObject *input, PyObject *weight, PyOb
         plain = -1;
         goto done;
     }
-    plain = same && bias_dtype == self->float32 ? is_contiguous(self, bias) : 0;
+    plain = same && bias_dtype == self->slots[FLOAT32] ? is_contiguous(self, bias) : 0;
 done:
     Py_XDECREF(shape);
     Py_XDECREF(dtype);
@@ -502,7 +508,7 @@ done:
 
 /* op(input=..., weight=..., ..., async_grad_allreduce=...): megatron's function with every argument by keyword */
 static PyObject *megatrons(Dispatch *self, PyObject *const *values) {
-    return PyObject_Vectorcall(self->op, values, 0, linear_kwnames);
+    return PyObject_Vectorcall(self->slots[OP], values, 0, linear_kwnames);
 }
 
 static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -527,7 +533,7 @@ static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargs
     }
     for (Py_ssize_t i = 0; bound && i < LINEAR_REQUIRED; i++) bound = values[i] != NULL;
     if (!bound) {  /* megatron's function raises its own TypeError */
-        return PyObject_Vectorcall(self->op, args, nargsf, kwnames);
+        return PyObject_Vectorcall(self->slots[OP], args, nargsf, kwnames);
     }
     int plain = values[6] == Py_None && values[8] == Py_None;
     for (int i = 3; plain && i < 6; i++) {
@@ -537,7 +543,7 @@ static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargs
     }
     if (plain) plain = plain_tensors(self, values[0], values[1], values[2]);
     if (plain > 0) {
-        PyObject *enabled = call_traced(self->autocast, s_cuda);
+        PyObject *enabled = call_traced(self->slots[AUTOCAST], s_cuda);
         if (enabled == NULL) return NULL;
         plain = PyObject_IsTrue(enabled);
         Py_DECREF(enabled);
@@ -545,53 +551,29 @@ static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargs
         plain = !plain;
     }
     if (plain < 0) return NULL;
-    if (plain) return PyObject_Vectorcall(self->apply, values, 3, NULL);
+    if (plain) return PyObject_Vectorcall(self->slots[APPLY], values, 3, NULL);
     return megatrons(self, values);
 }
 
 static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"op", "apply", "float32", "contiguous", "autocast", NULL};
-    PyObject *slots[5];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:Dispatch", names, &slots[0], &slots[1], &slots[2],
-                                     &slots[3], &slots[4])) {
-        return NULL;
-    }
     static const int callable[5] = {1, 1, 0, 1, 1};
-    for (int i = 0; i < 5; i++) {
-        if (callable[i] && !PyCallable_Check(slots[i])) {
-            PyErr_Format(PyExc_TypeError, "Dispatch: %s must be callable, not %R", names[i], slots[i]);
-            return NULL;
-        }
-    }
     Dispatch *self = (Dispatch *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->op = Py_NewRef(slots[0]);
-    self->apply = Py_NewRef(slots[1]);
-    self->float32 = Py_NewRef(slots[2]);
-    self->contiguous = Py_NewRef(slots[3]);
-    self->autocast = Py_NewRef(slots[4]);
-    self->dict = NULL;
     self->vectorcall = dispatch_call;
+    if (take_slots(args, kwargs, "OOOOO:Dispatch", names, callable, 5, self->slots) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
 }
 
 static int dispatch_traverse(Dispatch *self, visitproc visit, void *arg) {
-    Py_VISIT(self->op);
-    Py_VISIT(self->apply);
-    Py_VISIT(self->float32);
-    Py_VISIT(self->contiguous);
-    Py_VISIT(self->autocast);
-    Py_VISIT(self->dict);
-    return 0;
+    return visit_slots(self->slots, DISPATCH_SLOTS, visit, arg);
 }
 
 static int dispatch_clear(Dispatch *self) {
-    Py_CLEAR(self->op);
-    Py_CLEAR(self->apply);
-    Py_CLEAR(self->float32);
-    Py_CLEAR(self->contiguous);
-    Py_CLEAR(self->autocast);
-    Py_CLEAR(self->dict);
+    clear_slots(self->slots, DISPATCH_SLOTS);
     return 0;
 }
 
@@ -619,7 +601,7 @@ static PyTypeObject DispatchType = {
     .tp_traverse = (traverseproc)dispatch_traverse,
     .tp_clear = (inquiry)dispatch_clear,
     .tp_getset = dispatch_getset,
-    .tp_dictoffset = offsetof(Dispatch, dict),
+    .tp_dictoffset = offsetof(Dispatch, slots) + DICT * sizeof(PyObject *),
     .tp_new = dispatch_new,
 };
 
