@@ -51,6 +51,13 @@ static PyObject *minus_one;
 /* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
  * visits and clears them. */
 enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, LINEAR_SLOTS };
+enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
+
+/* what both types start with */
+typedef struct {
+    PyObject_HEAD
+    PyObject *slots[];
+} Slotted;
 
 typedef struct {
     PyObject_HEAD
@@ -76,13 +83,45 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static int visit_slots(PyObject **slots, int n, visitproc visit, void *arg) {
+static PyTypeObject LinearType, DispatchType;
+
+/* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
+static PyObject **slots_of(PyObject *self, int *n) {
+    *n = Py_TYPE(self) == &DispatchType ? DISPATCH_SLOTS : LINEAR_SLOTS;
+    return ((Slotted *)self)->slots;
+}
+
+/* a new object of `type` holding the constructor's arguments (take_slots) */
+static PyObject *slotted_new(PyTypeObject *type, PyObject *args, PyObject *kwargs, const char *format, char **names,
+                             const int *callable, int n) {
+    PyObject *self = type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    int count;
+    if (take_slots(args, kwargs, format, names, callable, n, slots_of(self, &count)) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
+}
+
+static int slotted_traverse(PyObject *self, visitproc visit, void *arg) {
+    int n;
+    PyObject **slots = slots_of(self, &n);
     for (int i = 0; i < n; i++) Py_VISIT(slots[i]);
     return 0;
 }
 
-static void clear_slots(PyObject **slots, int n) {
+static int slotted_clear(PyObject *self) {
+    int n;
+    PyObject **slots = slots_of(self, &n);
     for (int i = 0; i < n; i++) Py_CLEAR(slots[i]);
+    return 0;
+}
+
+static void slotted_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    slotted_clear(self);
+    Py_TYPE(self)->tp_free(self);
 }
 
 /* host_array(tensor) or host_array(tensor, sync=False) */
@@ -145,15 +184,19 @@ static PyObject *as_rows(Linear *self, PyObject *array) {
     return rows;
 }
 
+/* 0 when a body got the `wanted` arguments of `signature`, else -1 with a TypeError */
+static int argument_count(Py_ssize_t nargs, Py_ssize_t wanted, const char *signature) {
+    if (nargs == wanted) return 0;
+    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", signature, wanted, nargs);
+    return -1;
+}
+
 static PyObject *linear_forward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "forward(ctx, input, weight, bias) takes 4 arguments (%zd given)", nargs);
-        return NULL;
-    }
+    if (argument_count(nargs, 4, "forward(ctx, input, weight, bias)") < 0) return NULL;
     PyObject *ctx = args[0], *input = args[1], *weight = args[2], *bias = args[3];
     PyObject *values = NULL, *matrix = NULL, *values_shape = NULL, *matrix_shape = NULL, *out_shape = NULL;
     PyObject *result = NULL, *out = NULL, *transposed = NULL, *bias_values = NULL, *kept = NULL;
-    PyObject *input_version = NULL, *weight_version = NULL;
+    PyObject *input_version = NULL, *weight_version = NULL, *done = NULL;
     if ((values = host(self, input, 1)) == NULL || (matrix = host(self, weight, 0)) == NULL) goto fail;
     if ((values_shape = shape_of(values)) == NULL || (matrix_shape = shape_of(matrix)) == NULL) goto fail;
     Py_ssize_t ndim = PyTuple_GET_SIZE(values_shape);
@@ -177,18 +220,8 @@ static PyObject *linear_forward(Linear *self, PyObject *const *args, Py_ssize_t 
     if ((weight_version = PyObject_GetAttr(weight, s_version)) == NULL) goto fail;
     kept = PyTuple_Pack(5, input, weight, input_version, weight_version, bias != Py_None ? Py_True : Py_False);
     if (kept == NULL || PyObject_SetAttr(ctx, s_kept, kept) < 0) goto fail;
-    Py_DECREF(values);
-    Py_DECREF(matrix);
-    Py_DECREF(values_shape);
-    Py_DECREF(matrix_shape);
-    Py_DECREF(out_shape);
-    Py_DECREF(out);
-    Py_DECREF(transposed);
-    Py_XDECREF(bias_values);
-    Py_DECREF(input_version);
-    Py_DECREF(weight_version);
-    Py_DECREF(kept);
-    return result;
+    done = result;
+    result = NULL;
 fail:
     Py_XDECREF(values);
     Py_XDECREF(matrix);
@@ -202,7 +235,7 @@ fail:
     Py_XDECREF(input_version);
     Py_XDECREF(weight_version);
     Py_XDECREF(kept);
-    return NULL;
+    return done;
 }
 
 /* whether tensor._version still is `version`: 1, 0, or -1 with an exception */
@@ -224,10 +257,7 @@ static int needed(PyObject *needs, Py_ssize_t index) {
 }
 
 static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "backward(ctx, grad) takes 2 arguments (%zd given)", nargs);
-        return NULL;
-    }
+    if (argument_count(nargs, 2, "backward(ctx, grad)") < 0) return NULL;
     PyObject *ctx = args[0], *grad = args[1];
     PyObject *kept = PyObject_GetAttr(ctx, s_kept);
     if (kept == NULL) return NULL;
@@ -243,7 +273,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
     PyObject *input = PyTuple_GET_ITEM(kept, 0), *weight = PyTuple_GET_ITEM(kept, 1);
     int has_bias = PyTuple_GET_ITEM(kept, 4) == Py_True;
     PyObject *needs = NULL, *gradient = NULL, *matrix = NULL, *rows = NULL, *values = NULL, *shape = NULL;
-    PyObject *out = NULL, *flat_values = NULL, *rows_t = NULL, *rows_shape = NULL;
+    PyObject *out = NULL, *flat_values = NULL, *rows_t = NULL, *rows_shape = NULL, *grads = NULL;
     PyObject *grad_input = Py_NewRef(Py_None), *grad_weight = Py_NewRef(Py_None), *grad_bias = Py_NewRef(Py_None);
     int same = same_version(input, PyTuple_GET_ITEM(kept, 2));
     if (same == 1) same = same_version(weight, PyTuple_GET_ITEM(kept, 3));
@@ -301,23 +331,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
             Py_DECREF(summed);
         }
     }
-    PyObject *grads = PyTuple_Pack(3, grad_input, grad_weight, grad_bias);
-    if (grads == NULL) goto fail;
-    Py_DECREF(grad_input);
-    Py_DECREF(grad_weight);
-    Py_DECREF(grad_bias);
-    Py_DECREF(kept);
-    Py_DECREF(needs);
-    Py_DECREF(gradient);
-    Py_DECREF(matrix);
-    Py_XDECREF(rows);
-    Py_XDECREF(values);
-    Py_XDECREF(shape);
-    Py_XDECREF(out);
-    Py_XDECREF(flat_values);
-    Py_XDECREF(rows_t);
-    Py_XDECREF(rows_shape);
-    return grads;
+    grads = PyTuple_Pack(3, grad_input, grad_weight, grad_bias);
 fail:
     Py_XDECREF(grad_input);
     Py_XDECREF(grad_weight);
@@ -333,34 +347,13 @@ fail:
     Py_XDECREF(flat_values);
     Py_XDECREF(rows_t);
     Py_XDECREF(rows_shape);
-    return NULL;
+    return grads;
 }
 
 static PyObject *linear_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"host_array", "new_float32", "matmul", "bias_add", "column_sum", "refuse", NULL};
     static const int callable[6] = {1, 1, 1, 1, 1, 1};
-    Linear *self = (Linear *)type->tp_alloc(type, 0);
-    if (self == NULL) return NULL;
-    if (take_slots(args, kwargs, "OOOOOO:Linear", names, callable, 6, self->slots) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
-
-static int linear_traverse(Linear *self, visitproc visit, void *arg) {
-    return visit_slots(self->slots, LINEAR_SLOTS, visit, arg);
-}
-
-static int linear_clear(Linear *self) {
-    clear_slots(self->slots, LINEAR_SLOTS);
-    return 0;
-}
-
-static void linear_dealloc(Linear *self) {
-    PyObject_GC_UnTrack(self);
-    linear_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    return slotted_new(type, args, kwargs, "OOOOOO:Linear", names, callable, 6);
 }
 
 static PyMethodDef linear_methods[] = {
@@ -375,11 +368,11 @@ static PyTypeObject LinearType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "mindspeed_ms.compat._host_linear.Linear",
     .tp_basicsize = sizeof(Linear),
-    .tp_dealloc = (destructor)linear_dealloc,
+    .tp_dealloc = slotted_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse): HostLinear's bodies",
-    .tp_traverse = (traverseproc)linear_traverse,
-    .tp_clear = (inquiry)linear_clear,
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
     .tp_methods = linear_methods,
     .tp_new = linear_new,
 };
@@ -394,8 +387,6 @@ static const char *const linear_names[] = {"input", "weight", "bias", "gradient_
 #define LINEAR_PARAMETERS 9
 #define LINEAR_REQUIRED 6
 static PyObject *linear_kwnames, *s_dtype_private, *s_cuda, *zero;
-
-enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
 
 typedef struct {
     PyObject_HEAD
@@ -558,29 +549,9 @@ static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargs
 static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"op", "apply", "float32", "contiguous", "autocast", NULL};
     static const int callable[5] = {1, 1, 0, 1, 1};
-    Dispatch *self = (Dispatch *)type->tp_alloc(type, 0);
-    if (self == NULL) return NULL;
-    self->vectorcall = dispatch_call;
-    if (take_slots(args, kwargs, "OOOOO:Dispatch", names, callable, 5, self->slots) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
-
-static int dispatch_traverse(Dispatch *self, visitproc visit, void *arg) {
-    return visit_slots(self->slots, DISPATCH_SLOTS, visit, arg);
-}
-
-static int dispatch_clear(Dispatch *self) {
-    clear_slots(self->slots, DISPATCH_SLOTS);
-    return 0;
-}
-
-static void dispatch_dealloc(Dispatch *self) {
-    PyObject_GC_UnTrack(self);
-    dispatch_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    PyObject *self = slotted_new(type, args, kwargs, "OOOOO:Dispatch", names, callable, 5);
+    if (self != NULL) ((Dispatch *)self)->vectorcall = dispatch_call;
+    return self;
 }
 
 static PyGetSetDef dispatch_getset[] = {
@@ -592,14 +563,14 @@ static PyTypeObject DispatchType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "mindspeed_ms.compat._host_linear.Dispatch",
     .tp_basicsize = sizeof(Dispatch),
-    .tp_dealloc = (destructor)dispatch_dealloc,
+    .tp_dealloc = slotted_dealloc,
     .tp_vectorcall_offset = offsetof(Dispatch, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Dispatch(op, apply, float32, contiguous, autocast): megatron's linear function, its plain case "
               "through apply(input, weight, bias)",
-    .tp_traverse = (traverseproc)dispatch_traverse,
-    .tp_clear = (inquiry)dispatch_clear,
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
     .tp_getset = dispatch_getset,
     .tp_dictoffset = offsetof(Dispatch, slots) + DICT * sizeof(PyObject *),
     .tp_new = dispatch_new,
