@@ -44,7 +44,8 @@ from typing import Any
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_memory import contiguity_read
 
-__all__ = ["COPY_ELEMENTS", "HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32"]
+__all__ = ["COPY_ELEMENTS", "HOST_ELEMENTS", "erf_gelu_wrapper", "gelu_float32", "gelu_backward_float32", "host_gelu",
+           "is_erf_gelu"]
 
 #: From this many elements gelu and its gradient run over host memory (when the C extension is built).
 HOST_ELEMENTS = 1
@@ -87,6 +88,35 @@ def gelu_backward_float32(grad: Any, x: Any, one_plus_erf: Any) -> Any:
     argument = ops.cast(ops.mul(ops.mul(x, x), -0.5), mindspore.float64)
     pdf = ops.mul(ops.cast(ops.exp(argument), mindspore.float32), _BETA)
     return ops.mul(grad, ops.add(ops.mul(one_plus_erf, 0.5), ops.mul(x, pdf)))
+
+
+@functools.lru_cache(maxsize=1)
+def host_gelu() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    """``_host_gelu``'s ``gelu_forward(x, y, one_plus_erf, nan_at_infinity)`` and ``gelu_backward(grad, x,
+    one_plus_erf, out)`` (float32 NumPy arrays of one length) where the extension is built and computes on this
+    CPU (AVX2: asked once, with one element), else None: the kernels :func:`erf_gelu_wrapper`'s host path runs."""
+    import numpy as np
+
+    try:
+        from mindspeed_ms.compat._host_gelu import gelu_backward, gelu_forward  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    one = np.ones(1, np.float32)
+    if gelu_forward(one, np.empty(1, np.float32), np.empty(1, np.float32), True) is NotImplemented:
+        return None
+    return gelu_forward, gelu_backward
+
+
+#: the wrappers :func:`erf_gelu_wrapper` made (:func:`is_erf_gelu`)
+_WRAPPERS: list[Any] = []
+
+
+def is_erf_gelu(function: Any) -> bool:
+    """Whether ``function`` is a wrapper :func:`erf_gelu_wrapper` made (``F.gelu`` as our patch installed it)."""
+    for made in _WRAPPERS:
+        if made is function:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=1)
@@ -181,4 +211,5 @@ def erf_gelu_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(input, *args, **kwargs)
         return _function().apply(input)
 
+    _WRAPPERS.append(gelu)
     return gelu

@@ -50,6 +50,7 @@ from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
+from mindspeed_ms.compat.module_recording import expects_module_calls
 
 # The per-call checks below read their few tensors through C-level maps and explicit tests, without comprehensions
 # or generator expressions (each a Python frame, resumed per item: ~60 of them a training step before)
@@ -223,21 +224,6 @@ def _softmax_is_plain(softmax: Any) -> bool:
             and _megatrons_own(kind.is_kernel_available, _SOFTMAX_MODULE))
 
 
-def _watched(*modules: Any) -> bool:
-    """Whether someone expects ``modules`` to be called: forward hooks on them or on every module, or a parity
-    capture recording every module's output (:func:`.module_recording.recording_module_outputs`)."""
-    import msadapter.nn.modules.module as hooks
-
-    from mindspeed_ms.compat.module_recording import recording_module_outputs
-
-    if recording_module_outputs() or hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
-        return True
-    for module in modules:
-        if module._forward_hooks or module._forward_pre_hooks:
-            return True
-    return False
-
-
 def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
     """The plan for the scores ``[b, np, sq, sk]`` and this mask, or None when not taken."""
     _, boolean, _, causal = _megatron()
@@ -275,7 +261,7 @@ def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, p
     dropout = module.attention_dropout
     if (dropout.training and dropout.p > 0) or not _softmax_is_plain(module.scale_mask_softmax):
         return None
-    if _watched(module.scale_mask_softmax, dropout):
+    if expects_module_calls(module.scale_mask_softmax, dropout):
         return None
     if module.num_attention_heads_per_partition != module.num_query_groups_per_partition:
         return None

@@ -56,7 +56,8 @@ if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
     _compiled = None  # type: ignore[assignment]
 
 __all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "has_compiled_bodies",
-           "linear_wrapper", "python_backward", "python_forward", "python_linear_wrapper"]
+           "is_linear_wrapper", "linear_wrapper", "plain_operands", "plain_weight", "python_backward", "python_forward",
+           "python_linear_wrapper"]
 
 #: the megatron function wrapped
 TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
@@ -178,6 +179,32 @@ def _is_plain(input: Any, weight: Any, bias: Any, float32: Any, contiguous: Call
             and bias._dtype is float32 and contiguous(bias))
 
 
+def plain_operands(input: Any, weight: Any, bias: Any) -> bool:
+    """Whether :func:`linear_wrapper` takes ``input``, ``weight`` and ``bias`` (None: no bias) to :class:`HostLinear`
+    when the call's flags are off: the plain tensors (see the module's docstring) and autocast off."""
+    return _is_plain(input, weight, bias, _float32(), contiguity_read()) and not _autocast_enabled()("cuda")
+
+
+def plain_weight(weight: Any, columns: int) -> bool:
+    """Whether ``weight`` is a plain weight (see the module's docstring) for an input of ``columns`` columns."""
+    shape = getattr(weight, "_shape", None)
+    return (shape is not None and len(shape) == 2 and shape[1] == columns and shape[0] > 0 and columns > 0
+            and weight._dtype is _float32() and contiguity_read()(weight))
+
+
+#: the wrappers :func:`linear_wrapper` made (:func:`is_linear_wrapper`)
+_WRAPPERS: list[Any] = []
+
+
+def is_linear_wrapper(function: Any) -> bool:
+    """Whether ``function`` is a wrapper :func:`linear_wrapper` made (megatron's linear function as our patch
+    installed it)."""
+    for made in _WRAPPERS:
+        if made is function:
+            return True
+    return False
+
+
 def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``linear_with_grad_accumulation_and_async_allreduce``: the plain case through :class:`HostLinear`.
 
@@ -193,8 +220,10 @@ def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         ``op``'s signature and results.
     """
     make = compiled_linear_wrapper if _compiled is not None else python_linear_wrapper
-    wrapper = make(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
-    return functools.update_wrapper(wrapper, op)
+    made = make(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
+    wrapper = functools.update_wrapper(made, op)
+    _WRAPPERS.append(wrapper)
+    return wrapper
 
 
 def compiled_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], float32: Any,

@@ -9,7 +9,9 @@ compat package never imports the parity layer (``lint-imports``' layer contract)
 
 from __future__ import annotations
 
-__all__ = ["recording_module_outputs", "set_recording_module_outputs"]
+from typing import Any
+
+__all__ = ["expects_module_calls", "recording_module_outputs", "set_recording_module_outputs"]
 
 _RECORDING = [False]
 
@@ -22,3 +24,17 @@ def recording_module_outputs() -> bool:
 def set_recording_module_outputs(recording: bool) -> None:
     """Say whether a capture records every module's output from now on (the parity capture's first forward)."""
     _RECORDING[0] = bool(recording)
+
+
+def expects_module_calls(*modules: Any) -> bool:
+    """Whether someone expects ``modules`` to be called: forward hooks or pre-hooks on one of them or on every module
+    (MSAdapter's global ones), or a capture recording every module's output (:func:`recording_module_outputs`). A
+    fused host path that would compute them without calling them steps aside then."""
+    import msadapter.nn.modules.module as hooks
+
+    if _RECORDING[0] or hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
+        return True
+    for module in modules:
+        if module._forward_hooks or module._forward_pre_hooks:
+            return True
+    return False
