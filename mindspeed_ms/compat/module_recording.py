@@ -2,9 +2,10 @@
 
 A parity capture (:mod:`mindspeed_ms.parity.capture`, a layer above this package) records the output of every module
 during the model's first forward. A faster path that computes several modules in one step without calling them
-(megatron's core attention without its softmax and dropout modules: :mod:`.host_attention`) steps aside while that
-recording runs, so that the comparison sees every module's output. The flag lives here, below both, so that the
-compat package never imports the parity layer (``lint-imports``' layer contract).
+(megatron's core attention without its softmax and dropout modules: :mod:`.host_attention`; the MLP without its two
+linear layers: :mod:`.host_mlp`) steps aside while that recording runs (:func:`expects_module_calls`), so that the
+comparison sees every module's output. The flag lives here, below both, so that the compat package never imports the
+parity layer (``lint-imports``' layer contract).
 """
 
 from __future__ import annotations
