@@ -53,6 +53,8 @@ __all__ = ["MODULE", "forward_wrapper", "plan"]
 #: the module whose ``MLP.forward`` this computes
 MODULE = "megatron.core.transformer.mlp"
 _LAYERS = "megatron.core.tensor_parallel.layers"
+#: _host_gelu refused our own float32 buffers (plan() asked it once, one element): a bug of ours, never a silent result
+_KERNEL_REFUSED = "mindspeed_ms.compat._host_gelu refused the MLP's float32 buffers; report this with the shapes used"
 _MODIFIED = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
              "the input or a weight of megatron's MLP was written after its forward")
 
@@ -126,7 +128,8 @@ def _function() -> Any:
             matmul(values, first.T, hidden)
             if bias is not None:
                 bias_add(hidden, host_array(bias, sync=False), hidden)
-            forward_kernel(hidden, activation, one_plus_erf, True)
+            if forward_kernel(hidden, activation, one_plus_erf, True) is NotImplemented:
+                raise RuntimeError(_KERNEL_REFUSED)
             result, out = new_float32((*values.shape[:-1], second.shape[0]))
             matmul(activation, second.T, out)
             ctx.kept = (input, fc1, fc2, input._version, fc1._version, fc2._version, hidden, activation,
@@ -153,7 +156,8 @@ def _function() -> Any:
                 grad_activation = empty(activation.shape, float32)
                 matmul(gradient, second, grad_activation)  # fc2's input gradient
                 grad_hidden = empty(hidden.shape, float32)
-                backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden)
+                if backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden) is NotImplemented:
+                    raise RuntimeError(_KERNEL_REFUSED)
                 hidden_rows = grad_hidden.reshape(-1, grad_hidden.shape[-1])
                 if has_bias and needs[2]:
                     grad_bias, out = new_float32((hidden_rows.shape[1],))
