@@ -90,6 +90,7 @@ def register(registry: Any, args: Any) -> None:
     _register_attention(registry)
     _register_linear(registry)
     _register_mlp(registry)
+    _register_bias_dropout_add(registry)
     _register_detached_aliases(registry)
 
 
@@ -116,6 +117,18 @@ def _register_mlp(registry: Any) -> None:
                 "fc2), each with its forward and backward dispatch (~1.5 ms forward and backward at the tiny size, "
                 "the arithmetic ~0.2 ms); its plain case (erf gelu, no fusion, no gated unit, tensor-parallel size "
                 "1, float32) computes the same host GEMMs and gelu kernels in one Function of ours")
+
+
+def _register_bias_dropout_add(registry: Any) -> None:
+    """megatron's bias-dropout-add with dropout off as one host Function."""
+    from mindspeed_ms.compat import host_bda
+
+    registry.register(
+        host_bda.TARGET, host_bda.bias_dropout_add_wrapper, kind="wrap",
+        requires=(MEGATRON_CORE_REQUIREMENT, *_MSADAPTER),
+        purpose="megatron's residual adds (x + bias, dropout, residual + out; twice a layer) are four autograd nodes "
+                "a call on MindSpore's CPU backend with dropout off (the bias add, the add's two views, the add); "
+                "one Function of ours computes the same float32 additions over the host memory")
 
 
 def _register_attention(registry: Any) -> None:

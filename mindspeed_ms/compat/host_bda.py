@@ -1,0 +1,125 @@
+"""megatron's bias-dropout-add without dropout (``residual + (x + bias)``) as one autograd Function on the host.
+
+megatron-core's transformer layer adds each sublayer's output to the residual stream through
+``_bias_dropout_add_func(x_with_bias, residual, prob, training)`` (``megatron/core/fusions/fused_bias_dropout.py``;
+its fused and unfused entries both call it): ``x + bias``, ``F.dropout(x, p=prob, training=training)``, then
+``residual + out``. With dropout off (``prob == 0`` or not training: megatron's ``hidden_dropout=0.0``, evaluation)
+the dropout returns its input, and on MindSpore's CPU backend what is left is four nodes of PyNative's autograd graph
+a call (the bias add, and our ``Tensor.__add__`` wrapper's two views and the add: :mod:`.grad_clone`), twice a layer.
+
+Here that case is one Function: the float32 additions ``x + bias`` then ``residual + that`` over the tensors' host
+memory (the same correctly rounded operations in the same order: the same bits) into a new tensor of MindSpore's
+memory (:mod:`.host_outputs`); the backward hands the output gradient to ``x`` and a copy of it to ``residual`` (as
+PyTorch's add, each its own tensor), and the bias gradient is the float64 column sum rounded once
+(:func:`.host_arithmetic.column_sum`, the bits of :mod:`.bias_add`'s host Function from
+:data:`.bias_add.MIN_ELEMENTS` elements; below it MindSpore's BiasAddGrad summed in float32: there the more exact sum,
+within float32 rounding of it). Gradients are computed for the inputs that require one.
+
+Taken when the call computes exactly that: megatron-core's own function, dropout off, ``x`` and ``residual`` float32
+contiguous tensors of one shape (at least 1-D, no empty dimension), the bias None or a contiguous float32 vector of
+the last dimension's size. Everything else (dropout on: its random stream is the wrapped function's; a residual of
+another dtype: megatron casts it) runs megatron's function.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from mindspeed_ms.compat.function_grads import own_function
+from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
+from mindspeed_ms.compat.host_kernels import add
+from mindspeed_ms.compat.host_memory import contiguity_read, host_array
+from mindspeed_ms.compat.host_outputs import new_float32
+
+__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "plain"]
+
+#: the module of megatron's bias-dropout-add, and the function wrapped
+MODULE = "megatron.core.fusions.fused_bias_dropout"
+TARGET = f"{MODULE}._bias_dropout_add_func"
+
+
+@functools.lru_cache(maxsize=1)
+def _float32() -> Any:
+    import mindspore
+
+    return mindspore.float32
+
+
+def plain(x: Any, bias: Any, residual: Any, prob: Any, training: Any) -> bool:
+    """Whether :func:`bias_dropout_add_wrapper` takes this call to its Function (see the module's docstring)."""
+    if training and prob != 0:
+        return False
+    float32, contiguous = _float32(), contiguity_read()
+    try:
+        shape = x._shape
+        if x._dtype is not float32 or residual._dtype is not float32 or residual._shape != shape:
+            return False
+    except AttributeError:  # not MindSpore tensors
+        return False
+    if not shape or not math.prod(shape) or not contiguous(x) or not contiguous(residual):
+        return False
+    if bias is None:
+        return True
+    bias_shape = getattr(bias, "_shape", None)
+    return (bias_shape is not None and len(bias_shape) == 1 and bias_shape[0] == shape[-1]
+            and bias._dtype is float32 and contiguous(bias))
+
+
+@functools.lru_cache(maxsize=1)
+def _function() -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+    import numpy as np
+
+    copyto = np.copyto
+
+    class HostBiasDropoutAdd(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
+        """``residual + (x + bias)`` (``residual + x`` without a bias) and the gradients of x, residual and bias."""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, residual: Any, bias: Any) -> Any:
+            values = host_array(x)
+            result, out = new_float32(values.shape)
+            if bias is not None:
+                bias_add(values, host_array(bias, sync=False), out)
+                add(out, host_array(residual, sync=False))
+            else:
+                copyto(out, values)
+                add(out, host_array(residual, sync=False))
+            ctx.has_bias = bias is not None
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            needs = ctx.needs_input_grad
+            grad_residual = grad_bias = None
+            if needs[1] or (ctx.has_bias and needs[2]):
+                gradient = host_array(grad)
+                if needs[1]:
+                    grad_residual, out = new_float32(gradient.shape)
+                    copyto(out, gradient)
+                if ctx.has_bias and needs[2]:
+                    grad_bias, out = new_float32((gradient.shape[-1],))
+                    column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
+            return grad if needs[0] else None, grad_residual, grad_bias
+
+    return HostBiasDropoutAdd
+
+
+def bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap megatron's ``_bias_dropout_add_func(x_with_bias, residual, prob, training)``: its own function only
+    (anything else is returned as is); the plain case (:func:`plain`) as one Function, every other call to ``op``."""
+    if getattr(op, "__module__", None) != MODULE or hasattr(op, "__wrapped__"):
+        return op
+
+    @functools.wraps(op)
+    def bias_dropout_add(x_with_bias: Any, residual: Any, prob: Any, training: Any) -> Any:
+        if isinstance(x_with_bias, tuple) and len(x_with_bias) == 2:
+            x, bias = x_with_bias
+            if plain(x, bias, residual, prob, training):
+                return _function().apply(x, residual, bias)
+        return op(x_with_bias, residual, prob, training)
+
+    return bias_dropout_add
