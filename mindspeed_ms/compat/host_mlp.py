@@ -124,7 +124,7 @@ def _function() -> Any:
             forward_kernel = gelu.host_gelu()[0]  # type: ignore[index]  # plan() checked it
             values, first, second = host_array(input), host_array(fc1, sync=False), host_array(fc2, sync=False)
             shape = (*values.shape[:-1], first.shape[0])
-            hidden, activation, one_plus_erf = empty(shape, float32), empty(shape, float32), empty(shape, float32)
+            hidden, activation, one_plus_erf = empty((3, *shape), float32)  # one allocation, three arrays
             matmul(values, first.T, hidden)
             if bias is not None:
                 bias_add(hidden, host_array(bias, sync=False), hidden)
@@ -153,9 +153,8 @@ def _function() -> Any:
             if needs[0] or needs[1] or (has_bias and needs[2]):
                 backward_kernel = gelu.host_gelu()[1]  # type: ignore[index]  # plan() checked it
                 second = host_array(fc2, sync=False)
-                grad_activation = empty(activation.shape, float32)
+                grad_activation, grad_hidden = empty((2, *hidden.shape), float32)
                 matmul(gradient, second, grad_activation)  # fc2's input gradient
-                grad_hidden = empty(hidden.shape, float32)
                 if backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden) is NotImplemented:
                     raise RuntimeError(_KERNEL_REFUSED)
                 hidden_rows = grad_hidden.reshape(-1, grad_hidden.shape[-1])

@@ -10,6 +10,7 @@ parity layer (``lint-imports``' layer contract).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["expects_module_calls", "recording_module_outputs", "set_recording_module_outputs"]
@@ -31,11 +32,18 @@ def expects_module_calls(*modules: Any) -> bool:
     """Whether someone expects ``modules`` to be called: forward hooks or pre-hooks on one of them or on every module
     (MSAdapter's global ones), or a capture recording every module's output (:func:`recording_module_outputs`). A
     fused host path that would compute them without calling them steps aside then."""
-    import msadapter.nn.modules.module as hooks
-
+    hooks = _hooks()
     if _RECORDING[0] or hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
         return True
     for module in modules:
         if module._forward_hooks or module._forward_pre_hooks:
             return True
     return False
+
+
+@functools.lru_cache(maxsize=1)
+def _hooks() -> Any:
+    """MSAdapter's module of the global forward hooks (imported on first use: MSAdapter must be importable)."""
+    import msadapter.nn.modules.module as hooks
+
+    return hooks
