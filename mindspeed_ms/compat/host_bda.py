@@ -9,11 +9,12 @@ a call (the bias add, and our ``Tensor.__add__`` wrapper's two views and the add
 
 Here that case is one Function: the float32 additions ``x + bias`` then ``residual + that`` over the tensors' host
 memory (the same correctly rounded operations in the same order: the same bits) into a new tensor of MindSpore's
-memory (:mod:`.host_outputs`); the backward hands the output gradient to ``x`` and a copy of it to ``residual`` (as
-PyTorch's add, each its own tensor), and the bias gradient is the float64 column sum rounded once
-(:func:`.host_arithmetic.column_sum`, the bits of :mod:`.bias_add`'s host Function from
-:data:`.bias_add.MIN_ELEMENTS` elements; below it MindSpore's BiasAddGrad summed in float32: there the more exact sum,
-within float32 rounding of it). Gradients are computed for the inputs that require one.
+memory (:mod:`.host_outputs`); the backward gives ``x`` and ``residual`` a copy of the output gradient each (as
+PyTorch's add, each its own tensor; handing the engine's own gradient tensor back as ``x``'s made MindSpeed-LLM's
+context-parallel parity run die by SIGSEGV at exit, 2 of 2 runs, and the copies 2 of 2 clean), and the bias gradient
+is the float64 column sum rounded once (:func:`.host_arithmetic.column_sum`, the bits of :mod:`.bias_add`'s host
+Function from :data:`.bias_add.MIN_ELEMENTS` elements; below it MindSpore's BiasAddGrad summed in float32: there the
+more exact sum, within float32 rounding of it). Gradients are computed for the inputs that require one.
 
 Taken when the call computes exactly that: megatron-core's own function, dropout off, ``x`` and ``residual`` float32
 contiguous tensors of one shape (at least 1-D, no empty dimension), the bias None or a contiguous float32 vector of
@@ -94,16 +95,16 @@ def _function() -> Any:
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
             needs = ctx.needs_input_grad
-            grad_residual = grad_bias = None
-            if needs[1] or (ctx.has_bias and needs[2]):
-                gradient = host_array(grad)
-                if needs[1]:
-                    grad_residual, out = new_float32(gradient.shape)
+            gradient = host_array(grad)
+            grads: list[Any] = [None, None, None]
+            for index in (0, 1):  # x and residual: each a copy of its own (never the engine's gradient itself)
+                if needs[index]:
+                    grads[index], out = new_float32(gradient.shape)
                     copyto(out, gradient)
-                if ctx.has_bias and needs[2]:
-                    grad_bias, out = new_float32((gradient.shape[-1],))
-                    column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
-            return grad if needs[0] else None, grad_residual, grad_bias
+            if ctx.has_bias and needs[2]:
+                grads[2], out = new_float32((gradient.shape[-1],))
+                column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
+            return tuple(grads)
 
     return HostBiasDropoutAdd
 
