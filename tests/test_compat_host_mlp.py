@@ -179,7 +179,8 @@ CASES = ("tiny", "wide", "no_bias", "frozen_input")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folder = tmp_path_factory.mktemp("host_mlp")
     np.savez(folder / "inputs.npz", **INPUTS)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    # the opt-in (patches/msadapter_cpu_kernels.HOST_BLOCKS); without it megatron's own path runs (tested below)
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS="1")
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
 
 
@@ -238,3 +239,21 @@ def test_what_megatrons_forward_keeps(ours: dict) -> None:
     # every other configuration computes something else, or someone expects the modules to be called
     assert decisions == dict.fromkeys(decisions, False)
     assert len(decisions) == 13
+
+
+OFF_SCRIPT = """
+import mindspeed_ms.adaptor  # noqa: F401
+import json
+import torch
+import megatron.core.fusions.fused_bias_dropout as fused_bias_dropout
+from megatron.core.transformer.mlp import MLP
+print(json.dumps({"bda": hasattr(fused_bias_dropout._bias_dropout_add_func, "__wrapped__"),
+                  "mlp": hasattr(MLP.forward, "__wrapped__")}))
+"""
+
+
+@pytest.mark.parametrize("opt_in", ["", "1"])
+def test_the_two_host_blocks_are_installed_only_on_opt_in(opt_in: str) -> None:
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS=opt_in)
+    wrapped = json_lines(run_python(sys.executable, "-c", OFF_SCRIPT, env=env))[-1]
+    assert wrapped == {"bda": opt_in == "1", "mlp": opt_in == "1"}
