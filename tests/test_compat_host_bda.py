@@ -114,8 +114,8 @@ CASES = ("tiny", "wide", "unfused_no_bias", "evaluation", "frozen_x")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folder = tmp_path_factory.mktemp("host_bda")
     np.savez(folder / "inputs.npz", **INPUTS)
-    # the opt-in (patches/msadapter_cpu_kernels.HOST_BLOCKS); without it megatron's own path runs (tested below)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS="1")
+    # on by default (patches/msadapter_cpu_kernels.HOST_BLOCKS; =0: megatron's own path, tests/test_compat_host_mlp.py)
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
 
 

@@ -179,8 +179,8 @@ CASES = ("tiny", "wide", "no_bias", "frozen_input")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folder = tmp_path_factory.mktemp("host_mlp")
     np.savez(folder / "inputs.npz", **INPUTS)
-    # the opt-in (patches/msadapter_cpu_kernels.HOST_BLOCKS); without it megatron's own path runs (tested below)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS="1")
+    # on by default (patches/msadapter_cpu_kernels.HOST_BLOCKS; =0: megatron's own path, tested below)
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
 
 
@@ -252,8 +252,21 @@ print(json.dumps({"bda": hasattr(fused_bias_dropout._bias_dropout_add_func, "__w
 """
 
 
-@pytest.mark.parametrize("opt_in", ["", "1"])
-def test_the_two_host_blocks_are_installed_only_on_opt_in(opt_in: str) -> None:
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS=opt_in)
+@pytest.mark.parametrize("setting", [None, "", "1", "0"])
+def test_the_two_host_blocks_are_installed_unless_turned_off(setting: str | None) -> None:
+    extra = {} if setting is None else {"MINDSPEED_MS_HOST_BLOCKS": setting}
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", **extra)
     wrapped = json_lines(run_python(sys.executable, "-c", OFF_SCRIPT, env=env))[-1]
-    assert wrapped == {"bda": opt_in == "1", "mlp": opt_in == "1"}
+    assert wrapped == {"bda": setting != "0", "mlp": setting != "0"}
+
+
+def test_an_unknown_host_blocks_setting_is_refused_and_nothing_is_applied() -> None:
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", MINDSPEED_MS_HOST_BLOCKS="yes")
+    script = ("from mindspore.common.tensor import Tensor\nbefore = Tensor.__add__\n"
+              "try:\n    import mindspeed_ms.adaptor  # noqa: F401\n"
+              "except Exception as error:\n    print(type(error).__name__, '|', error)\n"
+              "print('unchanged', Tensor.__add__ is before)\n")
+    output = run_python(sys.executable, "-c", script, env=env)
+    assert "ProviderError | provider 'msadapter_cpu_kernels'" in output, output
+    assert "MINDSPEED_MS_HOST_BLOCKS='yes': set it to 0" in output, output
+    assert "unchanged True" in output, output

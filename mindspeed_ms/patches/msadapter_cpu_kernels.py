@@ -18,9 +18,9 @@ name = "msadapter_cpu_kernels"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
-#: ``=1`` opts in to megatron's MLP block and bias-dropout-add as one host Function each (compat/host_mlp.py,
-#: compat/host_bda.py: tiny step after/before 0.836). Off by default while their effect on MindSpore's crash at exit
-#: is measured: a CI run with them on had one msrun worker die after its work was done (README, round 19).
+#: megatron's MLP block and bias-dropout-add as one host Function each (compat/host_mlp.py, compat/host_bda.py: tiny
+#: step after/before 0.836): on unless this is ``0`` (``1`` or empty: on; anything else is refused). They were opt-in
+#: in round 19 until their effect on MindSpore's crash at exit was measured: none (README, round 20).
 HOST_BLOCKS = "MINDSPEED_MS_HOST_BLOCKS"
 _TENSOR = "mindspore.common.tensor.Tensor"
 
@@ -37,6 +37,7 @@ def register(registry: Any, args: Any) -> None:
 
     if device_target() != "CPU":
         return
+    host_blocks = host_blocks_on()
     from mindspeed_ms.compat import fast_matmul
 
     for target in ("msadapter.ops.blas.matmul", f"{_TENSOR}.matmul", f"{_TENSOR}.__matmul__"):
@@ -94,10 +95,23 @@ def register(registry: Any, args: Any) -> None:
     _register_backward_kernels(registry)
     _register_attention(registry)
     _register_linear(registry)
-    if os.environ.get(HOST_BLOCKS) == "1":
+    if host_blocks:
         _register_mlp(registry)
         _register_bias_dropout_add(registry)
     _register_detached_aliases(registry)
+
+
+def host_blocks_on(environ: Any = None) -> bool:
+    """Whether megatron's MLP block and bias-dropout-add run as one host Function each (:data:`HOST_BLOCKS`).
+
+    Raises:
+        ValueError: the variable holds something other than ``0``, ``1`` or nothing.
+    """
+    value = (os.environ if environ is None else environ).get(HOST_BLOCKS, "").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{HOST_BLOCKS}={value!r}: set it to 0 (megatron's MLP and bias-dropout-add on MindSpore's "
+                         f"kernels) or 1 (one host Function each, the default), or leave it unset")
+    return value != "0"
 
 
 def _register_linear(registry: Any) -> None:
