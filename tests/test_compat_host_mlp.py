@@ -88,12 +88,36 @@ def case(label, x, bias=True, x_grad=True, hook=False):
             results[f"{label}.grad_{part.replace('.', '_')}"] = param.grad.numpy()
 
 
+def stacked(suffix, hook):
+    # two blocks in a row, two steps: the second block's backward first, the arrays of finished ones reused
+    global name
+    name = "stacked"
+    blocks = (mlp_of(), mlp_of())
+    if hook:
+        for module in blocks:
+            module.linear_fc1.register_forward_hook(lambda *args: None)
+    for step in (0, 1):
+        leaf = torch.tensor(given["x_tiny"] * (step + 1), requires_grad=True)
+        hidden = leaf * 1.0
+        for module in blocks:
+            hidden, _ = module(hidden)
+        label = f"stacked{step}{suffix}"
+        results[label + ".out"] = hidden.detach().numpy()
+        hidden.backward(torch.tensor(given["g_tiny"]))
+        results[label + ".grad_x"] = leaf.grad.numpy()
+        for index, module in enumerate(blocks):  # accumulated over the steps
+            for part, param in module.named_parameters():
+                if param.grad is not None:
+                    results[f"{label}.grad{index}_{part.replace('.', '_')}"] = param.grad.numpy().copy()
+
+
 for hook in ((False, True) if ours else (False,)):
     suffix = "_megatron" if hook else ""
     case("tiny" + suffix, "x_tiny", hook=hook)
     case("wide" + suffix, "x_wide", hook=hook)
     case("no_bias" + suffix, "x_tiny", bias=False, hook=hook)
     case("frozen_input" + suffix, "x_tiny", x_grad=False, hook=hook)
+    stacked(suffix, hook)
 
 # the input written in place after the forward: the backward refuses (PyTorch: RuntimeError)
 name = "written"
@@ -172,7 +196,7 @@ INPUTS = {"linear_fc1_weight": (_RNG.standard_normal((256, 64)) * 0.2).astype(np
           "g_tiny": _RNG.standard_normal((32, 4, 64)).astype(np.float32),
           "x_wide": _RNG.standard_normal((64, 4, 64)).astype(np.float32),
           "g_wide": _RNG.standard_normal((64, 4, 64)).astype(np.float32)}
-CASES = ("tiny", "wide", "no_bias", "frozen_input")
+CASES = ("tiny", "wide", "no_bias", "frozen_input", "stacked0", "stacked1")
 
 
 @pytest.fixture(scope="module")
@@ -190,10 +214,11 @@ def test_the_shapes_straddle_the_host_bias_add() -> None:
 
 def test_the_plain_mlp_is_our_function_and_a_hooked_one_megatrons(ours: dict) -> None:
     taken = ours["taken"]
-    for case in CASES:
+    for case in CASES[:4]:
         assert taken[case] == int(HOST), taken
         assert taken[case + "_megatron"] == 0, taken
         assert ours[case + ".bias_returned"] is True
+    assert taken["stacked"] == 4 * int(HOST), taken  # two blocks, two steps (the hooked blocks: megatron's)
 
 
 def test_outputs_and_gradients_agree_with_megatron_on_pytorch(ours: dict, tmp_path: Path) -> None:
@@ -207,7 +232,8 @@ def test_outputs_and_gradients_agree_with_megatron_on_pytorch(ours: dict, tmp_pa
     for key, expected in reference.items():
         got = np.asarray(ours[key], dtype=expected.dtype)
         assert got.shape == expected.shape, key
-        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5, err_msg=key)
+        scale = max(1.0, float(np.abs(expected).max()))  # float32 GEMM rounding grows with the values (stacked)
+        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5 * scale, err_msg=key)
 
 
 def test_the_function_gives_the_bits_of_megatrons_four_nodes(ours: dict) -> None:
@@ -216,12 +242,12 @@ def test_the_function_gives_the_bits_of_megatrons_four_nodes(ours: dict) -> None
         case, _, what = key.partition(".")
         fused = np.asarray(ours[key], np.float32)
         unfused = np.asarray(ours[f"{case}_megatron.{what}"], np.float32)
-        if what == "grad_linear_fc1_bias" and case != "wide":  # MindSpore's BiasAddGrad below MIN_ELEMENTS
+        if what.endswith("linear_fc1_bias") and case != "wide":  # MindSpore's BiasAddGrad below MIN_ELEMENTS
             np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5, err_msg=key)
         else:
             np.testing.assert_array_equal(fused, unfused, err_msg=key)
         compared += 1
-    assert compared >= 20
+    assert compared >= 38
 
 
 def test_an_input_written_after_the_forward_is_refused_as_pytorch_refuses_it(ours: dict) -> None:

@@ -42,7 +42,7 @@ def set_row_threads(count: int) -> int:
     return 1 if _ROWS is None else int(_ROWS.set_threads(count))
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
-           "column_sum", "contiguous_copy",
+           "column_sum", "contiguous_copy", "copy_into",
            "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill", "narrow_indices",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
            "scatter_pieces",
@@ -242,6 +242,15 @@ def contiguous_copy(values: Any, out: Any) -> None:
     import numpy as np
 
     np.copyto(out, values)
+
+
+def copy_into(values: Any, *outs: Any) -> None:
+    """Copy ``values`` into each array of ``outs`` (its shape): the copies MindSpore's engine makes of a gradient it
+    hands to two inputs (its ``Clone``), each input's gradient a tensor of its own."""
+    import numpy as np
+
+    for out in outs:
+        np.copyto(out, values)
 
 
 def masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat.function_grads import own_function
-from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
+from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
@@ -72,9 +72,6 @@ def plain(x: Any, bias: Any, residual: Any, prob: Any, training: Any) -> bool:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    import numpy as np
-
-    copyto = np.copyto
 
     class HostBiasDropoutAdd(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``residual + (x + bias)`` (``residual + x`` without a bias) and the gradients of x, residual and bias."""
@@ -87,7 +84,7 @@ def _function() -> Any:
                 bias_add(values, host_array(bias, sync=False), out)
                 add(out, host_array(residual, sync=False))
             else:
-                copyto(out, values)
+                copy_into(values, out)
                 add(out, host_array(residual, sync=False))
             ctx.has_bias = bias is not None
             return result
@@ -97,10 +94,12 @@ def _function() -> Any:
             needs = ctx.needs_input_grad
             gradient = host_array(grad)
             grads: list[Any] = [None, None, None]
+            outs = []
             for index in (0, 1):  # x and residual: each a copy of its own (never the engine's gradient itself)
                 if needs[index]:
                     grads[index], out = new_float32(gradient.shape)
-                    copyto(out, gradient)
+                    outs.append(out)
+            copy_into(gradient, *outs)
             if ctx.has_bias and needs[2]:
                 grads[2], out = new_float32((gradient.shape[-1],))
                 column_sum(gradient.reshape(-1, gradient.shape[-1]), out)

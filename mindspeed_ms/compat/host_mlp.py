@@ -109,12 +109,35 @@ def plan(mlp: Any, hidden: Any) -> tuple[Any, Any, Any] | None:
     return weight, bias, second
 
 
+#: the intermediates' arrays of finished backwards, by count and shape, for the next forward or backward: the
+#: block's forward keeps three activation-sized float32 arrays until its backward, which needs two more for a moment;
+#: a fresh NumPy allocation (and its split into arrays) every step cost more than the kernels at the tiny size
+_SPARE: dict[tuple[int, tuple[int, ...]], list[tuple[Any, ...]]] = {}
+#: at most this many spare sets in all (a step's layers; more only while shapes change)
+_MOST_SPARE = 16
+
+
+def _take(count: int, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """``count`` float32 arrays of ``shape`` (values undefined) in one allocation: a spare set (:func:`_give`) or
+    new ones."""
+    spare = _SPARE.get((count, shape))
+    if spare:
+        return spare.pop()
+    import numpy as np
+
+    return tuple(np.empty((count, *shape), np.float32))
+
+
+def _give(arrays: tuple[Any, ...]) -> None:
+    """Keep ``arrays`` (from :func:`_take`; nothing else refers to them any more) for the next :func:`_take`."""
+    if sum(map(len, _SPARE.values())) >= _MOST_SPARE:
+        _SPARE.clear()
+    _SPARE.setdefault((len(arrays), arrays[0].shape), []).append(arrays)
+
+
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    import numpy as np
-
-    empty, float32 = np.empty, np.float32
 
     class HostMLP(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``gelu(input @ fc1.t() + bias) @ fc2.t()`` and the gradients of input, fc1, bias and fc2."""
@@ -124,7 +147,8 @@ def _function() -> Any:
             forward_kernel = gelu.host_gelu()[0]  # type: ignore[index]  # plan() checked it
             values, first, second = host_array(input), host_array(fc1, sync=False), host_array(fc2, sync=False)
             shape = (*values.shape[:-1], first.shape[0])
-            hidden, activation, one_plus_erf = empty((3, *shape), float32)  # one allocation, three arrays
+            block = _take(3, shape)
+            hidden, activation, one_plus_erf = block
             matmul(values, first.T, hidden)
             if bias is not None:
                 bias_add(hidden, host_array(bias, sync=False), hidden)
@@ -132,15 +156,14 @@ def _function() -> Any:
                 raise RuntimeError(_KERNEL_REFUSED)
             result, out = new_float32((*values.shape[:-1], second.shape[0]))
             matmul(activation, second.T, out)
-            ctx.kept = (input, fc1, fc2, input._version, fc1._version, fc2._version, hidden, activation,
-                        one_plus_erf, bias is not None)
+            ctx.kept = (input, fc1, fc2, input._version, fc1._version, fc2._version, block, bias is not None)
             return result
 
         @staticmethod
         def backward(ctx: Any, grad: Any) -> Any:
-            input, fc1, fc2, input_version, fc1_version, fc2_version, hidden, activation, one_plus_erf, has_bias = (
-                ctx.kept)
+            input, fc1, fc2, input_version, fc1_version, fc2_version, block, has_bias = ctx.kept
             del ctx.kept
+            hidden, activation, one_plus_erf = block
             if input._version != input_version or fc1._version != fc1_version or fc2._version != fc2_version:
                 raise TorchRefusalError("MLP.backward", _MODIFIED)
             needs = ctx.needs_input_grad
@@ -153,7 +176,8 @@ def _function() -> Any:
             if needs[0] or needs[1] or (has_bias and needs[2]):
                 backward_kernel = gelu.host_gelu()[1]  # type: ignore[index]  # plan() checked it
                 second = host_array(fc2, sync=False)
-                grad_activation, grad_hidden = empty((2, *hidden.shape), float32)
+                scratch = _take(2, hidden.shape)
+                grad_activation, grad_hidden = scratch
                 matmul(gradient, second, grad_activation)  # fc2's input gradient
                 if backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden) is NotImplemented:
                     raise RuntimeError(_KERNEL_REFUSED)
@@ -169,6 +193,8 @@ def _function() -> Any:
                 if needs[0]:
                     grad_input, out = new_float32(tuple(input._shape))
                     matmul(grad_hidden, first, out)
+                _give(scratch)
+            _give(block)
             return grad_input, grad_fc1, grad_bias, grad_fc2
 
     return HostMLP
