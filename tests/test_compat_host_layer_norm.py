@@ -1,6 +1,6 @@
-"""mindspeed_ms.compat.host_layer_norm: ``F.layer_norm`` of large float32 tensors in NumPy computes what PyTorch
-computes: values and the input, weight and bias gradients at megatron's shapes and on edge inputs, compared with the
-reference interpreter; the calls it does not take (float16, small tensors) still work through MSAdapter.
+"""mindspeed_ms.compat.host_layer_norm: ``F.layer_norm`` of float32 tensors in NumPy computes what PyTorch computes:
+values and the input, weight and bias gradients at megatron's shapes, small ones and on edge inputs, compared with the
+reference interpreter; the calls it does not take (float16) still work through MSAdapter.
 
 One script runs in the PyTorch reference interpreter and in a MindSpore interpreter with the adaptor applied on
 the same inputs.

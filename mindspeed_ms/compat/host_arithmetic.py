@@ -42,7 +42,7 @@ def set_row_threads(count: int) -> int:
     return 1 if _ROWS is None else int(_ROWS.set_threads(count))
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
-           "column_sum", "contiguous_copy", "copy_into",
+           "column_sum", "contiguous_copy", "copy_into", "fill_zeros",
            "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill", "narrow_indices",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
            "scatter_pieces",
@@ -251,6 +251,11 @@ def copy_into(values: Any, *outs: Any) -> None:
 
     for out in outs:
         np.copyto(out, values)
+
+
+def fill_zeros(out: Any) -> None:
+    """Zero the array ``out`` in place: the work of MindSpore's kernels for ``zero_`` (a filled tensor copied in)."""
+    out.fill(0)
 
 
 def masked_fill(values: Any, mask: Any, value: Any, out: Any) -> None:

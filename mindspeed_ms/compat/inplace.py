@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from mindspeed_ms.compat import host_kernels
 from mindspeed_ms.compat.errors import InPlaceOnViewError
+from mindspeed_ms.compat.host_arithmetic import fill_zeros
 from mindspeed_ms.compat.host_memory import (
     contiguity_read,
     executor,
@@ -120,7 +121,7 @@ def zero_on_host(op: str, tensor: Any) -> bool:
             or _is_view(tensor) or not contiguity_read()(tensor)):
         return False
     refuse_write(op, tensor, call_site)
-    host_array(tensor, flat=True).fill(0)  # after the queued kernels ran (host_array waits for them)
+    fill_zeros(host_array(tensor, flat=True))  # after the queued kernels ran (host_array waits for them)
     bump_version(tensor)
     return True
 
