@@ -274,16 +274,17 @@ import torch
 import megatron.core.fusions.fused_bias_dropout as fused_bias_dropout
 from megatron.core.transformer.mlp import MLP
 print(json.dumps({"bda": hasattr(fused_bias_dropout._bias_dropout_add_func, "__wrapped__"),
-                  "mlp": hasattr(MLP.forward, "__wrapped__")}))
+                  "mlp": hasattr(MLP.forward, "__wrapped__"),
+                  "add": torch.Tensor.__add__.__code__.co_filename.endswith("compat/host_add.py")}))
 """
 
 
 @pytest.mark.parametrize("setting", [None, "", "1", "0"])
-def test_the_two_host_blocks_are_installed_unless_turned_off(setting: str | None) -> None:
+def test_the_host_blocks_are_installed_unless_turned_off(setting: str | None) -> None:
     extra = {} if setting is None else {"MINDSPEED_MS_HOST_BLOCKS": setting}
     env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", **extra)
     wrapped = json_lines(run_python(sys.executable, "-c", OFF_SCRIPT, env=env))[-1]
-    assert wrapped == {"bda": setting != "0", "mlp": setting != "0"}
+    assert wrapped == {"bda": setting != "0", "mlp": setting != "0", "add": setting != "0"}
 
 
 def test_an_unknown_host_blocks_setting_is_refused_and_nothing_is_applied() -> None:

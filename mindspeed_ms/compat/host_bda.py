@@ -35,7 +35,7 @@ from mindspeed_ms.compat.host_kernels import add
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "plain"]
+__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "function", "plain"]
 
 #: the module of megatron's bias-dropout-add, and the function wrapped
 MODULE = "megatron.core.fusions.fused_bias_dropout"
@@ -70,8 +70,9 @@ def plain(x: Any, bias: Any, residual: Any, prob: Any, training: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _function() -> Any:
-    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+def function() -> Any:
+    """The autograd Function, ``apply(x, residual, bias)`` (built on first use: MSAdapter's ``torch`` must be
+    importable); :mod:`.host_add` applies it without a bias."""
 
     class HostBiasDropoutAdd(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``residual + (x + bias)`` (``residual + x`` without a bias) and the gradients of x, residual and bias."""
@@ -119,7 +120,7 @@ def bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(x_with_bias, tuple) and len(x_with_bias) == 2:
             x, bias = x_with_bias
             if plain(x, bias, residual, prob, training):
-                return _function().apply(x, residual, bias)
+                return function().apply(x, residual, bias)
         return op(x_with_bias, residual, prob, training)
 
     return bias_dropout_add

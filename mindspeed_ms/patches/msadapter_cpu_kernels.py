@@ -18,9 +18,10 @@ name = "msadapter_cpu_kernels"
 requires = (MSADAPTER_REQUIREMENT,)
 
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
-#: megatron's MLP block and bias-dropout-add as one host Function each (compat/host_mlp.py, compat/host_bda.py: tiny
-#: step after/before 0.836): on unless this is ``0`` (``1`` or empty: on; anything else is refused). They were opt-in
-#: in round 19 until their effect on MindSpore's crash at exit was measured: none (README, round 20).
+#: megatron's MLP block, bias-dropout-add and adds of two operands that record a gradient as one host Function
+#: each (compat/host_mlp.py, compat/host_bda.py: tiny step after/before 0.836; compat/host_add.py): on unless this is
+#: ``0`` (``1`` or empty: on; anything else is refused). Opt-in in round 19 until their effect on MindSpore's crash
+#: at exit was measured: none (README, round 20).
 HOST_BLOCKS = "MINDSPEED_MS_HOST_BLOCKS"
 _TENSOR = "mindspore.common.tensor.Tensor"
 
@@ -98,6 +99,7 @@ def register(registry: Any, args: Any) -> None:
     if host_blocks:
         _register_mlp(registry)
         _register_bias_dropout_add(registry)
+        _register_two_gradient_add(registry)
     _register_detached_aliases(registry)
 
 
@@ -149,6 +151,19 @@ def _register_bias_dropout_add(registry: Any) -> None:
         purpose="megatron's residual adds (x + bias, dropout, residual + out; twice a layer) are four autograd nodes "
                 "a call on MindSpore's CPU backend with dropout off (the bias add, the add's two views, the add); "
                 "one Function of ours computes the same float32 additions over the host memory")
+
+
+def _register_two_gradient_add(registry: Any) -> None:
+    """``a + b`` where both operands record a gradient as one host Function (after :mod:`.bias_add`'s wrap: over it)."""
+    from mindspeed_ms.compat import host_add
+
+    for target in (f"{_TENSOR}.__add__", f"{_TENSOR}.add", "msadapter.ops.pointwise.add"):
+        registry.register(
+            target, host_add.add_wrapper, kind="wrap", requires=_MSADAPTER,
+            purpose="an add whose operands both require a gradient (megatron's word + position embeddings) is "
+                    "three autograd nodes on MindSpore's CPU backend (each operand's view, so that the engine does "
+                    "not clone the gradient with a kernel the CPU lacks, and the add); one Function of ours computes "
+                    "the same float32 sum over the host memory and hands each operand a copy of the gradient")
 
 
 def _register_attention(registry: Any) -> None:
