@@ -20,8 +20,8 @@ requires = (MSADAPTER_REQUIREMENT,)
 _MSADAPTER = (MSADAPTER_REQUIREMENT, MINDSPORE_REQUIREMENT)
 #: megatron's MLP block, bias-dropout-add and adds of two operands that record a gradient as one host Function
 #: each (compat/host_mlp.py, compat/host_bda.py: tiny step after/before 0.836; compat/host_add.py): on unless this is
-#: ``0`` (``1`` or empty: on; anything else is refused). Opt-in in round 19 until their effect on MindSpore's crash
-#: at exit was measured: none (README, round 20).
+#: a yes/no value that says no (``0``/``false``/``no``/``off``; not a yes/no value: a SettingError). Opt-in in round
+#: 19 until their effect on MindSpore's crash at exit was measured: none (README, round 20).
 HOST_BLOCKS = "MINDSPEED_MS_HOST_BLOCKS"
 _TENSOR = "mindspore.common.tensor.Tensor"
 
@@ -104,16 +104,16 @@ def register(registry: Any, args: Any) -> None:
 
 
 def host_blocks_on(environ: Any = None) -> bool:
-    """Whether megatron's MLP block and bias-dropout-add run as one host Function each (:data:`HOST_BLOCKS`).
+    """Whether megatron's MLP block, bias-dropout-add and two-gradient adds run as one host Function each
+    (:data:`HOST_BLOCKS`, a yes/no variable: unset or empty means yes).
 
     Raises:
-        ValueError: the variable holds something other than ``0``, ``1`` or nothing.
+        SettingError: the variable is not a yes/no value (a ``ValueError``).
     """
-    value = (os.environ if environ is None else environ).get(HOST_BLOCKS, "").strip()
-    if value not in ("", "0", "1"):
-        raise ValueError(f"{HOST_BLOCKS}={value!r}: set it to 0 (megatron's MLP and bias-dropout-add on MindSpore's "
-                         f"kernels) or 1 (one host Function each, the default), or leave it unset")
-    return value != "0"
+    from mindspeed_ms.engine.environment import parse_switch
+
+    env = os.environ if environ is None else environ
+    return parse_switch(HOST_BLOCKS, env.get(HOST_BLOCKS)) is not False
 
 
 def _register_linear(registry: Any) -> None:
