@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat import host_bda
+from mindspeed_ms.compat.host_bda import plain as _plain
 
 __all__ = ["add_wrapper", "taken"]
 
@@ -34,7 +35,7 @@ def taken(input: Any, other: Any) -> bool:
             return False
     except AttributeError:  # not tensors
         return False
-    return host_bda.plain(input, None, other, 0, False)
+    return _plain(input, None, other, 0, False)
 
 
 def add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
