@@ -150,3 +150,68 @@ def test_megatrons_grad_norm_and_clip_coefficient_are_as_close_to_exact_as_pytor
         assert (coefficient[0] < 1.0) == (coefficient[1] < 1.0)
         best = max_norm / (exact + 1.0e-6)
         assert abs(coefficient[0] - best) <= max(abs(coefficient[1] - best), 2e-7 * best), (coefficient, best)
+
+
+_L2_SCRIPT = '''
+import sys
+import numpy as np
+import mindspeed_ms.adaptor
+import torch
+import megatron.core.optimizer.clip_grads as clip_grads
+from megatron.core.utils import local_multi_tensor_l2_norm as local
+
+rng = np.random.default_rng(7)
+def tensor(size, scale=1e-2):
+    return torch.tensor((rng.standard_normal(size) * scale).astype(np.float32))
+bucket, small, one = tensor(70001), tensor(33, 3.0), tensor(1)
+special = tensor(1000)
+special[5] = float("nan")
+infinite = tensor(1000)
+infinite[9] = float("inf")
+leaf = tensor(64).requires_grad_()
+cases = {
+    "one_bucket": [[bucket]], "three": [[bucket, small, one]], "two_lists": [[bucket, one], [small, one]],
+    "nan": [[bucket, special]], "inf": [[infinite, small]], "overflow": [[torch.full((70000,), 1e20)]],
+    "zeros": [[torch.zeros(5000), torch.zeros(3)]],
+    "transposed": [[bucket, tensor(600).reshape(20, 30).t()]], "requires_grad": [[small, leaf]],
+}
+out = {"wrapped": np.array(clip_grads.l2_norm_impl is not local
+                           and getattr(clip_grads.l2_norm_impl, "__wrapped__", None) is local)}
+for name, lists in cases.items():
+    ours, none = clip_grads.l2_norm_impl(2048 * 32, None, lists, False)
+    theirs, _ = local(2048 * 32, None, lists, False)
+    assert none is None and tuple(ours.shape) == tuple(theirs.shape) == (1,), name
+    assert ours.dtype == theirs.dtype == torch.float32, name
+    out[name] = np.stack([ours.numpy(), theirs.numpy()])
+raised = []
+for function in (clip_grads.l2_norm_impl, local):  # a ragged list: torch.tensor of the norms raises on both paths
+    try:
+        function(2048 * 32, None, [[bucket], [small, one]], False)
+    except Exception as error:
+        raised.append(type(error).__name__)
+out["ragged"] = np.array(raised)
+np.savez(sys.argv[1], **out)
+'''
+
+
+def test_megatrons_local_l2_norm_gives_the_bits_of_its_own_path(tmp_path: Path) -> None:
+    """``clip_grads.l2_norm_impl`` (megatron's ``local_multi_tensor_l2_norm`` without Apex), wrapped: every list of
+    tensors (one bucket, several, two lists, NaN, inf, overflow, zeros, and the ones it leaves to megatron: a
+    transposed view, a tensor requiring a gradient) gives megatron's own result, bit for bit."""
+    taken = tmp_path / "l2.npz"
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    run_python(sys.executable, "-c", textwrap.dedent(_L2_SCRIPT), str(taken), "--ai-framework", "mindspore", env=env)
+    with np.load(taken) as saved:
+        got = {name: saved[name] for name in saved.files}
+    assert got.pop("wrapped")
+    ragged = got.pop("ragged")
+    assert len(ragged) == 2, ragged
+    assert ragged[0] == ragged[1], ragged
+    assert len(got) == 9
+    for name, (ours, theirs) in got.items():
+        assert ours.tobytes() == theirs.tobytes(), (name, ours, theirs)
+    assert np.isnan(got["nan"][0][0])
+    assert np.isinf(got["inf"][0][0])
+    assert np.isinf(got["overflow"][0][0])
+    assert got["zeros"][0][0] == 0.0
+    assert got["three"][0][0] > got["one_bucket"][0][0] > 0

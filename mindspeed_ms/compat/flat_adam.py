@@ -27,6 +27,7 @@ another optimizer, L2 weight decay with ``decoupled_weight_decay=False``) takes 
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import itertools
 import math
@@ -51,6 +52,8 @@ _GRAD, _DTYPE, _SHAPE = operator.attrgetter("_grad"), operator.attrgetter("_dtyp
 #: a state's moments and step counter, read with ``get`` (C calls over a bucket's states, no Python frame each)
 _EXP_AVG, _EXP_AVG_SQ, _MAX_EXP_AVG_SQ, _STEP = (operator.methodcaller("get", key) for key in (
     "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"))
+#: a ctypes float's value; the group of a (parameter, group) pair and its parameter
+_VALUE, _GROUP, _PARAM = operator.attrgetter("value"), operator.itemgetter(1), operator.itemgetter(0)
 
 
 @dataclass
@@ -84,6 +87,7 @@ class _Layout:
     offsets: list[int]  # each parameter's start in the bucket, buffer order
     steps: list[Any] | None = None  # each parameter's ``state["step"]`` as last seen, buffer order
     cells: list[Any] | None = None  # a ctypes float over each of them (None: not a 0-d float32 tensor)
+    all_cells: bool = False  # every one of ``cells`` is a ctypes float
     chunks: tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None = None  # (the arrays, :func:`_chunks` of them)
 
 
@@ -241,6 +245,10 @@ def _count(layout: _Layout, states: list[dict[str, Any]]) -> int | None:
     if cells is None or layout.steps is None or not all(map(operator.is_, steps, layout.steps)):
         cells = [_step_cell(step) for step in steps]
         layout.steps, layout.cells = steps, cells
+        layout.all_cells = None not in cells
+    if layout.all_cells:  # the common case: every counter a float32 cell, read in one C-level pass
+        counts = set(map(_VALUE, cells))
+        return int(counts.pop()) if len(counts) == 1 else None
     counts = {int(cell.value) if cell is not None else _number(step) for step, cell in zip(steps, cells)}
     return counts.pop() if len(counts) == 1 else None
 
@@ -293,7 +301,8 @@ def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any,
             is_decoupled: bool) -> bool:
     import numpy as np
 
-    groups = list({id(group): group for _, group in pairs}.values())  # each group once
+    in_order = list(map(_GROUP, pairs))
+    groups = list(dict(zip(map(id, in_order), in_order)).values())  # each group once (C-level passes)
     if not all(_same(groups, key) for key in ("betas", "eps", "amsgrad", "maximize")):
         return False
     if any(group["weight_decay"] != 0 and not (is_decoupled or bool(group.get("decoupled_weight_decay", False)))
@@ -302,7 +311,7 @@ def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any,
     if any(group.get("differentiable") for group in groups):
         return False  # the per-parameter path raises the typed error
     synchronize()  # the counters are read from host memory
-    states = [optimizer.state[param] for param, _ in pairs]
+    states = list(map(optimizer.state.__getitem__, map(_PARAM, pairs)))  # a defaultdict: as state[param]
     count = _count(layout, states)
     if count is None:
         return False
@@ -326,7 +335,7 @@ def _update(optimizer: Any, bucket: Any, layout: _Layout, pairs: list[tuple[Any,
         lr = float(group["lr"])
         decay = dtype(1 - lr * group["weight_decay"]) if group["weight_decay"] != 0 else None
         factors[id(group)] = (dtype(-lr / (1 - beta1 ** count)), decay)
-    per_param = [factors[id(group)] for _, group in pairs]
+    per_param = list(map(factors.__getitem__, map(id, in_order)))
     if host_kernels.adam_bucket(grads, firsts, seconds, maxima, work, update, maximize, scalars, layout.values,
                                 layout.offsets, per_param, _CHUNK):
         _set_steps(layout, states, count)  # the loop below in one C call (~400 calls a step at the mid size)
@@ -349,6 +358,9 @@ def _set_steps(layout: _Layout, states: list[dict[str, Any]], count: int) -> Non
     import mindspore
 
     assert layout.cells is not None  # set by _count
+    if layout.all_cells:  # every counter a float32 cell: written in one C-level pass (no frame per parameter)
+        collections.deque(map(setattr, layout.cells, itertools.repeat("value"), itertools.repeat(count)), maxlen=0)
+        return
     for state, cell in zip(states, layout.cells):
         if cell is not None:
             cell.value = count

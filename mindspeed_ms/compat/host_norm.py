@@ -33,7 +33,7 @@ from typing import Any
 
 from mindspeed_ms.compat.host_memory import contiguity_read
 
-__all__ = ["MIN_ELEMENTS", "norm_wrapper"]
+__all__ = ["MIN_ELEMENTS", "l2_norm_wrapper", "norm_wrapper"]
 
 #: from this many elements (any non-empty tensor: the host path is the cheaper at every size measured)
 MIN_ELEMENTS = 1
@@ -52,18 +52,33 @@ def _float32() -> Any:
 _FLOAT32_MAX = 3.4028234663852886e38
 
 
-def _host_norm(input: Any) -> Any:
-    """The float32 2-norm of ``input`` as a 0-d tensor."""
+def _norm_of(values: Any) -> Any:
+    """The float32 2-norm of the float32 array ``values`` (a NumPy float32 scalar)."""
     import numpy as np
-    from mindspore import Tensor
 
     from mindspeed_ms.compat.host_arithmetic import sum_of_squares
-    from mindspeed_ms.compat.host_memory import host_array
 
-    total = sum_of_squares(host_array(input, flat=True))
+    total = sum_of_squares(values)
     if total > _FLOAT32_MAX:
         total = math.inf
-    return Tensor(np.float32(math.sqrt(total)))
+    return np.float32(math.sqrt(total))
+
+
+def _host_norm(input: Any) -> Any:
+    """The float32 2-norm of ``input`` as a 0-d tensor."""
+    from mindspore import Tensor
+
+    from mindspeed_ms.compat.host_memory import host_array
+
+    return Tensor(_norm_of(host_array(input, flat=True)))
+
+
+def _taken(input: Any) -> bool:
+    """Whether ``torch.norm(input)`` runs on the host: a contiguous float32 tensor of at least :data:`MIN_ELEMENTS`
+    elements that does not require a gradient."""
+    shape = getattr(input, "_shape", None)
+    return (shape is not None and getattr(input, "_dtype", None) is _float32() and math.prod(shape) >= MIN_ELEMENTS
+            and not input.requires_grad and contiguity_read()(input))
 
 
 def norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,10 +96,61 @@ def norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     def norm(input: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) > 1 or (args and args[0] not in _TWO_NORMS):
             return op(input, *args, **kwargs)
-        shape = getattr(input, "_shape", None)
-        if (shape is None or getattr(input, "_dtype", None) is not _float32() or math.prod(shape) < MIN_ELEMENTS
-                or input.requires_grad or not contiguity_read()(input)):
+        if not _taken(input):
             return op(input, *args)
         return _host_norm(input)
 
     return norm
+
+
+#: megatron-core's own ``l2_norm_impl`` without Apex or Transformer Engine (``megatron/core/utils.py``)
+_LOCAL_L2_NORM = ("megatron.core.utils", "local_multi_tensor_l2_norm")
+
+
+def _rectangular(tensor_lists: Any) -> list[Any] | None:
+    """The tensors of a list of lists of one length each (what ``torch.tensor`` of their norms takes), in order;
+    else None (a ragged list: ``torch.tensor`` raises, as megatron's own path does)."""
+    if not isinstance(tensor_lists, (list, tuple)) or not all(
+            isinstance(tensors, (list, tuple)) for tensors in tensor_lists):
+        return None
+    if len(set(map(len, tensor_lists))) != 1:
+        return None
+    return [tensor for tensors in tensor_lists for tensor in tensors]
+
+
+def l2_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap megatron-core's ``local_multi_tensor_l2_norm`` (``clip_grads.l2_norm_impl`` without Apex): the same
+    result without its tensors in between.
+
+    megatron takes ``torch.norm`` of each tensor of each list, builds a tensor of those norms
+    (``torch.tensor(l2)``), takes its norm and returns it as a one-element float32 tensor (and None). Where
+    ``torch.norm`` of every tensor runs on the host (:func:`norm_wrapper`: contiguous float32, no gradient
+    required), each norm and the norm of the norms are the host path's float32 values, computed here without a 0-d
+    tensor per gradient and the tensor of them (MindSpore builds it by reading each one back: ~30 samples in 2,500
+    of the tiny example's step); the same bits. Anything else (``per_tensor``, other tensors, a ragged list, no
+    tensor at all) is megatron's.
+
+    Args:
+        op: megatron's ``local_multi_tensor_l2_norm(chunk_size, noop_flag, tensor_lists, per_tensor, *args)``;
+            anything else is returned as is.
+    """
+    if (getattr(op, "__module__", None), getattr(op, "__name__", None)) != _LOCAL_L2_NORM or hasattr(
+            op, "__wrapped__"):
+        return op
+
+    @functools.wraps(op)
+    def l2_norm(chunk_size: Any, noop_flag: Any, tensor_lists: Any, per_tensor: Any, *args: Any) -> Any:
+        tensors = _rectangular(tensor_lists)
+        if per_tensor or args or not tensors or not all(map(_taken, tensors)):
+            return op(chunk_size, noop_flag, tensor_lists, per_tensor, *args)
+        import numpy as np
+        from mindspore import Tensor
+
+        from mindspeed_ms.compat.host_memory import host_array
+
+        # the first read waits for queued kernels (host_array's sync), the others read what it waited for
+        norms = np.array([_norm_of(host_array(tensor, flat=True, sync=index == 0))
+                          for index, tensor in enumerate(tensors)], np.float32)
+        return Tensor(np.array([_norm_of(norms)], np.float32)), None
+
+    return l2_norm

@@ -200,6 +200,12 @@ def _register_mlp_kernels(registry: Any) -> None:
         purpose="torch.norm over a DDP bucket (megatron's gradient norm) runs Mul + ReduceSum + Sqrt over a "
                 "temporary of the bucket's size, 15-23 ms for 6.4M floats on CPU (PyTorch ~4 ms); float32 rows "
                 "summed in float64 on the host: ~3 ms, never further from the exact norm than PyTorch's")
+    registry.register(
+        "megatron.core.optimizer.clip_grads.l2_norm_impl", host_norm.l2_norm_wrapper, kind="wrap",
+        requires=(MEGATRON_CORE_REQUIREMENT, *_MSADAPTER),
+        purpose="megatron's local grad norm (no Apex) builds a 0-d tensor per norm and a tensor of them, which "
+                "MindSpore fills by reading each back; the same float32 norms computed on the host as plain values, "
+                "one tensor for the result")
     from mindspeed_ms.compat import bias_add
 
     registry.register(
