@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from _helpers import json_lines, run_python, run_reference, subprocess_env
 
+from mindspeed_ms.compat import host_bda
 from mindspeed_ms.compat.bias_add import MIN_ELEMENTS
 
 SCRIPT = """
@@ -34,6 +35,8 @@ given = dict(np.load(sys.argv[1]))
 results, taken = {}, {}
 if ours:
     from mindspeed_ms.compat import host_bda
+    if os.environ.get("BDA_PYTHON_BODIES") == "1":
+        host_bda._compiled = None  # before the Function is first built: its Python bodies
     decide = host_bda.plain
 
     def counted(*args):
@@ -100,7 +103,9 @@ if len(sys.argv) > 2:
 else:
     import json
     listed = {k: v.tolist() for k, v in results.items()}
-    print(json.dumps({"taken": taken, "decisions": decisions, "dropout_shape": dropout_shape, **listed}))
+    compiled = host_bda.has_compiled_bodies() if ours else None
+    print(json.dumps({"taken": taken, "decisions": decisions, "dropout_shape": dropout_shape, "compiled": compiled,
+                      **listed}))
 """
 
 _RNG = np.random.default_rng(17)
@@ -110,13 +115,32 @@ INPUTS.update(b_tiny=_RNG.standard_normal(64).astype(np.float32), b_wide=_RNG.st
 CASES = ("tiny", "wide", "unfused_no_bias", "evaluation", "frozen_x")
 
 
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    folder = tmp_path_factory.mktemp("host_bda")
+def _run_ours(folder: Path, **extra: str) -> dict:
     np.savez(folder / "inputs.npz", **INPUTS)
     # on by default (patches/msadapter_cpu_kernels.HOST_BLOCKS; =0: megatron's own path, tests/test_compat_host_mlp.py)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", **extra)
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The script's results with the Function's bodies as built here (C where ``_host_linear`` is)."""
+    return _run_ours(tmp_path_factory.mktemp("host_bda"))
+
+
+def test_the_c_bodies_give_the_python_bodies_bits(ours: dict, tmp_path: Path) -> None:
+    """``_host_linear.BiasDropoutAdd``'s forward and backward (where built) make the Python bodies' calls: every
+    output and gradient of every case, megatron's too, bit for bit, and the same decisions."""
+    python = _run_ours(tmp_path, BDA_PYTHON_BODIES="1")
+    assert ours["compiled"] is host_bda.has_compiled_bodies()
+    assert python["compiled"] is False
+    keys = [key for key in ours if "." in key]
+    assert len(keys) >= 4 * len(CASES), keys
+    assert sorted(keys) == sorted(key for key in python if "." in key)
+    for key in keys:
+        assert np.array_equal(np.asarray(ours[key], np.float32), np.asarray(python[key], np.float32)), key
+    assert ours["taken"] == python["taken"]
+    assert ours["decisions"] == python["decisions"]
 
 
 def test_the_shapes_straddle_the_host_bias_add() -> None:

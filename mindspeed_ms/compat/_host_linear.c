@@ -1,4 +1,5 @@
-/* The bodies of megatron's linear layer on the host (mindspeed_ms.compat.host_linear's HostLinear) in one C call each.
+/* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear) and bias-dropout-add
+ * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd) on the host in one C call each.
  *
  * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
  * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
@@ -20,6 +21,19 @@
  *                 matmul(rows.T, values.reshape(-1, values.shape[-1]), out)
  *       has_bias and needs[2]: grad_bias, out = new_float32((rows.shape[1],)); column_sum(rows, out)
  *     return (grad_input, grad_weight, grad_bias)
+ *
+ *   BiasDropoutAdd(host_array, new_float32, bias_add, add, copy_into, column_sum)
+ *   .forward(ctx, x, residual, bias):
+ *     values = host_array(x); result, out = new_float32(values.shape)
+ *     bias_add(values, host_array(bias, sync=False), out) where a bias, else copy_into(values, out)
+ *     add(out, host_array(residual, sync=False)); ctx.has_bias = bias is not None; return result
+ *   .backward(ctx, grad):
+ *     needs = ctx.needs_input_grad; gradient = host_array(grad)
+ *     for x and residual where needed: grad_i, out_i = new_float32(gradient.shape)
+ *     copy_into(gradient, *outs)
+ *     ctx.has_bias and needs[2]: grad_bias, out = new_float32((gradient.shape[-1],))
+ *                                column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
+ *     return (grad_x, grad_residual, grad_bias)
  *
  * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
  * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
@@ -43,14 +57,18 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 2
+#define HOST_LINEAR_ABI 3
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
+static PyObject *s_has_bias;
 static PyObject *minus_one;
 
 /* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
  * visits and clears them. */
 enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, LINEAR_SLOTS };
+/* a BiasDropoutAdd's slots: the same object layout as a Linear's (host_array, new_float32 and reshape where a
+ * Linear has them, so that the helpers below serve both) */
+enum { BDA_BIAS_ADD = MATMUL, BDA_ADD = BIAS_ADD, BDA_COPY_INTO = COLUMN_SUM, BDA_COLUMN_SUM = REFUSE };
 enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
 
 /* what both types start with */
@@ -83,7 +101,7 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static PyTypeObject LinearType, DispatchType;
+static PyTypeObject LinearType, DispatchType, BiasDropoutAddType;
 
 /* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
 static PyObject **slots_of(PyObject *self, int *n) {
@@ -378,6 +396,130 @@ static PyTypeObject LinearType = {
 };
 
 
+/* -- BiasDropoutAdd: host_bda's Function bodies (a Linear's layout, other callables) ------------------------------ */
+
+/* func(a, b), the result dropped; -1 with an exception */
+static int call2(PyObject *func, PyObject *a, PyObject *b) {
+    PyObject *args[2] = {a, b};
+    PyObject *got = PyObject_Vectorcall(func, args, 2, NULL);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+static PyObject *bda_forward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 4, "forward(ctx, x, residual, bias)") < 0) return NULL;
+    PyObject *ctx = args[0], *x = args[1], *residual = args[2], *bias = args[3];
+    PyObject *values = NULL, *shape = NULL, *result = NULL, *out = NULL, *bias_values = NULL, *others = NULL;
+    PyObject *done = NULL;
+    if ((values = host(self, x, 1)) == NULL || (shape = shape_of(values)) == NULL) goto fail;
+    if (new_output(self, shape, &result, &out) < 0) goto fail;
+    if (bias != Py_None) {
+        if ((bias_values = host(self, bias, 0)) == NULL) goto fail;
+        if (call3(self->slots[BDA_BIAS_ADD], values, bias_values, out) < 0) goto fail;
+    } else if (call2(self->slots[BDA_COPY_INTO], values, out) < 0) {
+        goto fail;
+    }
+    if ((others = host(self, residual, 0)) == NULL) goto fail;
+    if (call2(self->slots[BDA_ADD], out, others) < 0) goto fail;
+    if (PyObject_SetAttr(ctx, s_has_bias, bias != Py_None ? Py_True : Py_False) < 0) goto fail;
+    done = result;
+    result = NULL;
+fail:
+    Py_XDECREF(values);
+    Py_XDECREF(shape);
+    Py_XDECREF(result);
+    Py_XDECREF(out);
+    Py_XDECREF(bias_values);
+    Py_XDECREF(others);
+    return done;
+}
+
+static PyObject *bda_backward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 2, "backward(ctx, grad)") < 0) return NULL;
+    PyObject *ctx = args[0], *grad = args[1];
+    PyObject *needs = NULL, *gradient = NULL, *shape = NULL, *has_bias = NULL, *rows = NULL, *bias_shape = NULL;
+    PyObject *grads[3] = {Py_NewRef(Py_None), Py_NewRef(Py_None), Py_NewRef(Py_None)};
+    PyObject *outs[3] = {NULL, NULL, NULL}; /* outs[0] is the gradient, then the arrays of x's and residual's */
+    PyObject *bias_out = NULL, *done = NULL;
+    Py_ssize_t count = 1;
+    if ((needs = PyObject_GetAttr(ctx, s_needs)) == NULL) goto fail;
+    if ((gradient = host(self, grad, 1)) == NULL || (shape = shape_of(gradient)) == NULL) goto fail;
+    for (Py_ssize_t index = 0; index < 2; index++) {  /* x and residual: each a copy of its own */
+        int need = needed(needs, index);
+        if (need < 0) goto fail;
+        if (need) {
+            Py_CLEAR(grads[index]);
+            if (new_output(self, shape, &grads[index], &outs[count]) < 0) goto fail;
+            count++;
+        }
+    }
+    outs[0] = gradient;
+    PyObject *copied = PyObject_Vectorcall(self->slots[BDA_COPY_INTO], outs, count, NULL);
+    outs[0] = NULL;
+    if (copied == NULL) goto fail;
+    Py_DECREF(copied);
+    if ((has_bias = PyObject_GetAttr(ctx, s_has_bias)) == NULL) goto fail;
+    int bias_needed = PyObject_IsTrue(has_bias);
+    if (bias_needed > 0) bias_needed = needed(needs, 2);
+    if (bias_needed < 0) goto fail;
+    if (bias_needed) {
+        Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+        if (ndim < 1) {
+            PyErr_SetString(PyExc_ValueError, "_host_linear: a bias gradient needs a gradient of a dimension or more");
+            goto fail;
+        }
+        if ((bias_shape = PyTuple_Pack(1, PyTuple_GET_ITEM(shape, ndim - 1))) == NULL) goto fail;
+        Py_CLEAR(grads[2]);
+        if (new_output(self, bias_shape, &grads[2], &bias_out) < 0) goto fail;
+        if ((rows = as_rows(self, gradient)) == NULL) goto fail;
+        if (call2(self->slots[BDA_COLUMN_SUM], rows, bias_out) < 0) goto fail;
+    }
+    done = PyTuple_Pack(3, grads[0], grads[1], grads[2]);
+fail:
+    for (int i = 0; i < 3; i++) {
+        Py_XDECREF(grads[i]);
+        Py_XDECREF(outs[i]);
+    }
+    Py_XDECREF(needs);
+    Py_XDECREF(gradient);
+    Py_XDECREF(shape);
+    Py_XDECREF(has_bias);
+    Py_XDECREF(rows);
+    Py_XDECREF(bias_shape);
+    Py_XDECREF(bias_out);
+    return done;
+}
+
+static PyObject *bda_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"host_array", "new_float32", "bias_add", "add", "copy_into", "column_sum", NULL};
+    static const int callable[6] = {1, 1, 1, 1, 1, 1};
+    return slotted_new(type, args, kwargs, "OOOOOO:BiasDropoutAdd", names, callable, 6);
+}
+
+static PyMethodDef bda_methods[] = {
+    {"forward", (PyCFunction)(void (*)(void))bda_forward, METH_FASTCALL,
+     "forward(ctx, x, residual, bias): residual + (x + bias) on the host (residual + x without a bias)"},
+    {"backward", (PyCFunction)(void (*)(void))bda_backward, METH_FASTCALL,
+     "backward(ctx, grad): (grad_x, grad_residual, grad_bias), None where not needed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BiasDropoutAddType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.BiasDropoutAdd",
+    .tp_basicsize = sizeof(Linear),
+    .tp_dealloc = slotted_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "BiasDropoutAdd(host_array, new_float32, bias_add, add, copy_into, column_sum): "
+              "HostBiasDropoutAdd's bodies",
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
+    .tp_methods = bda_methods,
+    .tp_new = bda_new,
+};
+
+
 /* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
 
 /* megatron's parameters, in order; the first six have no default */
@@ -582,7 +724,9 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__host_linear(void) {
-    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0) return NULL;
+    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0) {
+        return NULL;
+    }
     s_shape = PyUnicode_InternFromString("shape");
     s_T = PyUnicode_InternFromString("T");
     s_version = PyUnicode_InternFromString("_version");
@@ -590,13 +734,15 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     s_kept = PyUnicode_InternFromString("kept");
     s_needs = PyUnicode_InternFromString("needs_input_grad");
     s_reshape = PyUnicode_InternFromString("reshape");
+    s_has_bias = PyUnicode_InternFromString("has_bias");
     minus_one = PyLong_FromLong(-1);
     sync_kwnames = Py_BuildValue("(s)", "sync");
     s_dtype_private = PyUnicode_InternFromString("_dtype");
     s_cuda = PyUnicode_InternFromString("cuda");
     zero = PyLong_FromLong(0);
     linear_kwnames = PyTuple_New(LINEAR_PARAMETERS);
-    if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !minus_one ||
+    if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !s_has_bias ||
+        !minus_one ||
         !sync_kwnames || !s_dtype_private || !s_cuda || !zero || !linear_kwnames) {
         return NULL;
     }
@@ -609,7 +755,8 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     if (m == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "ABI", HOST_LINEAR_ABI) < 0 ||
         PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0 ||
-        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
+        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
+        PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,4 +1,5 @@
-"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear` (``_host_linear.c``)."""
+"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear` and :mod:`.host_bda`
+(``_host_linear.c``)."""
 
 from typing import Any, Callable
 
@@ -22,3 +23,12 @@ class Dispatch:
     def __init__(self, op: Callable[..., Any], apply: Callable[[Any, Any, Any], Any], float32: Any,
                  contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class BiasDropoutAdd:
+    """HostBiasDropoutAdd's bodies: ``host_bda.python_forward`` and ``python_backward`` in one C call each."""
+
+    def __init__(self, host_array: Callable[..., Any], new_float32: Callable[[tuple[int, ...]], tuple[Any, Any]],
+                 bias_add: Callable[[Any, Any, Any], None], add: Callable[[Any, Any], None],
+                 copy_into: Callable[..., None], column_sum: Callable[[Any, Any], None]) -> None: ...
+    def forward(self, ctx: Any, x: Any, residual: Any, bias: Any, /) -> Any: ...
+    def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any]: ...

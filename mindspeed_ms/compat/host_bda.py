@@ -15,6 +15,10 @@ context-parallel parity run die by SIGSEGV at exit, 2 of 2 runs, and the copies 
 is the float64 column sum rounded once (:func:`.host_arithmetic.column_sum`, the bits of :mod:`.bias_add`'s host
 Function from :data:`.bias_add.MIN_ELEMENTS` elements; below it MindSpore's BiasAddGrad summed in float32: there the
 more exact sum, within float32 rounding of it). Gradients are computed for the inputs that require one.
+The bodies run in one C call each where ``_host_linear`` is built (its ``BiasDropoutAdd``: the calls of
+:func:`python_forward` and :func:`python_backward` in the same order, with this module's host functions; five
+forwards and backwards a step of the tiny example, whose Python lines showed in its sampled profile), else in
+Python; tests/test_compat_host_bda.py runs both.
 
 Taken when the call computes exactly that: megatron-core's own function, dropout off, ``x`` and ``residual`` float32
 contiguous tensors of one shape (at least 1-D, no empty dimension), the bias None or a contiguous float32 vector of
@@ -32,10 +36,19 @@ from typing import Any
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
+from mindspeed_ms.compat.host_linear import HOST_LINEAR_ABI
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "function", "plain"]
+try:  # the Function's bodies in one C call each (the module of host_linear's; setup.py builds it where it can)
+    from . import _host_linear as _compiled
+except ImportError:
+    _compiled = None  # type: ignore[assignment]
+if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
+    _compiled = None  # type: ignore[assignment]  # an older build in a tree built in place
+
+__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies", "plain",
+           "python_backward", "python_forward"]
 
 #: the module of megatron's bias-dropout-add, and the function wrapped
 MODULE = "megatron.core.fusions.fused_bias_dropout"
@@ -69,43 +82,62 @@ def plain(x: Any, bias: Any, residual: Any, prob: Any, training: Any) -> bool:
             and bias._dtype is float32 and contiguous(bias))
 
 
-@functools.lru_cache(maxsize=1)
-def function() -> Any:
+def python_forward(ctx: Any, x: Any, residual: Any, bias: Any) -> Any:
+    """:class:`HostBiasDropoutAdd`'s forward: ``residual + (x + bias)`` (``residual + x`` without a bias) into a new
+    float32 tensor; whether there was a bias kept in ``ctx.has_bias``."""
+    values = host_array(x)
+    result, out = new_float32(values.shape)
+    if bias is not None:
+        bias_add(values, host_array(bias, sync=False), out)
+    else:
+        copy_into(values, out)
+    add(out, host_array(residual, sync=False))
+    ctx.has_bias = bias is not None
+    return result
+
+
+def python_backward(ctx: Any, grad: Any) -> Any:
+    """:class:`HostBiasDropoutAdd`'s backward: the gradients of x, residual and bias, None where not needed."""
+    needs = ctx.needs_input_grad
+    gradient = host_array(grad)
+    grads: list[Any] = [None, None, None]
+    outs = []
+    for index in (0, 1):  # x and residual: each a copy of its own (never the engine's gradient itself)
+        if needs[index]:
+            grads[index], out = new_float32(gradient.shape)
+            outs.append(out)
+    copy_into(gradient, *outs)
+    if ctx.has_bias and needs[2]:
+        grads[2], out = new_float32((gradient.shape[-1],))
+        column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
+    return tuple(grads)
+
+
+def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """:class:`HostBiasDropoutAdd`'s forward and backward: the C ones (``_host_linear.BiasDropoutAdd`` over this
+    module's host functions: the same calls in the same order) where built and ``compiled``, else
+    :func:`python_forward` and :func:`python_backward`."""
+    if compiled and _compiled is not None:
+        bodies = _compiled.BiasDropoutAdd(host_array, new_float32, bias_add, add, copy_into, column_sum)
+        return bodies.forward, bodies.backward
+    return python_forward, python_backward
+
+
+def has_compiled_bodies() -> bool:
+    """Whether :class:`HostBiasDropoutAdd` runs the C bodies (``_host_linear`` built, of its ABI)."""
+    return _compiled is not None
+
+
+@functools.lru_cache(maxsize=2)
+def function(compiled: bool = True) -> Any:
     """The autograd Function, ``apply(x, residual, bias)`` (built on first use: MSAdapter's ``torch`` must be
-    importable); :mod:`.host_add` applies it without a bias."""
+    importable), with :func:`bodies` ``(compiled)``; :mod:`.host_add` applies it without a bias."""
+    forward, backward = bodies(compiled)
 
     class HostBiasDropoutAdd(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``residual + (x + bias)`` (``residual + x`` without a bias) and the gradients of x, residual and bias."""
 
-        @staticmethod
-        def forward(ctx: Any, x: Any, residual: Any, bias: Any) -> Any:
-            values = host_array(x)
-            result, out = new_float32(values.shape)
-            if bias is not None:
-                bias_add(values, host_array(bias, sync=False), out)
-                add(out, host_array(residual, sync=False))
-            else:
-                copy_into(values, out)
-                add(out, host_array(residual, sync=False))
-            ctx.has_bias = bias is not None
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            needs = ctx.needs_input_grad
-            gradient = host_array(grad)
-            grads: list[Any] = [None, None, None]
-            outs = []
-            for index in (0, 1):  # x and residual: each a copy of its own (never the engine's gradient itself)
-                if needs[index]:
-                    grads[index], out = new_float32(gradient.shape)
-                    outs.append(out)
-            copy_into(gradient, *outs)
-            if ctx.has_bias and needs[2]:
-                grads[2], out = new_float32((gradient.shape[-1],))
-                column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
-            return tuple(grads)
-
+    HostBiasDropoutAdd.forward, HostBiasDropoutAdd.backward = staticmethod(forward), staticmethod(backward)
     return HostBiasDropoutAdd
 
 
