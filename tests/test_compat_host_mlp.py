@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from _helpers import json_lines, run_python, run_reference, subprocess_env
 
+from mindspeed_ms.compat import host_mlp
 from mindspeed_ms.compat.bias_add import MIN_ELEMENTS
 from mindspeed_ms.compat.gelu import host_gelu
 
@@ -48,6 +49,8 @@ given = dict(np.load(sys.argv[1]))
 results, taken = {}, {}
 if ours:
     from mindspeed_ms.compat import host_mlp
+    if os.environ.get("MLP_PYTHON_BODIES") == "1":
+        host_mlp._compiled = None  # before the Function is first built: its Python bodies
     planned = host_mlp.plan
 
     def counted(mlp, hidden):
@@ -183,7 +186,8 @@ if len(sys.argv) > 2:
 else:
     import json
     listed = {k: v.tolist() for k, v in results.items()}
-    print(json.dumps({"taken": taken, "refused": refused, "decisions": decisions, **listed}))
+    compiled = host_mlp.has_compiled_bodies() if ours else None
+    print(json.dumps({"taken": taken, "refused": refused, "decisions": decisions, "compiled": compiled, **listed}))
 """
 
 _RNG = np.random.default_rng(11)
@@ -199,13 +203,34 @@ INPUTS = {"linear_fc1_weight": (_RNG.standard_normal((256, 64)) * 0.2).astype(np
 CASES = ("tiny", "wide", "no_bias", "frozen_input", "stacked0", "stacked1")
 
 
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    folder = tmp_path_factory.mktemp("host_mlp")
+def _run_ours(folder: Path, **extra: str) -> dict:
     np.savez(folder / "inputs.npz", **INPUTS)
     # on by default (patches/msadapter_cpu_kernels.HOST_BLOCKS; =0: megatron's own path, tested below)
-    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
+    env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore", **extra)
     return json_lines(run_python(sys.executable, "-c", SCRIPT, str(folder / "inputs.npz"), env=env))[-1]
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The script's results with the Function's bodies as built here (C where ``_host_linear`` is)."""
+    return _run_ours(tmp_path_factory.mktemp("host_mlp"))
+
+
+def test_the_c_bodies_give_the_python_bodies_bits(ours: dict, tmp_path: Path) -> None:
+    """``_host_linear.MLP``'s forward and backward (where built) make the Python bodies' calls: every output and
+    gradient of every case bit for bit, the same decisions, and the same refusal of an input written in place."""
+    python = _run_ours(tmp_path, MLP_PYTHON_BODIES="1")
+    assert ours["compiled"] is host_mlp.has_compiled_bodies()
+    assert python["compiled"] is False
+    keys = [key for key in ours if "." in key]
+    assert len(keys) >= 38, keys
+    assert sorted(keys) == sorted(key for key in python if "." in key)
+    for key in keys:
+        assert np.array_equal(np.asarray(ours[key], np.float32), np.asarray(python[key], np.float32)), key
+    assert ours["taken"] == python["taken"]
+    assert ours["decisions"] == python["decisions"]
+    assert ours["refused"] == python["refused"]
+    assert "modified by an inplace operation" in python["refused"]
 
 
 def test_the_shapes_straddle_the_host_bias_add() -> None:

@@ -1,5 +1,6 @@
-/* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear) and bias-dropout-add
- * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd) on the host in one C call each.
+/* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear), bias-dropout-add
+ * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd) and MLP block (mindspeed_ms.compat.host_mlp's HostMLP) on the
+ * host in one C call each.
  *
  * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
  * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
@@ -35,6 +36,9 @@
  *                                column_sum(gradient.reshape(-1, gradient.shape[-1]), out)
  *     return (grad_x, grad_residual, grad_bias)
  *
+ *   MLP(host_array, new_float32, matmul, bias_add, column_sum, refuse, take, give, gelu_forward, gelu_backward,
+ *       kernel_refused): host_mlp.python_forward and python_backward, the same calls in the same order
+ *
  * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
  * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
  * ndarray.reshape is called through its method descriptor with the profiler's events, as when Python calls it.
@@ -57,7 +61,7 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 3
+#define HOST_LINEAR_ABI 4
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
 static PyObject *s_has_bias;
@@ -69,6 +73,8 @@ enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, L
 /* a BiasDropoutAdd's slots: the same object layout as a Linear's (host_array, new_float32 and reshape where a
  * Linear has them, so that the helpers below serve both) */
 enum { BDA_BIAS_ADD = MATMUL, BDA_ADD = BIAS_ADD, BDA_COPY_INTO = COLUMN_SUM, BDA_COLUMN_SUM = REFUSE };
+/* an MLP's slots: a Linear's, then the pool's take and give, gelu's kernels and what raises when one refuses */
+enum { TAKE = LINEAR_SLOTS, GIVE, GELU_FORWARD, GELU_BACKWARD, KERNEL_REFUSED, MLP_SLOTS };
 enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
 
 /* what both types start with */
@@ -101,11 +107,11 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static PyTypeObject LinearType, DispatchType, BiasDropoutAddType;
+static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType;
 
 /* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
 static PyObject **slots_of(PyObject *self, int *n) {
-    *n = Py_TYPE(self) == &DispatchType ? DISPATCH_SLOTS : LINEAR_SLOTS;
+    *n = Py_TYPE(self) == &DispatchType ? DISPATCH_SLOTS : Py_TYPE(self) == &MLPType ? MLP_SLOTS : LINEAR_SLOTS;
     return ((Slotted *)self)->slots;
 }
 
@@ -520,6 +526,313 @@ static PyTypeObject BiasDropoutAddType = {
 };
 
 
+/* -- MLP: host_mlp's Function bodies (a Linear's layout and more slots) ------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slots[MLP_SLOTS];
+} MLP;
+
+/* shape[:-1] + (last,) (new reference) */
+static PyObject *with_last(PyObject *shape, PyObject *last) {
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim < 1) {
+        PyErr_SetString(PyExc_ValueError, "_host_linear: the MLP's input needs a dimension");
+        return NULL;
+    }
+    PyObject *made = PyTuple_New(ndim);
+    if (made == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < ndim - 1; i++) PyTuple_SET_ITEM(made, i, Py_NewRef(PyTuple_GET_ITEM(shape, i)));
+    PyTuple_SET_ITEM(made, ndim - 1, Py_NewRef(last));
+    return made;
+}
+
+/* shape[index] of a 2-D array's shape tuple (borrowed), NULL with an exception where it is not 2-D */
+static PyObject *dim_of(PyObject *shape, Py_ssize_t index) {
+    if (PyTuple_GET_SIZE(shape) != 2) {
+        PyErr_SetString(PyExc_ValueError, "_host_linear: the MLP's weights must be 2-D");
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(shape, index);
+}
+
+/* take(count, shape) unpacked into `arrays` (new references); the taken tuple itself in *block (new reference) */
+static int take_block(MLP *self, long count, PyObject *shape, PyObject **block, PyObject **arrays) {
+    PyObject *n = PyLong_FromLong(count);
+    if (n == NULL) return -1;
+    PyObject *args[2] = {n, shape};
+    *block = PyObject_Vectorcall(self->slots[TAKE], args, 2, NULL);
+    Py_DECREF(n);
+    if (*block == NULL) return -1;
+    if (!PyTuple_Check(*block) || PyTuple_GET_SIZE(*block) != count) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: take must return a tuple of %ld arrays, not %R", count, *block);
+        Py_CLEAR(*block);
+        return -1;
+    }
+    for (long i = 0; i < count; i++) arrays[i] = Py_NewRef(PyTuple_GET_ITEM(*block, i));
+    return 0;
+}
+
+/* a gelu kernel's call; NotImplemented (it refused the buffers) calls kernel_refused(), which raises: -1 */
+static int gelu_call(MLP *self, int slot, PyObject *a, PyObject *b, PyObject *c, PyObject *d) {
+    PyObject *args[4] = {a, b, c, d};
+    PyObject *got = PyObject_Vectorcall(self->slots[slot], args, 4, NULL);
+    if (got == NULL) return -1;
+    int refused = got == Py_NotImplemented;
+    Py_DECREF(got);
+    if (!refused) return 0;
+    PyObject *raised = PyObject_CallNoArgs(self->slots[KERNEL_REFUSED]);
+    if (raised != NULL) {
+        Py_DECREF(raised);
+        PyErr_SetString(PyExc_RuntimeError, "_host_linear: kernel_refused() returned instead of raising");
+    }
+    return -1;
+}
+
+static PyObject *mlp_forward(MLP *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 5, "forward(ctx, input, fc1, bias, fc2)") < 0) return NULL;
+    PyObject *ctx = args[0], *input = args[1], *fc1 = args[2], *bias = args[3], *fc2 = args[4];
+    Linear *linear = (Linear *)self;  /* the helpers' slots: the same places */
+    PyObject *values = NULL, *first = NULL, *second = NULL, *values_shape = NULL, *first_shape = NULL;
+    PyObject *second_shape = NULL, *shape = NULL, *block = NULL, *arrays[3] = {NULL, NULL, NULL};
+    PyObject *transposed = NULL, *bias_values = NULL, *out_shape = NULL, *result = NULL, *out = NULL;
+    PyObject *versions[3] = {NULL, NULL, NULL}, *kept = NULL, *done = NULL;
+    if ((values = host(linear, input, 1)) == NULL || (first = host(linear, fc1, 0)) == NULL ||
+        (second = host(linear, fc2, 0)) == NULL) {
+        goto fail;
+    }
+    if ((values_shape = shape_of(values)) == NULL || (first_shape = shape_of(first)) == NULL ||
+        (second_shape = shape_of(second)) == NULL) {
+        goto fail;
+    }
+    PyObject *hidden_size = dim_of(first_shape, 0), *output_size = dim_of(second_shape, 0);
+    if (hidden_size == NULL || output_size == NULL) goto fail;
+    if ((shape = with_last(values_shape, hidden_size)) == NULL) goto fail;
+    if (take_block(self, 3, shape, &block, arrays) < 0) goto fail;
+    if ((transposed = PyObject_GetAttr(first, s_T)) == NULL) goto fail;
+    if (call3(self->slots[MATMUL], values, transposed, arrays[0]) < 0) goto fail;
+    Py_CLEAR(transposed);
+    if (bias != Py_None) {
+        if ((bias_values = host(linear, bias, 0)) == NULL) goto fail;
+        if (call3(self->slots[BIAS_ADD], arrays[0], bias_values, arrays[0]) < 0) goto fail;
+    }
+    if (gelu_call(self, GELU_FORWARD, arrays[0], arrays[1], arrays[2], Py_True) < 0) goto fail;
+    if ((out_shape = with_last(values_shape, output_size)) == NULL) goto fail;
+    if (new_output(linear, out_shape, &result, &out) < 0) goto fail;
+    if ((transposed = PyObject_GetAttr(second, s_T)) == NULL) goto fail;
+    if (call3(self->slots[MATMUL], arrays[1], transposed, out) < 0) goto fail;
+    if ((versions[0] = PyObject_GetAttr(input, s_version)) == NULL ||
+        (versions[1] = PyObject_GetAttr(fc1, s_version)) == NULL ||
+        (versions[2] = PyObject_GetAttr(fc2, s_version)) == NULL) {
+        goto fail;
+    }
+    kept = PyTuple_Pack(8, input, fc1, fc2, versions[0], versions[1], versions[2], block,
+                        bias != Py_None ? Py_True : Py_False);
+    if (kept == NULL || PyObject_SetAttr(ctx, s_kept, kept) < 0) goto fail;
+    done = result;
+    result = NULL;
+fail:
+    for (int i = 0; i < 3; i++) {
+        Py_XDECREF(arrays[i]);
+        Py_XDECREF(versions[i]);
+    }
+    Py_XDECREF(values);
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    Py_XDECREF(values_shape);
+    Py_XDECREF(first_shape);
+    Py_XDECREF(second_shape);
+    Py_XDECREF(shape);
+    Py_XDECREF(block);
+    Py_XDECREF(transposed);
+    Py_XDECREF(bias_values);
+    Py_XDECREF(out_shape);
+    Py_XDECREF(result);
+    Py_XDECREF(out);
+    Py_XDECREF(kept);
+    return done;
+}
+
+/* a tensor's shape as a tuple (tuple(tensor._shape), new reference) */
+static PyObject *tensor_shape(PyObject *tensor) {
+    PyObject *private_shape = PyObject_GetAttr(tensor, s_shape_private);
+    if (private_shape == NULL) return NULL;
+    PyObject *shape = PySequence_Tuple(private_shape);
+    Py_DECREF(private_shape);
+    return shape;
+}
+
+/* func(arg) with the result dropped; -1 with an exception */
+static int call1(PyObject *func, PyObject *arg) {
+    PyObject *got = PyObject_Vectorcall(func, &arg, 1, NULL);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+static PyObject *mlp_backward(MLP *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 2, "backward(ctx, grad)") < 0) return NULL;
+    PyObject *ctx = args[0], *grad = args[1];
+    Linear *linear = (Linear *)self;
+    PyObject *kept = PyObject_GetAttr(ctx, s_kept);
+    if (kept == NULL) return NULL;
+    if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 8 || !PyTuple_Check(PyTuple_GET_ITEM(kept, 6)) ||
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(kept, 6)) != 3) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.kept must be the MLP forward's 8-tuple, not %R", kept);
+        Py_DECREF(kept);
+        return NULL;
+    }
+    if (PyObject_DelAttr(ctx, s_kept) < 0) {
+        Py_DECREF(kept);
+        return NULL;
+    }
+    PyObject *input = PyTuple_GET_ITEM(kept, 0), *fc1 = PyTuple_GET_ITEM(kept, 1), *fc2 = PyTuple_GET_ITEM(kept, 2);
+    PyObject *block = PyTuple_GET_ITEM(kept, 6);
+    PyObject *hidden = PyTuple_GET_ITEM(block, 0), *activation = PyTuple_GET_ITEM(block, 1);
+    PyObject *one_plus_erf = PyTuple_GET_ITEM(block, 2);
+    int has_bias = PyTuple_GET_ITEM(kept, 7) == Py_True;
+    PyObject *grads[4] = {Py_NewRef(Py_None), Py_NewRef(Py_None), Py_NewRef(Py_None), Py_NewRef(Py_None)};
+    PyObject *needs = NULL, *gradient = NULL, *rows = NULL, *shape = NULL, *out = NULL, *rows_t = NULL;
+    PyObject *flat = NULL, *second = NULL, *scratch = NULL, *pair[2] = {NULL, NULL}, *hidden_shape = NULL;
+    PyObject *hidden_rows = NULL, *rows_shape = NULL, *first = NULL, *values = NULL, *done = NULL;
+    int same = 1;
+    for (int i = 0; i < 3 && same == 1; i++) same = same_version(PyTuple_GET_ITEM(kept, i), PyTuple_GET_ITEM(kept, 3 + i));
+    if (same < 0) goto fail;
+    if (same == 0) {
+        PyObject *raised = PyObject_CallNoArgs(self->slots[REFUSE]);
+        if (raised != NULL) {  /* refuse() must raise */
+            Py_DECREF(raised);
+            PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+        }
+        goto fail;
+    }
+    if ((needs = PyObject_GetAttr(ctx, s_needs)) == NULL) goto fail;
+    int need[4];
+    for (int i = 0; i < 4; i++) {
+        if ((need[i] = needed(needs, i)) < 0) goto fail;
+    }
+    if ((gradient = host(linear, grad, 1)) == NULL) goto fail;
+    if ((rows = as_rows(linear, gradient)) == NULL) goto fail;  /* a copy where not contiguous, as .contiguous() */
+    if (need[3]) {  /* fc2's weight: grad_output.t() @ gelu's output */
+        if ((shape = tensor_shape(fc2)) == NULL) goto fail;
+        Py_CLEAR(grads[3]);
+        if (new_output(linear, shape, &grads[3], &out) < 0) goto fail;
+        if ((rows_t = PyObject_GetAttr(rows, s_T)) == NULL || (flat = as_rows(linear, activation)) == NULL) goto fail;
+        if (call3(self->slots[MATMUL], rows_t, flat, out) < 0) goto fail;
+        Py_CLEAR(shape);
+        Py_CLEAR(out);
+        Py_CLEAR(rows_t);
+        Py_CLEAR(flat);
+    }
+    if (need[0] || need[1] || (has_bias && need[2])) {
+        if ((second = host(linear, fc2, 0)) == NULL) goto fail;
+        if ((hidden_shape = shape_of(hidden)) == NULL) goto fail;
+        if (take_block(self, 2, hidden_shape, &scratch, pair) < 0) goto fail;
+        if (call3(self->slots[MATMUL], gradient, second, pair[0]) < 0) goto fail;  /* fc2's input gradient */
+        if (gelu_call(self, GELU_BACKWARD, pair[0], hidden, one_plus_erf, pair[1]) < 0) goto fail;
+        if ((hidden_rows = as_rows(linear, pair[1])) == NULL) goto fail;
+        if (has_bias && need[2]) {
+            if ((rows_shape = shape_of(hidden_rows)) == NULL) goto fail;
+            PyObject *columns = dim_of(rows_shape, 1);
+            if (columns == NULL || (shape = PyTuple_Pack(1, columns)) == NULL) goto fail;
+            Py_CLEAR(grads[2]);
+            if (new_output(linear, shape, &grads[2], &out) < 0) goto fail;
+            PyObject *sum_args[2] = {hidden_rows, out};
+            PyObject *summed = PyObject_Vectorcall(self->slots[COLUMN_SUM], sum_args, 2, NULL);
+            if (summed == NULL) goto fail;
+            Py_DECREF(summed);
+            Py_CLEAR(shape);
+            Py_CLEAR(out);
+        }
+        if ((first = host(linear, fc1, 0)) == NULL) goto fail;
+        if (need[1]) {
+            if ((values = host(linear, input, 0)) == NULL || (shape = shape_of(first)) == NULL) goto fail;
+            Py_CLEAR(grads[1]);
+            if (new_output(linear, shape, &grads[1], &out) < 0) goto fail;
+            if ((rows_t = PyObject_GetAttr(hidden_rows, s_T)) == NULL || (flat = as_rows(linear, values)) == NULL) {
+                goto fail;
+            }
+            if (call3(self->slots[MATMUL], rows_t, flat, out) < 0) goto fail;
+            Py_CLEAR(shape);
+            Py_CLEAR(out);
+        }
+        if (need[0]) {
+            if ((shape = tensor_shape(input)) == NULL) goto fail;
+            Py_CLEAR(grads[0]);
+            if (new_output(linear, shape, &grads[0], &out) < 0) goto fail;
+            if (call3(self->slots[MATMUL], pair[1], first, out) < 0) goto fail;
+        }
+        if (call1(self->slots[GIVE], scratch) < 0) goto fail;
+    }
+    if (call1(self->slots[GIVE], block) < 0) goto fail;
+    done = PyTuple_Pack(4, grads[0], grads[1], grads[2], grads[3]);
+fail:
+    for (int i = 0; i < 4; i++) Py_XDECREF(grads[i]);
+    Py_XDECREF(pair[0]);
+    Py_XDECREF(pair[1]);
+    Py_DECREF(kept);
+    Py_XDECREF(needs);
+    Py_XDECREF(gradient);
+    Py_XDECREF(rows);
+    Py_XDECREF(shape);
+    Py_XDECREF(out);
+    Py_XDECREF(rows_t);
+    Py_XDECREF(flat);
+    Py_XDECREF(second);
+    Py_XDECREF(scratch);
+    Py_XDECREF(hidden_shape);
+    Py_XDECREF(hidden_rows);
+    Py_XDECREF(rows_shape);
+    Py_XDECREF(first);
+    Py_XDECREF(values);
+    return done;
+}
+
+static PyObject *mlp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"host_array", "new_float32", "matmul", "bias_add", "column_sum", "refuse", "take", "give",
+                            "gelu_forward", "gelu_backward", "kernel_refused", NULL};
+    /* the argument at i goes to slot i (a Linear's first six), then from TAKE on (RESHAPE: found at first use) */
+    PyObject *got[11];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOOOO:MLP", names, &got[0], &got[1], &got[2], &got[3],
+                                     &got[4], &got[5], &got[6], &got[7], &got[8], &got[9], &got[10])) {
+        return NULL;
+    }
+    for (int i = 0; i < 11; i++) {
+        if (!PyCallable_Check(got[i])) {
+            PyErr_Format(PyExc_TypeError, "%s must be callable, not %R", names[i], got[i]);
+            return NULL;
+        }
+    }
+    MLP *self = (MLP *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    for (int i = 0; i < 6; i++) self->slots[i] = Py_NewRef(got[i]);
+    for (int i = 6; i < 11; i++) self->slots[TAKE + i - 6] = Py_NewRef(got[i]);
+    return (PyObject *)self;
+}
+
+static PyMethodDef mlp_methods[] = {
+    {"forward", (PyCFunction)(void (*)(void))mlp_forward, METH_FASTCALL,
+     "forward(ctx, input, fc1, bias, fc2): gelu(input @ fc1.T + bias) @ fc2.T on the host; the block kept for backward"},
+    {"backward", (PyCFunction)(void (*)(void))mlp_backward, METH_FASTCALL,
+     "backward(ctx, grad): (grad_input, grad_fc1, grad_bias, grad_fc2), None where not needed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MLPType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.MLP",
+    .tp_basicsize = sizeof(MLP),
+    .tp_dealloc = slotted_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "MLP(host_array, new_float32, matmul, bias_add, column_sum, refuse, take, give, gelu_forward, "
+              "gelu_backward, kernel_refused): HostMLP's bodies",
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
+    .tp_methods = mlp_methods,
+    .tp_new = mlp_new,
+};
+
+
 /* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
 
 /* megatron's parameters, in order; the first six have no default */
@@ -724,7 +1037,8 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__host_linear(void) {
-    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0) {
+    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 ||
+        PyType_Ready(&MLPType) < 0) {
         return NULL;
     }
     s_shape = PyUnicode_InternFromString("shape");
@@ -756,7 +1070,8 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     if (PyModule_AddIntConstant(m, "ABI", HOST_LINEAR_ABI) < 0 ||
         PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0 ||
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
-        PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0) {
+        PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0 ||
+        PyModule_AddObjectRef(m, "MLP", (PyObject *)&MLPType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,5 +1,5 @@
-"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear` and :mod:`.host_bda`
-(``_host_linear.c``)."""
+"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear`, :mod:`.host_bda` and
+:mod:`.host_mlp` (``_host_linear.c``)."""
 
 from typing import Any, Callable
 
@@ -32,3 +32,15 @@ class BiasDropoutAdd:
                  copy_into: Callable[..., None], column_sum: Callable[[Any, Any], None]) -> None: ...
     def forward(self, ctx: Any, x: Any, residual: Any, bias: Any, /) -> Any: ...
     def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any]: ...
+
+class MLP:
+    """HostMLP's bodies: ``host_mlp.python_forward`` and ``python_backward`` in one C call each."""
+
+    def __init__(self, host_array: Callable[..., Any], new_float32: Callable[[tuple[int, ...]], tuple[Any, Any]],
+                 matmul: Callable[[Any, Any, Any], None], bias_add: Callable[[Any, Any, Any], None],
+                 column_sum: Callable[[Any, Any], None], refuse: Callable[[], None],
+                 take: Callable[[int, tuple[int, ...]], tuple[Any, ...]], give: Callable[[tuple[Any, ...]], None],
+                 gelu_forward: Callable[..., Any], gelu_backward: Callable[..., Any],
+                 kernel_refused: Callable[[], None]) -> None: ...
+    def forward(self, ctx: Any, input: Any, fc1: Any, bias: Any, fc2: Any, /) -> Any: ...
+    def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any, Any]: ...

@@ -33,19 +33,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat import host_linear
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
-from mindspeed_ms.compat.host_linear import HOST_LINEAR_ABI
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-try:  # the Function's bodies in one C call each (the module of host_linear's; setup.py builds it where it can)
-    from . import _host_linear as _compiled
-except ImportError:
-    _compiled = None  # type: ignore[assignment]
-if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
-    _compiled = None  # type: ignore[assignment]  # an older build in a tree built in place
+#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
+_compiled = host_linear.compiled_module()
 
 __all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies", "plain",
            "python_backward", "python_forward"]

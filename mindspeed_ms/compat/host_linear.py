@@ -51,11 +51,12 @@ except ImportError:
 
 #: The C module's interface this file is written for (``HOST_LINEAR_ABI`` in ``_host_linear.c``): an older build in a
 #: tree built in place is not used
-HOST_LINEAR_ABI = 3
+HOST_LINEAR_ABI = 4
 if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
     _compiled = None  # type: ignore[assignment]
 
-__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "has_compiled_bodies",
+__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "compiled_module",
+           "has_compiled_bodies",
            "is_linear_wrapper", "linear_wrapper", "plain_operands", "plain_weight", "python_backward", "python_forward",
            "python_linear_wrapper"]
 
@@ -143,6 +144,12 @@ def compiled_bodies(host_array: Callable[..., Any], new_float32: Callable[..., A
         raise RuntimeError("mindspeed_ms.compat._host_linear is not built: pip install -e . with a C compiler")
     linear = _compiled.Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse)
     return linear.forward, linear.backward
+
+
+def compiled_module() -> Any:
+    """The ``_host_linear`` extension of this file's ABI (also the bodies of :mod:`.host_bda` and :mod:`.host_mlp`),
+    or None where it is not built or is an older build."""
+    return _compiled
 
 
 def has_compiled_bodies() -> bool:

@@ -18,6 +18,9 @@ elements), and below it the float64 sum rounded once where MindSpore's BiasAddGr
 float32 rounding of it, the more exact sum). Gradients are computed for the inputs that require one. As PyTorch's
 ``save_for_backward``, the backward refuses the input or a weight written in place after the forward
 (:class:`~.errors.TorchRefusalError`, PyTorch's message).
+The bodies run in one C call each where ``_host_linear`` is built (its ``MLP``: the calls of :func:`python_forward`
+and :func:`python_backward` in the same order, with this module's functions and gelu's host kernels), else in Python;
+tests/test_compat_host_mlp.py runs both.
 
 Taken when the call computes exactly that (:func:`plan`): megatron-core's own ``MLP.forward`` (MindSpeed's
 replacements are kept) called with the hidden states alone (``per_token_scale`` None); no bias-activation fusion
@@ -48,7 +51,10 @@ from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 from mindspeed_ms.compat.module_recording import expects_module_calls
 
-__all__ = ["MODULE", "forward_wrapper", "plan"]
+#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
+_compiled = host_linear.compiled_module()
+
+__all__ = ["MODULE", "bodies", "forward_wrapper", "has_compiled_bodies", "plan", "python_backward", "python_forward"]
 
 #: the module whose ``MLP.forward`` this computes
 MODULE = "megatron.core.transformer.mlp"
@@ -135,68 +141,98 @@ def _give(arrays: tuple[Any, ...]) -> None:
     _SPARE.setdefault((len(arrays), arrays[0].shape), []).append(arrays)
 
 
-@functools.lru_cache(maxsize=1)
-def _function() -> Any:
-    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+def _refuse() -> None:
+    raise TorchRefusalError("MLP.backward", _MODIFIED)
+
+
+def _kernel_refused() -> None:
+    raise RuntimeError(_KERNEL_REFUSED)
+
+
+def python_forward(ctx: Any, input: Any, fc1: Any, bias: Any, fc2: Any) -> Any:
+    """:class:`HostMLP`'s forward: ``gelu(input @ fc1.t() + bias) @ fc2.t()`` into a new float32 tensor; the inputs,
+    their versions and the intermediates kept in ``ctx.kept``."""
+    forward_kernel = gelu.host_gelu()[0]  # type: ignore[index]  # plan() checked it
+    values, first, second = host_array(input), host_array(fc1, sync=False), host_array(fc2, sync=False)
+    shape = (*values.shape[:-1], first.shape[0])
+    block = _take(3, shape)
+    hidden, activation, one_plus_erf = block
+    matmul(values, first.T, hidden)
+    if bias is not None:
+        bias_add(hidden, host_array(bias, sync=False), hidden)
+    if forward_kernel(hidden, activation, one_plus_erf, True) is NotImplemented:
+        _kernel_refused()
+    result, out = new_float32((*values.shape[:-1], second.shape[0]))
+    matmul(activation, second.T, out)
+    ctx.kept = (input, fc1, fc2, input._version, fc1._version, fc2._version, block, bias is not None)
+    return result
+
+
+def python_backward(ctx: Any, grad: Any) -> Any:
+    """:class:`HostMLP`'s backward: the gradients of input, fc1, bias and fc2, None where not needed."""
+    input, fc1, fc2, input_version, fc1_version, fc2_version, block, has_bias = ctx.kept
+    del ctx.kept
+    hidden, activation, one_plus_erf = block
+    if input._version != input_version or fc1._version != fc1_version or fc2._version != fc2_version:
+        _refuse()
+    needs = ctx.needs_input_grad
+    gradient = host_array(grad)
+    rows = gradient.reshape(-1, gradient.shape[-1])  # a copy where not contiguous, as .contiguous()
+    grad_input = grad_fc1 = grad_bias = grad_fc2 = None
+    if needs[3]:  # fc2's weight: grad_output.t() @ gelu's output
+        grad_fc2, out = new_float32(tuple(fc2._shape))
+        matmul(rows.T, activation.reshape(-1, activation.shape[-1]), out)
+    if needs[0] or needs[1] or (has_bias and needs[2]):
+        backward_kernel = gelu.host_gelu()[1]  # type: ignore[index]  # plan() checked it
+        second = host_array(fc2, sync=False)
+        scratch = _take(2, hidden.shape)
+        grad_activation, grad_hidden = scratch
+        matmul(gradient, second, grad_activation)  # fc2's input gradient
+        if backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden) is NotImplemented:
+            _kernel_refused()
+        hidden_rows = grad_hidden.reshape(-1, grad_hidden.shape[-1])
+        if has_bias and needs[2]:
+            grad_bias, out = new_float32((hidden_rows.shape[1],))
+            column_sum(hidden_rows, out)
+        first = host_array(fc1, sync=False)
+        if needs[1]:
+            values = host_array(input, sync=False)
+            grad_fc1, out = new_float32(first.shape)
+            matmul(hidden_rows.T, values.reshape(-1, values.shape[-1]), out)
+        if needs[0]:
+            grad_input, out = new_float32(tuple(input._shape))
+            matmul(grad_hidden, first, out)
+        _give(scratch)
+    _give(block)
+    return grad_input, grad_fc1, grad_bias, grad_fc2
+
+
+def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """:class:`HostMLP`'s forward and backward: the C ones (``_host_linear.MLP`` over this module's functions and
+    gelu's host kernels: the same calls in the same order) where built, gelu's kernels are, and ``compiled``; else
+    :func:`python_forward` and :func:`python_backward`."""
+    kernels = gelu.host_gelu()
+    if compiled and _compiled is not None and kernels is not None:
+        made = _compiled.MLP(host_array, new_float32, matmul, bias_add, column_sum, _refuse, _take, _give, *kernels,
+                             _kernel_refused)
+        return made.forward, made.backward
+    return python_forward, python_backward
+
+
+def has_compiled_bodies() -> bool:
+    """Whether :class:`HostMLP` runs the C bodies (``_host_linear`` built, of its ABI, and gelu's host kernels)."""
+    return _compiled is not None and gelu.host_gelu() is not None
+
+
+@functools.lru_cache(maxsize=2)
+def _function(compiled: bool = True) -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable) with :func:`bodies`."""
+    forward, backward = bodies(compiled)
 
     class HostMLP(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """``gelu(input @ fc1.t() + bias) @ fc2.t()`` and the gradients of input, fc1, bias and fc2."""
 
-        @staticmethod
-        def forward(ctx: Any, input: Any, fc1: Any, bias: Any, fc2: Any) -> Any:
-            forward_kernel = gelu.host_gelu()[0]  # type: ignore[index]  # plan() checked it
-            values, first, second = host_array(input), host_array(fc1, sync=False), host_array(fc2, sync=False)
-            shape = (*values.shape[:-1], first.shape[0])
-            block = _take(3, shape)
-            hidden, activation, one_plus_erf = block
-            matmul(values, first.T, hidden)
-            if bias is not None:
-                bias_add(hidden, host_array(bias, sync=False), hidden)
-            if forward_kernel(hidden, activation, one_plus_erf, True) is NotImplemented:
-                raise RuntimeError(_KERNEL_REFUSED)
-            result, out = new_float32((*values.shape[:-1], second.shape[0]))
-            matmul(activation, second.T, out)
-            ctx.kept = (input, fc1, fc2, input._version, fc1._version, fc2._version, block, bias is not None)
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            input, fc1, fc2, input_version, fc1_version, fc2_version, block, has_bias = ctx.kept
-            del ctx.kept
-            hidden, activation, one_plus_erf = block
-            if input._version != input_version or fc1._version != fc1_version or fc2._version != fc2_version:
-                raise TorchRefusalError("MLP.backward", _MODIFIED)
-            needs = ctx.needs_input_grad
-            gradient = host_array(grad)
-            rows = gradient.reshape(-1, gradient.shape[-1])  # a copy where not contiguous, as .contiguous()
-            grad_input = grad_fc1 = grad_bias = grad_fc2 = None
-            if needs[3]:  # fc2's weight: grad_output.t() @ gelu's output
-                grad_fc2, out = new_float32(tuple(fc2._shape))
-                matmul(rows.T, activation.reshape(-1, activation.shape[-1]), out)
-            if needs[0] or needs[1] or (has_bias and needs[2]):
-                backward_kernel = gelu.host_gelu()[1]  # type: ignore[index]  # plan() checked it
-                second = host_array(fc2, sync=False)
-                scratch = _take(2, hidden.shape)
-                grad_activation, grad_hidden = scratch
-                matmul(gradient, second, grad_activation)  # fc2's input gradient
-                if backward_kernel(grad_activation, hidden, one_plus_erf, grad_hidden) is NotImplemented:
-                    raise RuntimeError(_KERNEL_REFUSED)
-                hidden_rows = grad_hidden.reshape(-1, grad_hidden.shape[-1])
-                if has_bias and needs[2]:
-                    grad_bias, out = new_float32((hidden_rows.shape[1],))
-                    column_sum(hidden_rows, out)
-                first = host_array(fc1, sync=False)
-                if needs[1]:
-                    values = host_array(input, sync=False)
-                    grad_fc1, out = new_float32(first.shape)
-                    matmul(hidden_rows.T, values.reshape(-1, values.shape[-1]), out)
-                if needs[0]:
-                    grad_input, out = new_float32(tuple(input._shape))
-                    matmul(grad_hidden, first, out)
-                _give(scratch)
-            _give(block)
-            return grad_input, grad_fc1, grad_bias, grad_fc2
-
+    HostMLP.forward, HostMLP.backward = staticmethod(forward), staticmethod(backward)
     return HostMLP
 
 
