@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from _helpers import ROOT, reference_python, run_python, subprocess_env
 
+from mindspeed_ms.compat import host_layer_norm
+
 _SCRIPT = '''
 import sys
 import numpy as np
@@ -156,3 +158,24 @@ def test_writing_into_the_result_memory_gives_the_same_bits() -> None:
                                                   into, weight_into, bias_into)
         for new, written, given in ((dw, dw_into, weight_into), (db, db_into, bias_into)):
             assert (new is None and written is None) or (written is given and np.array_equal(new, given))
+
+
+def test_the_c_bodies_give_the_python_bodies_bits(tmp_path: Path) -> None:
+    """``_host_linear.LayerNorm``'s forward and backward (where built) make the Python bodies' calls: every case of
+    the script (a module, no affine parameters, two normalized dimensions, a strided input: the copied rows,
+    non-finite rows) gives the same bits either way."""
+    rng = np.random.default_rng(1)
+    inputs = {"x": (rng.standard_normal((128, 4, 512)) * 3 + 1).astype(np.float32),
+              "g": rng.standard_normal((128, 4, 512)).astype(np.float32),
+              "w": rng.standard_normal(512).astype(np.float32), "b": rng.standard_normal(512).astype(np.float32)}
+    np.savez(tmp_path / "inputs.npz", **inputs)
+    prelude = "import mindspeed_ms.adaptor\nfrom mindspeed_ms.compat import host_layer_norm\n"
+    compiled = _run(sys.executable, prelude + "assert host_layer_norm.has_compiled_bodies() is "
+                    f"{host_layer_norm.has_compiled_bodies()}", _CHECKS, tmp_path, ["--ai-framework", "mindspore"])
+    python = _run(sys.executable, prelude + "host_layer_norm._compiled = None", _CHECKS, tmp_path,
+                  ["--ai-framework", "mindspore"])
+    assert host_layer_norm.has_compiled_bodies()  # built here (setup.py): the comparison compares two paths
+    assert sorted(compiled) == sorted(python)
+    assert {"megatron_dx", "megatron_dw", "strided_dx", "no_affine_dx", "two_dims_db", "edge"} <= set(compiled)
+    for key, value in python.items():
+        assert np.array_equal(compiled[key], value, equal_nan=True), key

@@ -1,6 +1,6 @@
 /* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear), bias-dropout-add
- * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd) and MLP block (mindspeed_ms.compat.host_mlp's HostMLP) on the
- * host in one C call each.
+ * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd), MLP block (mindspeed_ms.compat.host_mlp's HostMLP) and layer
+ * norm (mindspeed_ms.compat.host_layer_norm's HostLayerNorm) on the host in one C call each.
  *
  * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
  * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
@@ -39,6 +39,9 @@
  *   MLP(host_array, new_float32, matmul, bias_add, column_sum, refuse, take, give, gelu_forward, gelu_backward,
  *       kernel_refused): host_mlp.python_forward and python_backward, the same calls in the same order
  *
+ *   LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, copy_rows, contiguous):
+ *     host_layer_norm.python_forward and python_backward, the same calls in the same order
+ *
  * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
  * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
  * ndarray.reshape is called through its method descriptor with the profiler's events, as when Python calls it.
@@ -61,10 +64,10 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 4
+#define HOST_LINEAR_ABI 5
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
-static PyObject *s_has_bias;
+static PyObject *s_has_bias, *s_flags, *s_c_contiguous, *s_base, *s_storage_offset, *s_saved;
 static PyObject *minus_one;
 
 /* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
@@ -73,6 +76,8 @@ enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, L
 /* a BiasDropoutAdd's slots: the same object layout as a Linear's (host_array, new_float32 and reshape where a
  * Linear has them, so that the helpers below serve both) */
 enum { BDA_BIAS_ADD = MATMUL, BDA_ADD = BIAS_ADD, BDA_COPY_INTO = COLUMN_SUM, BDA_COLUMN_SUM = REFUSE };
+/* a LayerNorm's slots: a Linear's layout (host_array, new_float32 and reshape in their places) */
+enum { LN_FORWARD = MATMUL, LN_BACKWARD = BIAS_ADD, LN_COPY_ROWS = COLUMN_SUM, LN_CONTIGUOUS = REFUSE };
 /* an MLP's slots: a Linear's, then the pool's take and give, gelu's kernels and what raises when one refuses */
 enum { TAKE = LINEAR_SLOTS, GIVE, GELU_FORWARD, GELU_BACKWARD, KERNEL_REFUSED, MLP_SLOTS };
 enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
@@ -107,7 +112,7 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType;
+static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType, LayerNormType;
 
 /* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
 static PyObject **slots_of(PyObject *self, int *n) {
@@ -833,6 +838,210 @@ static PyTypeObject MLPType = {
 };
 
 
+/* -- LayerNorm: host_layer_norm's Function bodies (a Linear's layout, other callables) --------------------------- */
+
+/* ndarray.reshape(array, a) or ndarray.reshape(array, a, b) (b NULL: one argument), new reference */
+static PyObject *reshaped(Linear *self, PyObject *array, PyObject *a, PyObject *b) {
+    if (self->slots[RESHAPE] == NULL) {
+        self->slots[RESHAPE] = PyObject_GetAttr((PyObject *)Py_TYPE(array), s_reshape);
+        if (self->slots[RESHAPE] == NULL) return NULL;
+    }
+    PyObject *args[3] = {array, a, b};
+    return call_traced_vector(self->slots[RESHAPE], args, b == NULL ? 2 : 3, NULL);
+}
+
+/* getattr(obj, name, None) (new reference: None where missing) */
+static PyObject *attr_or_none(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) return value;
+    PyErr_Clear();
+    return Py_NewRef(Py_None);
+}
+
+/* host_layer_norm's kept_rows(tensor, n): the rows of the tensor's own memory where it owns it (C-contiguous, no
+ * _base, storage offset 0), else of a copy (copy_rows(values)); new reference */
+static PyObject *kept_rows(Linear *self, PyObject *tensor, PyObject *n) {
+    PyObject *values = NULL, *offset = NULL, *flags = NULL, *flag = NULL, *base = NULL, *at = NULL, *copy = NULL;
+    PyObject *rows = NULL;
+    if ((values = host(self, tensor, 1)) == NULL || (offset = attr_or_none(tensor, s_storage_offset)) == NULL) goto done;
+    if ((flags = PyObject_GetAttr(values, s_flags)) == NULL || (flag = PyObject_GetAttr(flags, s_c_contiguous)) == NULL) {
+        goto done;
+    }
+    int owned = PyObject_IsTrue(flag);
+    if (owned > 0) {
+        if ((base = attr_or_none(tensor, s_base)) == NULL) goto done;
+        owned = base == Py_None && offset != Py_None;
+    }
+    if (owned > 0) {
+        PyObject *origin = PyLong_FromLong(0);
+        if (origin == NULL || (at = PyObject_CallNoArgs(offset)) == NULL) {
+            Py_XDECREF(origin);
+            goto done;
+        }
+        owned = PyObject_RichCompareBool(at, origin, Py_EQ);
+        Py_DECREF(origin);
+    }
+    if (owned < 0) goto done;
+    if (owned) {
+        rows = reshaped(self, values, minus_one, n);
+    } else if ((copy = PyObject_Vectorcall(self->slots[LN_COPY_ROWS], &values, 1, NULL)) != NULL) {
+        rows = reshaped(self, copy, minus_one, n);
+    }
+done:
+    Py_XDECREF(values);
+    Py_XDECREF(offset);
+    Py_XDECREF(flags);
+    Py_XDECREF(flag);
+    Py_XDECREF(base);
+    Py_XDECREF(at);
+    Py_XDECREF(copy);
+    return rows;
+}
+
+/* host_array(tensor, sync=False).reshape(n), or None for None; new reference */
+static PyObject *parameter_row(Linear *self, PyObject *tensor, PyObject *n) {
+    if (tensor == Py_None) return Py_NewRef(Py_None);
+    PyObject *values = host(self, tensor, 0);
+    if (values == NULL) return NULL;
+    PyObject *row = reshaped(self, values, n, NULL);
+    Py_DECREF(values);
+    return row;
+}
+
+static PyObject *ln_forward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 6, "forward(ctx, input, weight, bias, n, eps)") < 0) return NULL;
+    PyObject *ctx = args[0], *input = args[1], *weight = args[2], *bias = args[3], *n = args[4], *eps = args[5];
+    PyObject *x = NULL, *w = NULL, *b = NULL, *shape = NULL, *result = NULL, *out = NULL, *x_shape = NULL;
+    PyObject *out_rows = NULL, *moments = NULL, *parameter_shape = NULL, *saved = NULL, *kept = NULL, *done = NULL;
+    if ((x = kept_rows(self, input, n)) == NULL) goto fail;
+    if ((w = parameter_row(self, weight, n)) == NULL || (b = parameter_row(self, bias, n)) == NULL) goto fail;
+    if ((shape = tensor_shape(input)) == NULL) goto fail;
+    if (new_output(self, shape, &result, &out) < 0) goto fail;
+    if ((x_shape = shape_of(x)) == NULL || (out_rows = reshaped(self, out, x_shape, NULL)) == NULL) goto fail;
+    PyObject *call[5] = {x, w, b, eps, out_rows};
+    if ((moments = PyObject_Vectorcall(self->slots[LN_FORWARD], call, 5, NULL)) == NULL) goto fail;
+    if (!PyTuple_Check(moments) || PyTuple_GET_SIZE(moments) != 3) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: layer_norm_forward must return (y, mean, rstd), not %R", moments);
+        goto fail;
+    }
+    if (weight == Py_None && bias == Py_None) {
+        parameter_shape = Py_NewRef(Py_None);
+    } else if ((parameter_shape = tensor_shape(bias == Py_None ? weight : bias)) == NULL) {
+        goto fail;
+    }
+    saved = PyTuple_Pack(8, x, PyTuple_GET_ITEM(moments, 1), PyTuple_GET_ITEM(moments, 2), w,
+                         weight != Py_None ? Py_True : Py_False, bias != Py_None ? Py_True : Py_False, shape,
+                         parameter_shape);
+    if (saved == NULL || PyObject_SetAttr(ctx, s_saved, saved) < 0) goto fail;
+    if ((kept = PyTuple_Pack(2, input, weight)) == NULL || PyObject_SetAttr(ctx, s_kept, kept) < 0) goto fail;
+    done = result;
+    result = NULL;
+fail:
+    Py_XDECREF(x);
+    Py_XDECREF(w);
+    Py_XDECREF(b);
+    Py_XDECREF(shape);
+    Py_XDECREF(result);
+    Py_XDECREF(out);
+    Py_XDECREF(x_shape);
+    Py_XDECREF(out_rows);
+    Py_XDECREF(moments);
+    Py_XDECREF(parameter_shape);
+    Py_XDECREF(saved);
+    Py_XDECREF(kept);
+    return done;
+}
+
+static PyObject *ln_backward(Linear *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 2, "backward(ctx, grad)") < 0) return NULL;
+    PyObject *ctx = args[0], *grad = args[1];
+    PyObject *saved = PyObject_GetAttr(ctx, s_saved);
+    if (saved == NULL) return NULL;
+    if (!PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 8) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.saved must be the layer norm forward's 8-tuple, not %R", saved);
+        Py_DECREF(saved);
+        return NULL;
+    }
+    PyObject *x = PyTuple_GET_ITEM(saved, 0), *has_weight = PyTuple_GET_ITEM(saved, 4);
+    PyObject *has_bias = PyTuple_GET_ITEM(saved, 5), *parameter_shape = PyTuple_GET_ITEM(saved, 7);
+    PyObject *result = NULL, *out = NULL, *grads[2] = {Py_NewRef(Py_None), Py_NewRef(Py_None)};
+    PyObject *outs[2] = {Py_NewRef(Py_None), Py_NewRef(Py_None)}, *flats[2] = {NULL, NULL};
+    PyObject *x_shape = NULL, *values = NULL, *contiguous = NULL, *rows = NULL, *out_rows = NULL, *done = NULL;
+    if (new_output(self, PyTuple_GET_ITEM(saved, 6), &result, &out) < 0) goto fail;
+    PyObject *flags[2] = {has_weight, has_bias};
+    for (int i = 0; i < 2; i++) {
+        if (flags[i] != Py_True) continue;
+        Py_CLEAR(grads[i]);
+        Py_CLEAR(outs[i]);
+        if (new_output(self, parameter_shape, &grads[i], &outs[i]) < 0) goto fail;
+    }
+    if ((x_shape = shape_of(x)) == NULL) goto fail;
+    if (PyTuple_GET_SIZE(x_shape) != 2) {
+        PyErr_SetString(PyExc_ValueError, "_host_linear: the layer norm's saved rows must be 2-D");
+        goto fail;
+    }
+    if ((values = host(self, grad, 1)) == NULL) goto fail;
+    if ((contiguous = PyObject_Vectorcall(self->slots[LN_CONTIGUOUS], &values, 1, NULL)) == NULL) goto fail;
+    if ((rows = reshaped(self, contiguous, minus_one, PyTuple_GET_ITEM(x_shape, 1))) == NULL) goto fail;
+    if ((out_rows = reshaped(self, out, x_shape, NULL)) == NULL) goto fail;
+    for (int i = 0; i < 2; i++) {
+        flats[i] = outs[i] == Py_None ? Py_NewRef(Py_None) : reshaped(self, outs[i], minus_one, NULL);
+        if (flats[i] == NULL) goto fail;
+    }
+    PyObject *call[10] = {rows, x, PyTuple_GET_ITEM(saved, 1), PyTuple_GET_ITEM(saved, 2), PyTuple_GET_ITEM(saved, 3),
+                          has_weight, has_bias, out_rows, flats[0], flats[1]};
+    PyObject *got = PyObject_Vectorcall(self->slots[LN_BACKWARD], call, 10, NULL);
+    if (got == NULL) goto fail;
+    Py_DECREF(got);
+    if (PyObject_DelAttr(ctx, s_saved) < 0 || PyObject_DelAttr(ctx, s_kept) < 0) goto fail;
+    done = PyTuple_Pack(5, result, grads[0], grads[1], Py_None, Py_None);
+fail:
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(grads[i]);
+        Py_XDECREF(outs[i]);
+        Py_XDECREF(flats[i]);
+    }
+    Py_DECREF(saved);
+    Py_XDECREF(result);
+    Py_XDECREF(out);
+    Py_XDECREF(x_shape);
+    Py_XDECREF(values);
+    Py_XDECREF(contiguous);
+    Py_XDECREF(rows);
+    Py_XDECREF(out_rows);
+    return done;
+}
+
+static PyObject *ln_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"host_array", "new_float32", "layer_norm_forward", "layer_norm_backward", "copy_rows",
+                            "contiguous", NULL};
+    static const int callable[6] = {1, 1, 1, 1, 1, 1};
+    return slotted_new(type, args, kwargs, "OOOOOO:LayerNorm", names, callable, 6);
+}
+
+static PyMethodDef ln_methods[] = {
+    {"forward", (PyCFunction)(void (*)(void))ln_forward, METH_FASTCALL,
+     "forward(ctx, input, weight, bias, n, eps): layer_norm over the last n elements on the host"},
+    {"backward", (PyCFunction)(void (*)(void))ln_backward, METH_FASTCALL,
+     "backward(ctx, grad): (grad_input, grad_weight, grad_bias, None, None), None where there is no parameter"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LayerNormType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.LayerNorm",
+    .tp_basicsize = sizeof(Linear),
+    .tp_dealloc = slotted_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, copy_rows, contiguous): "
+              "HostLayerNorm's bodies",
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
+    .tp_methods = ln_methods,
+    .tp_new = ln_new,
+};
+
+
 /* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
 
 /* megatron's parameters, in order; the first six have no default */
@@ -1038,7 +1247,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__host_linear(void) {
     if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 ||
-        PyType_Ready(&MLPType) < 0) {
+        PyType_Ready(&MLPType) < 0 || PyType_Ready(&LayerNormType) < 0) {
         return NULL;
     }
     s_shape = PyUnicode_InternFromString("shape");
@@ -1049,13 +1258,19 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     s_needs = PyUnicode_InternFromString("needs_input_grad");
     s_reshape = PyUnicode_InternFromString("reshape");
     s_has_bias = PyUnicode_InternFromString("has_bias");
+    s_flags = PyUnicode_InternFromString("flags");
+    s_c_contiguous = PyUnicode_InternFromString("c_contiguous");
+    s_base = PyUnicode_InternFromString("_base");
+    s_storage_offset = PyUnicode_InternFromString("storage_offset");
+    s_saved = PyUnicode_InternFromString("saved");
     minus_one = PyLong_FromLong(-1);
     sync_kwnames = Py_BuildValue("(s)", "sync");
     s_dtype_private = PyUnicode_InternFromString("_dtype");
     s_cuda = PyUnicode_InternFromString("cuda");
     zero = PyLong_FromLong(0);
     linear_kwnames = PyTuple_New(LINEAR_PARAMETERS);
-    if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !s_has_bias ||
+    if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !s_has_bias || !s_flags ||
+        !s_c_contiguous || !s_base || !s_storage_offset || !s_saved ||
         !minus_one ||
         !sync_kwnames || !s_dtype_private || !s_cuda || !zero || !linear_kwnames) {
         return NULL;
@@ -1071,7 +1286,8 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
         PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0 ||
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
         PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0 ||
-        PyModule_AddObjectRef(m, "MLP", (PyObject *)&MLPType) < 0) {
+        PyModule_AddObjectRef(m, "MLP", (PyObject *)&MLPType) < 0 ||
+        PyModule_AddObjectRef(m, "LayerNorm", (PyObject *)&LayerNormType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,5 +1,5 @@
-"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear`, :mod:`.host_bda` and
-:mod:`.host_mlp` (``_host_linear.c``)."""
+"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear`, :mod:`.host_bda`,
+:mod:`.host_mlp` and :mod:`.host_layer_norm` (``_host_linear.c``)."""
 
 from typing import Any, Callable
 
@@ -44,3 +44,12 @@ class MLP:
                  kernel_refused: Callable[[], None]) -> None: ...
     def forward(self, ctx: Any, input: Any, fc1: Any, bias: Any, fc2: Any, /) -> Any: ...
     def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any, Any]: ...
+
+class LayerNorm:
+    """HostLayerNorm's bodies: ``host_layer_norm.python_forward`` and ``python_backward`` in one C call each."""
+
+    def __init__(self, host_array: Callable[..., Any], new_float32: Callable[[tuple[int, ...]], tuple[Any, Any]],
+                 layer_norm_forward: Callable[..., Any], layer_norm_backward: Callable[..., Any],
+                 copy_rows: Callable[[Any], Any], contiguous: Callable[[Any], Any]) -> None: ...
+    def forward(self, ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float, /) -> Any: ...
+    def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any, None, None]: ...

@@ -22,6 +22,10 @@ the exact ones (PyTorch's are within a few units of them), the weight and bias g
 exact sums as PyTorch's. tests/test_compat_host_layer_norm.py measures both paths against the reference interpreter.
 A variance beyond float32's range is ``inf`` as in PyTorch (``rstd`` 0).
 
+The Function's bodies run in one C call each where ``_host_linear`` is built (its ``LayerNorm``: the calls of
+:func:`python_forward` and :func:`python_backward` in the same order, with this module's functions), else in Python;
+tests/test_compat_host_layer_norm.py runs both.
+
 The backward reads the forward's input from the input's own memory when the input owns it (the forward keeps the
 tensor alive; PyTorch saves the same tensor), and from a copy when it is a view of another tensor's memory (other
 writes may reach that memory before the backward runs), with the per-row mean and rstd.
@@ -38,64 +42,101 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat import host_linear
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
+from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["MIN_ELEMENTS", "layer_norm_backward", "layer_norm_forward", "layer_norm_wrapper"]
+__all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "layer_norm_backward", "layer_norm_forward",
+           "layer_norm_wrapper", "python_backward", "python_forward"]
+
+#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
+_compiled = host_linear.compiled_module()
 
 #: from this many elements the host path: every size since round 20 (at the tiny example's 8,192 elements a step
 #: after/before 0.907 in a paired A/B, where 65,536 kept MindSpore's LayerNorm and its gradient's kernels there)
 MIN_ELEMENTS = 1
 
 
-@functools.lru_cache(maxsize=1)
-def _function() -> Any:
-    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
+def _rows(tensor: Any, n: int) -> Any:
+    """The tensor's values as C-contiguous rows of ``n`` (a copy where its memory is not)."""
     import numpy as np
 
-    from mindspeed_ms.compat.host_memory import host_array
-    from mindspeed_ms.compat.host_outputs import new_float32
+    return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
 
-    def rows(tensor: Any, n: int) -> Any:
-        return np.ascontiguousarray(host_array(tensor)).reshape(-1, n)
 
-    def kept_rows(tensor: Any, n: int) -> Any:
-        """The input's rows as the backward will read them: its own memory when it owns it (kept alive with it),
-        else a copy (a view's memory is its base's: other writes may reach it before the backward runs)."""
-        values = host_array(tensor)
-        offset = getattr(tensor, "storage_offset", None)
-        if values.flags.c_contiguous and getattr(tensor, "_base", None) is None and offset is not None \
-                and offset() == 0:
-            return values.reshape(-1, n)
-        return np.array(values, order="C").reshape(-1, n)
+def _copy_rows(values: Any) -> Any:
+    """A C-ordered copy of the array ``values``."""
+    import numpy as np
+
+    return np.array(values, order="C")
+
+
+def _kept_rows(tensor: Any, n: int) -> Any:
+    """The input's rows as the backward will read them: its own memory when it owns it (kept alive with it), else a
+    copy (a view's memory is its base's: other writes may reach it before the backward runs)."""
+    values = host_array(tensor)
+    offset = getattr(tensor, "storage_offset", None)
+    if values.flags.c_contiguous and getattr(tensor, "_base", None) is None and offset is not None and offset() == 0:
+        return values.reshape(-1, n)
+    return _copy_rows(values).reshape(-1, n)
+
+
+def python_forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
+    """:class:`HostLayerNorm`'s forward: layer_norm over the last ``n`` elements into a new float32 tensor; the rows,
+    moments and shapes kept in ``ctx.saved``, the tensors whose memory they read in ``ctx.kept``."""
+    x = _kept_rows(input, n)
+    w = None if weight is None else host_array(weight, sync=False).reshape(n)
+    b = None if bias is None else host_array(bias, sync=False).reshape(n)
+    result, out = new_float32(tuple(input._shape))  # MindSpore's memory: autograd may free it
+    _, mean, rstd = layer_norm_forward(x, w, b, eps, out.reshape(x.shape))
+    ctx.saved = (x, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
+                 None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
+    ctx.kept = (input, weight)  # the memory x and w read
+    return result
+
+
+def python_backward(ctx: Any, grad: Any) -> Any:
+    """:class:`HostLayerNorm`'s backward: the gradients of input, weight and bias (None without that parameter)."""
+    x, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
+    result, out = new_float32(shape)
+    weight_grad, weight_out = new_float32(parameter_shape) if has_weight else (None, None)
+    bias_grad, bias_out = new_float32(parameter_shape) if has_bias else (None, None)
+    layer_norm_backward(_rows(grad, x.shape[1]), x, mean, rstd, w, has_weight, has_bias, out.reshape(x.shape),
+                        None if weight_out is None else weight_out.reshape(-1),
+                        None if bias_out is None else bias_out.reshape(-1))
+    del ctx.saved, ctx.kept
+    return result, weight_grad, bias_grad, None, None
+
+
+def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """:class:`HostLayerNorm`'s forward and backward: the C ones (``_host_linear.LayerNorm`` over this module's
+    functions: the same calls in the same order) where built and ``compiled``, else :func:`python_forward` and
+    :func:`python_backward`."""
+    if compiled and _compiled is not None:
+        import numpy as np
+
+        made = _compiled.LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, _copy_rows,
+                                   np.ascontiguousarray)
+        return made.forward, made.backward
+    return python_forward, python_backward
+
+
+def has_compiled_bodies() -> bool:
+    """Whether :class:`HostLayerNorm` runs the C bodies (``_host_linear`` built, of its ABI)."""
+    return _compiled is not None
+
+
+@functools.lru_cache(maxsize=2)
+def _function(compiled: bool = True) -> Any:
+    """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable) with :func:`bodies`."""
+    forward, backward = bodies(compiled)
 
     class HostLayerNorm(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """layer_norm over the last ``n`` elements, forward and backward on the host."""
 
-        @staticmethod
-        def forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
-            x = kept_rows(input, n)
-            w = None if weight is None else host_array(weight, sync=False).reshape(n)
-            b = None if bias is None else host_array(bias, sync=False).reshape(n)
-            result, out = new_float32(tuple(input._shape))  # MindSpore's memory: autograd may free it
-            _, mean, rstd = layer_norm_forward(x, w, b, eps, out.reshape(x.shape))
-            ctx.saved = (x, mean, rstd, w, weight is not None, bias is not None, tuple(input._shape),
-                         None if weight is None and bias is None else tuple((weight if bias is None else bias)._shape))
-            ctx.kept = (input, weight)  # the memory x and w read
-            return result
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            x, mean, rstd, w, has_weight, has_bias, shape, parameter_shape = ctx.saved
-            result, out = new_float32(shape)
-            weight_grad, weight_out = new_float32(parameter_shape) if has_weight else (None, None)
-            bias_grad, bias_out = new_float32(parameter_shape) if has_bias else (None, None)
-            layer_norm_backward(rows(grad, x.shape[1]), x, mean, rstd, w, has_weight, has_bias, out.reshape(x.shape),
-                                None if weight_out is None else weight_out.reshape(-1),
-                                None if bias_out is None else bias_out.reshape(-1))
-            del ctx.saved, ctx.kept
-            return result, weight_grad, bias_grad, None, None
-
+    HostLayerNorm.forward, HostLayerNorm.backward = staticmethod(forward), staticmethod(backward)
     return HostLayerNorm
 
 
