@@ -153,6 +153,27 @@ static void slotted_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
+/* The method table and type of an object holding a Function's two bodies: `prefix`_forward and `prefix`_backward
+ * (METH_FASTCALL), made by `prefix`_new; `size` is its struct's size (its slots array: slots_of) */
+#define BODIES_TYPE(Type, prefix, size, name, forward_doc, backward_doc, doc)                                     \
+    static PyMethodDef prefix##_methods[] = {                                                                   \
+        {"forward", (PyCFunction)(void (*)(void))prefix##_forward, METH_FASTCALL, forward_doc},                 \
+        {"backward", (PyCFunction)(void (*)(void))prefix##_backward, METH_FASTCALL, backward_doc},              \
+        {NULL, NULL, 0, NULL},                                                                                  \
+    };                                                                                                          \
+    static PyTypeObject Type = {                                                                                \
+        PyVarObject_HEAD_INIT(NULL, 0)                                                                          \
+        .tp_name = "mindspeed_ms.compat._host_linear." name,                                                    \
+        .tp_basicsize = size,                                                                                   \
+        .tp_dealloc = slotted_dealloc,                                                                          \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,                                                    \
+        .tp_doc = doc,                                                                                          \
+        .tp_traverse = slotted_traverse,                                                                        \
+        .tp_clear = slotted_clear,                                                                              \
+        .tp_methods = prefix##_methods,                                                                         \
+        .tp_new = prefix##_new,                                                                                 \
+    }
+
 /* host_array(tensor) or host_array(tensor, sync=False) */
 static PyObject *host(Linear *self, PyObject *tensor, int sync) {
     PyObject *args[2] = {tensor, Py_False};
@@ -385,26 +406,10 @@ static PyObject *linear_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return slotted_new(type, args, kwargs, "OOOOOO:Linear", names, callable, 6);
 }
 
-static PyMethodDef linear_methods[] = {
-    {"forward", (PyCFunction)(void (*)(void))linear_forward, METH_FASTCALL,
-     "forward(ctx, input, weight, bias): input @ weight.T + bias on the host; the inputs kept for backward"},
-    {"backward", (PyCFunction)(void (*)(void))linear_backward, METH_FASTCALL,
-     "backward(ctx, grad): (grad_input, grad_weight, grad_bias), None where not needed"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject LinearType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.Linear",
-    .tp_basicsize = sizeof(Linear),
-    .tp_dealloc = slotted_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse): HostLinear's bodies",
-    .tp_traverse = slotted_traverse,
-    .tp_clear = slotted_clear,
-    .tp_methods = linear_methods,
-    .tp_new = linear_new,
-};
+BODIES_TYPE(LinearType, linear, sizeof(Linear), "Linear",
+            "forward(ctx, input, weight, bias): input @ weight.T + bias on the host; the inputs kept for backward",
+            "backward(ctx, grad): (grad_input, grad_weight, grad_bias), None where not needed",
+            "Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse): HostLinear's bodies");
 
 
 /* -- BiasDropoutAdd: host_bda's Function bodies (a Linear's layout, other callables) ------------------------------ */
@@ -508,27 +513,11 @@ static PyObject *bda_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return slotted_new(type, args, kwargs, "OOOOOO:BiasDropoutAdd", names, callable, 6);
 }
 
-static PyMethodDef bda_methods[] = {
-    {"forward", (PyCFunction)(void (*)(void))bda_forward, METH_FASTCALL,
-     "forward(ctx, x, residual, bias): residual + (x + bias) on the host (residual + x without a bias)"},
-    {"backward", (PyCFunction)(void (*)(void))bda_backward, METH_FASTCALL,
-     "backward(ctx, grad): (grad_x, grad_residual, grad_bias), None where not needed"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject BiasDropoutAddType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.BiasDropoutAdd",
-    .tp_basicsize = sizeof(Linear),
-    .tp_dealloc = slotted_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "BiasDropoutAdd(host_array, new_float32, bias_add, add, copy_into, column_sum): "
-              "HostBiasDropoutAdd's bodies",
-    .tp_traverse = slotted_traverse,
-    .tp_clear = slotted_clear,
-    .tp_methods = bda_methods,
-    .tp_new = bda_new,
-};
+BODIES_TYPE(BiasDropoutAddType, bda, sizeof(Linear), "BiasDropoutAdd",
+            "forward(ctx, x, residual, bias): residual + (x + bias) on the host (residual + x without a bias)",
+            "backward(ctx, grad): (grad_x, grad_residual, grad_bias), None where not needed",
+            "BiasDropoutAdd(host_array, new_float32, bias_add, add, copy_into, column_sum): "
+              "HostBiasDropoutAdd's bodies");
 
 
 /* -- MLP: host_mlp's Function bodies (a Linear's layout and more slots) ------------------------------------------ */
@@ -815,27 +804,11 @@ static PyObject *mlp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return (PyObject *)self;
 }
 
-static PyMethodDef mlp_methods[] = {
-    {"forward", (PyCFunction)(void (*)(void))mlp_forward, METH_FASTCALL,
-     "forward(ctx, input, fc1, bias, fc2): gelu(input @ fc1.T + bias) @ fc2.T on the host; the block kept for backward"},
-    {"backward", (PyCFunction)(void (*)(void))mlp_backward, METH_FASTCALL,
-     "backward(ctx, grad): (grad_input, grad_fc1, grad_bias, grad_fc2), None where not needed"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject MLPType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.MLP",
-    .tp_basicsize = sizeof(MLP),
-    .tp_dealloc = slotted_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "MLP(host_array, new_float32, matmul, bias_add, column_sum, refuse, take, give, gelu_forward, "
-              "gelu_backward, kernel_refused): HostMLP's bodies",
-    .tp_traverse = slotted_traverse,
-    .tp_clear = slotted_clear,
-    .tp_methods = mlp_methods,
-    .tp_new = mlp_new,
-};
+BODIES_TYPE(MLPType, mlp, sizeof(MLP), "MLP",
+            "forward(ctx, input, fc1, bias, fc2): gelu(input @ fc1.T + bias) @ fc2.T on the host; the block kept for backward",
+            "backward(ctx, grad): (grad_input, grad_fc1, grad_bias, grad_fc2), None where not needed",
+            "MLP(host_array, new_float32, matmul, bias_add, column_sum, refuse, take, give, gelu_forward, "
+              "gelu_backward, kernel_refused): HostMLP's bodies");
 
 
 /* -- LayerNorm: host_layer_norm's Function bodies (a Linear's layout, other callables) --------------------------- */
@@ -1019,27 +992,11 @@ static PyObject *ln_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return slotted_new(type, args, kwargs, "OOOOOO:LayerNorm", names, callable, 6);
 }
 
-static PyMethodDef ln_methods[] = {
-    {"forward", (PyCFunction)(void (*)(void))ln_forward, METH_FASTCALL,
-     "forward(ctx, input, weight, bias, n, eps): layer_norm over the last n elements on the host"},
-    {"backward", (PyCFunction)(void (*)(void))ln_backward, METH_FASTCALL,
-     "backward(ctx, grad): (grad_input, grad_weight, grad_bias, None, None), None where there is no parameter"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject LayerNormType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.LayerNorm",
-    .tp_basicsize = sizeof(Linear),
-    .tp_dealloc = slotted_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, copy_rows, contiguous): "
-              "HostLayerNorm's bodies",
-    .tp_traverse = slotted_traverse,
-    .tp_clear = slotted_clear,
-    .tp_methods = ln_methods,
-    .tp_new = ln_new,
-};
+BODIES_TYPE(LayerNormType, ln, sizeof(Linear), "LayerNorm",
+            "forward(ctx, input, weight, bias, n, eps): layer_norm over the last n elements on the host",
+            "backward(ctx, grad): (grad_input, grad_weight, grad_bias, None, None), None where there is no parameter",
+            "LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, copy_rows, contiguous): "
+              "HostLayerNorm's bodies");
 
 
 /* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
