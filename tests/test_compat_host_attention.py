@@ -18,12 +18,18 @@ import numpy as np
 import pytest
 from _helpers import ROOT, reference_python, run_python, subprocess_env
 
+from mindspeed_ms.compat import host_attention
+
 _SCRIPT = '''
 import json
 import sys
 import numpy as np
+import os
 import mindspeed_ms.adaptor
 from mindspeed_ms.adaptation.framework import get_ai_framework
+if os.environ.get("ATTENTION_PYTHON_BODIES") == "1":
+    from mindspeed_ms.compat import host_attention
+    host_attention._compiled = None  # before the Functions are first built: their Python bodies
 import torch
 from megatron.core import parallel_state
 from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
@@ -175,11 +181,12 @@ FUSED = ["split_views", "self_attention", "self_attention_rotary", "self_attenti
          "written_after_forward"]
 
 
-def _run(python: str, folder: Path, extra: list[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def _run(python: str, folder: Path, extra: list[str], **environment: str
+         ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     stem = folder / Path(python).parent.parent.name
     script = folder / "attention.py"
     script.write_text(textwrap.dedent(_SCRIPT))
-    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT), **environment)
     run_python(python, str(script), str(folder / "inputs.npz"), f"{stem}.npz", f"{stem}.json", *extra, env=env)
     import json
 
@@ -187,7 +194,7 @@ def _run(python: str, folder: Path, extra: list[str]) -> tuple[dict[str, np.ndar
         return {name: saved[name] for name in saved.files}, json.loads(Path(f"{stem}.json").read_text())
 
 
-def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
+def _inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     inputs = {part: rng.standard_normal((32, 2, 4, 16)).astype(np.float32) for part in "qkv"}
     inputs["g"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
@@ -198,6 +205,11 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     inputs["mid_g"] = rng.standard_normal((128, 4, 512)).astype(np.float32)
     inputs["hidden"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
     inputs["hidden_g"] = rng.standard_normal((32, 2, 64)).astype(np.float32)
+    return inputs
+
+
+def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
+    inputs = _inputs()
     np.savez(tmp_path / "inputs.npz", **inputs)
     expected, _ = _run(reference_python(), tmp_path, [])
     got, seen = _run(sys.executable, tmp_path, ["--ai-framework", "mindspore"])
@@ -229,6 +241,26 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
                  "self_attention_grouped_query"):
         assert np.abs(got["self_attention"] - got[case]).max() > 0.01, case
     assert np.abs(got["self_attention_rotary"] - got["self_attention_rotary_interleaved"]).max() > 0.01
+
+
+def test_the_c_bodies_give_the_python_bodies_bits(tmp_path: Path) -> None:
+    """``_host_linear.Attention``'s bodies (where built) make the Python bodies' calls: every case of the script (the
+    masks, the split's pieces, the rotary embeddings' backward into the QKV gradient, a piece written after the
+    forward: refused) gives the same bits and the same decisions either way."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "py").mkdir()
+    for folder in ("c", "py"):
+        np.savez(tmp_path / folder / "inputs.npz", **_inputs())
+    compiled, seen = _run(sys.executable, tmp_path / "c", ["--ai-framework", "mindspore"])
+    python, seen_python = _run(sys.executable, tmp_path / "py", ["--ai-framework", "mindspore"],
+                               ATTENTION_PYTHON_BODIES="1")
+    assert host_attention.has_compiled_bodies()  # built here (setup.py): the comparison compares two paths
+    assert seen == seen_python
+    assert seen["fused"] == FUSED
+    assert sorted(compiled) == sorted(python)
+    assert compiled["written_after_forward_refused"]
+    for key, value in python.items():
+        assert np.array_equal(compiled[key], value, equal_nan=True), key
 
 
 def _exact(q: np.ndarray, k: np.ndarray, v: np.ndarray, grad: np.ndarray, mask: np.ndarray,

@@ -1,6 +1,7 @@
 /* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear), bias-dropout-add
  * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd), MLP block (mindspeed_ms.compat.host_mlp's HostMLP) and layer
- * norm (mindspeed_ms.compat.host_layer_norm's HostLayerNorm) on the host in one C call each.
+ * norm (mindspeed_ms.compat.host_layer_norm's HostLayerNorm) and core attention (mindspeed_ms.compat.host_attention's
+ * HostAttention and HostAttentionQKV) on the host in one C call each.
  *
  * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
  * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
@@ -42,6 +43,10 @@
  *   LayerNorm(host_array, new_float32, layer_norm_forward, layer_norm_backward, copy_rows, contiguous):
  *     host_layer_norm.python_forward and python_backward, the same calls in the same order
  *
+ *   Attention(host_array, new_float32, forward_in_halves, backward_in_halves, one_blas_thread, refuse,
+ *             rope_backward, empty): host_attention's python_forward/python_backward (HostAttention) and
+ *             python_qkv_forward/python_qkv_backward (HostAttentionQKV), the same calls in the same order
+ *
  * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
  * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
  * ndarray.reshape is called through its method descriptor with the profiler's events, as when Python calls it.
@@ -64,10 +69,11 @@
 #endif
 
 /* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 5
+#define HOST_LINEAR_ABI 6
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
 static PyObject *s_has_bias, *s_flags, *s_c_contiguous, *s_base, *s_storage_offset, *s_saved;
+static PyObject *s_shapes, *s_rope, *s_mask, *s_tensor, *s_pieces, *s_versions, *s_alpha, *s_copy;
 static PyObject *minus_one;
 
 /* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
@@ -80,6 +86,9 @@ enum { BDA_BIAS_ADD = MATMUL, BDA_ADD = BIAS_ADD, BDA_COPY_INTO = COLUMN_SUM, BD
 enum { LN_FORWARD = MATMUL, LN_BACKWARD = BIAS_ADD, LN_COPY_ROWS = COLUMN_SUM, LN_CONTIGUOUS = REFUSE };
 /* an MLP's slots: a Linear's, then the pool's take and give, gelu's kernels and what raises when one refuses */
 enum { TAKE = LINEAR_SLOTS, GIVE, GELU_FORWARD, GELU_BACKWARD, KERNEL_REFUSED, MLP_SLOTS };
+/* an Attention's slots: host_array, new_float32 and reshape where a Linear has them, then its own */
+enum { AT_FORWARD = MATMUL, AT_BACKWARD = BIAS_ADD, AT_ONE_THREAD = COLUMN_SUM, AT_REFUSE = REFUSE,
+       AT_ROPE_BACKWARD = LINEAR_SLOTS, AT_EMPTY, ATTENTION_SLOTS };
 enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
 
 /* what both types start with */
@@ -112,11 +121,13 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType, LayerNormType;
+static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType, LayerNormType, AttentionType;
 
 /* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
 static PyObject **slots_of(PyObject *self, int *n) {
-    *n = Py_TYPE(self) == &DispatchType ? DISPATCH_SLOTS : Py_TYPE(self) == &MLPType ? MLP_SLOTS : LINEAR_SLOTS;
+    PyTypeObject *type = Py_TYPE(self);
+    *n = type == &DispatchType ? DISPATCH_SLOTS : type == &MLPType ? MLP_SLOTS
+         : type == &AttentionType ? ATTENTION_SLOTS : LINEAR_SLOTS;
     return ((Slotted *)self)->slots;
 }
 
@@ -999,6 +1010,331 @@ BODIES_TYPE(LayerNormType, ln, sizeof(Linear), "LayerNorm",
               "HostLayerNorm's bodies");
 
 
+/* -- Attention: host_attention's Function bodies ---------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slots[ATTENTION_SLOTS];
+} Attention;
+
+/* one_blas_thread() (its result dropped); -1 with an exception */
+static int one_thread(Attention *self) {
+    PyObject *got = PyObject_CallNoArgs(self->slots[AT_ONE_THREAD]);
+    if (got == NULL) return -1;
+    Py_DECREF(got);
+    return 0;
+}
+
+/* array.copy() (new reference) */
+static PyObject *copied(PyObject *array) {
+    return PyObject_CallMethodNoArgs(array, s_copy);
+}
+
+/* host_attention's attend(ctx, query, key, value, plan): the context into a new tensor, ctx.saved for the backward */
+static PyObject *attend(Attention *self, PyObject *ctx, PyObject *query, PyObject *key, PyObject *value,
+                        PyObject *plan) {
+    Linear *linear = (Linear *)self;
+    PyObject *shape = NULL, *out_shape = NULL, *result = NULL, *memory = NULL, *mask = NULL, *tensor = NULL;
+    PyObject *inputs[3] = {NULL, NULL, NULL}, *pieces = NULL, *kept = NULL, *four = NULL, *context = NULL;
+    PyObject *alpha = NULL, *probs = NULL, *versions = NULL, *saved = NULL, *done = NULL, *heads_size = NULL;
+    if (one_thread(self) < 0) return NULL;
+    if ((shape = tensor_shape(query)) == NULL) goto fail;
+    if (PyTuple_GET_SIZE(shape) != 4) {
+        PyErr_SetString(PyExc_ValueError, "_host_linear: the attention's query must be [sq, b, np, hn]");
+        goto fail;
+    }
+    if ((heads_size = PyNumber_Multiply(PyTuple_GET_ITEM(shape, 2), PyTuple_GET_ITEM(shape, 3))) == NULL) goto fail;
+    out_shape = PyTuple_Pack(3, PyTuple_GET_ITEM(shape, 0), PyTuple_GET_ITEM(shape, 1), heads_size);
+    if (out_shape == NULL || new_output(linear, out_shape, &result, &memory) < 0) goto fail;
+    if ((mask = PyObject_GetAttr(plan, s_mask)) == NULL || (tensor = PyObject_GetAttr(plan, s_tensor)) == NULL) goto fail;
+    if (tensor != Py_None) {  /* the mask tensor's memory, copied for the backward */
+        PyObject *values = host(linear, tensor, 1);
+        if (values == NULL) goto fail;
+        Py_SETREF(mask, copied(values));
+        Py_DECREF(values);
+        if (mask == NULL) goto fail;
+    }
+    if ((inputs[0] = host(linear, query, 1)) == NULL || (inputs[1] = host(linear, key, 0)) == NULL ||
+        (inputs[2] = host(linear, value, 0)) == NULL) {
+        goto fail;
+    }
+    if ((pieces = PyObject_GetAttr(plan, s_pieces)) == NULL) goto fail;
+    if (pieces == Py_None) {  /* the backward's own copies (never arrays over a view's memory) */
+        for (int i = 0; i < 3; i++) {
+            Py_SETREF(inputs[i], copied(inputs[i]));
+            if (inputs[i] == NULL) goto fail;
+        }
+        kept = PyTuple_Pack(3, inputs[0], inputs[1], inputs[2]);
+    } else {  /* the split's pieces: tensors of their own memory, kept alive (their versions checked) */
+        kept = Py_NewRef(pieces);
+    }
+    if (kept == NULL || (alpha = PyObject_GetAttr(plan, s_alpha)) == NULL) goto fail;
+    four = PyTuple_Pack(4, PyTuple_GET_ITEM(shape, 0), PyTuple_GET_ITEM(shape, 1), PyTuple_GET_ITEM(shape, 2),
+                        PyTuple_GET_ITEM(shape, 3));
+    if (four == NULL || (context = reshaped(linear, memory, four, NULL)) == NULL) goto fail;
+    PyObject *call[6] = {inputs[0], inputs[1], inputs[2], mask, alpha, context};
+    if ((probs = PyObject_Vectorcall(self->slots[AT_FORWARD], call, 6, NULL)) == NULL) goto fail;
+    if ((versions = PyObject_GetAttr(plan, s_versions)) == NULL) goto fail;
+    saved = PyTuple_Pack(5, kept, versions, probs, mask, alpha);
+    if (saved == NULL || PyObject_SetAttr(ctx, s_saved, saved) < 0) goto fail;
+    done = result;
+    result = NULL;
+fail:
+    for (int i = 0; i < 3; i++) Py_XDECREF(inputs[i]);
+    Py_XDECREF(shape);
+    Py_XDECREF(heads_size);
+    Py_XDECREF(out_shape);
+    Py_XDECREF(result);
+    Py_XDECREF(memory);
+    Py_XDECREF(mask);
+    Py_XDECREF(tensor);
+    Py_XDECREF(pieces);
+    Py_XDECREF(kept);
+    Py_XDECREF(four);
+    Py_XDECREF(context);
+    Py_XDECREF(alpha);
+    Py_XDECREF(probs);
+    Py_XDECREF(versions);
+    Py_XDECREF(saved);
+    return done;
+}
+
+/* host_attention's gradients(ctx, grad, grad_query, grad_key, grad_value): into the three arrays; -1 with an
+ * exception */
+static int attention_gradients(Attention *self, PyObject *ctx, PyObject *grad, PyObject *grad_query,
+                               PyObject *grad_key, PyObject *grad_value) {
+    Linear *linear = (Linear *)self;
+    PyObject *saved = PyObject_GetAttr(ctx, s_saved);
+    if (saved == NULL) return -1;
+    if (!PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 5) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.saved must be the attention forward's 5-tuple, not %R", saved);
+        Py_DECREF(saved);
+        return -1;
+    }
+    int status = -1;
+    PyObject *kept = Py_NewRef(PyTuple_GET_ITEM(saved, 0)), *versions = PyTuple_GET_ITEM(saved, 1);
+    PyObject *now = NULL, *arrays[3] = {NULL, NULL, NULL}, *values = NULL, *query_shape = NULL, *rows = NULL;
+    if (PyObject_DelAttr(ctx, s_saved) < 0) goto done;
+    if (versions != Py_None) {
+        if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 3) {
+            PyErr_SetString(PyExc_TypeError, "_host_linear: the attention's kept pieces must be a 3-tuple");
+            goto done;
+        }
+        if ((now = PyTuple_New(3)) == NULL) goto done;
+        for (int i = 0; i < 3; i++) {
+            PyObject *version = PyObject_GetAttr(PyTuple_GET_ITEM(kept, i), s_version);
+            if (version == NULL) goto done;
+            PyTuple_SET_ITEM(now, i, version);
+        }
+        int same = PyObject_RichCompareBool(now, versions, Py_EQ);
+        if (same < 0) goto done;
+        if (!same) {
+            PyObject *raised = PyObject_CallNoArgs(self->slots[AT_REFUSE]);
+            if (raised != NULL) {  /* refuse() must raise */
+                Py_DECREF(raised);
+                PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+            }
+            goto done;
+        }
+        for (int i = 0; i < 3; i++) {
+            if ((arrays[i] = host(linear, PyTuple_GET_ITEM(kept, i), 0)) == NULL) goto done;
+        }
+        Py_SETREF(kept, PyTuple_Pack(3, arrays[0], arrays[1], arrays[2]));
+        if (kept == NULL) goto done;
+    }
+    if (one_thread(self) < 0) goto done;
+    if ((values = host(linear, grad, 1)) == NULL || (query_shape = shape_of(grad_query)) == NULL) goto done;
+    if ((rows = reshaped(linear, values, query_shape, NULL)) == NULL) goto done;
+    PyObject *call[8] = {rows, kept, PyTuple_GET_ITEM(saved, 2), PyTuple_GET_ITEM(saved, 3), PyTuple_GET_ITEM(saved, 4),
+                         grad_query, grad_key, grad_value};
+    PyObject *got = PyObject_Vectorcall(self->slots[AT_BACKWARD], call, 8, NULL);
+    if (got == NULL) goto done;
+    Py_DECREF(got);
+    status = 0;
+done:
+    for (int i = 0; i < 3; i++) Py_XDECREF(arrays[i]);
+    Py_DECREF(saved);
+    Py_XDECREF(kept);
+    Py_XDECREF(now);
+    Py_XDECREF(values);
+    Py_XDECREF(query_shape);
+    Py_XDECREF(rows);
+    return status;
+}
+
+static PyObject *attention_forward(Attention *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 5, "forward(ctx, query, key, value, plan)") < 0) return NULL;
+    PyObject *ctx = args[0], *query = args[1], *key = args[2];
+    PyObject *query_shape = tensor_shape(query), *key_shape = NULL, *shapes = NULL, *done = NULL;
+    if (query_shape == NULL || (key_shape = tensor_shape(key)) == NULL) goto fail;
+    if ((shapes = PyTuple_Pack(2, query_shape, key_shape)) == NULL || PyObject_SetAttr(ctx, s_shapes, shapes) < 0) {
+        goto fail;
+    }
+    done = attend(self, ctx, query, key, args[3], args[4]);
+fail:
+    Py_XDECREF(query_shape);
+    Py_XDECREF(key_shape);
+    Py_XDECREF(shapes);
+    return done;
+}
+
+static PyObject *attention_backward(Attention *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 2, "backward(ctx, grad)") < 0) return NULL;
+    Linear *linear = (Linear *)self;
+    PyObject *shapes = PyObject_GetAttr(args[0], s_shapes);
+    if (shapes == NULL) return NULL;
+    if (!PyTuple_Check(shapes) || PyTuple_GET_SIZE(shapes) != 2) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.shapes must be (query shape, key shape), not %R", shapes);
+        Py_DECREF(shapes);
+        return NULL;
+    }
+    PyObject *grads[3] = {NULL, NULL, NULL}, *outs[3] = {NULL, NULL, NULL}, *done = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (new_output(linear, PyTuple_GET_ITEM(shapes, i == 0 ? 0 : 1), &grads[i], &outs[i]) < 0) goto fail;
+    }
+    if (attention_gradients(self, args[0], args[1], outs[0], outs[1], outs[2]) < 0) goto fail;
+    done = PyTuple_Pack(4, grads[0], grads[1], grads[2], Py_None);
+fail:
+    for (int i = 0; i < 3; i++) {
+        Py_XDECREF(grads[i]);
+        Py_XDECREF(outs[i]);
+    }
+    Py_DECREF(shapes);
+    return done;
+}
+
+static PyObject *attention_qkv_forward(Attention *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 3, "qkv_forward(ctx, qkv, plan)") < 0) return NULL;
+    PyObject *ctx = args[0], *plan = args[2];
+    PyObject *shape = tensor_shape(args[1]), *rope = NULL, *pieces = NULL, *done = NULL;
+    if (shape == NULL || PyObject_SetAttr(ctx, s_shape, shape) < 0) goto fail;
+    if ((rope = PyObject_GetAttr(plan, s_rope)) == NULL || PyObject_SetAttr(ctx, s_rope, rope) < 0) goto fail;
+    if ((pieces = PyObject_GetAttr(plan, s_pieces)) == NULL) goto fail;
+    if (!PyTuple_Check(pieces) || PyTuple_GET_SIZE(pieces) != 3) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: plan.pieces must be (query, key, value), not %R", pieces);
+        goto fail;
+    }
+    done = attend(self, ctx, PyTuple_GET_ITEM(pieces, 0), PyTuple_GET_ITEM(pieces, 1), PyTuple_GET_ITEM(pieces, 2),
+                  plan);
+fail:
+    Py_XDECREF(shape);
+    Py_XDECREF(rope);
+    Py_XDECREF(pieces);
+    return done;
+}
+
+/* memory[..., start:stop] (new reference) */
+static PyObject *last_part(PyObject *memory, Py_ssize_t start, Py_ssize_t stop, int open_end) {
+    PyObject *low = PyLong_FromSsize_t(start), *high = open_end ? Py_NewRef(Py_None) : PyLong_FromSsize_t(stop);
+    PyObject *cut = NULL, *index = NULL, *part = NULL;
+    if (low != NULL && high != NULL && (cut = PySlice_New(low, high, NULL)) != NULL &&
+        (index = PyTuple_Pack(2, Py_Ellipsis, cut)) != NULL) {
+        part = PyObject_GetItem(memory, index);
+    }
+    Py_XDECREF(low);
+    Py_XDECREF(high);
+    Py_XDECREF(cut);
+    Py_XDECREF(index);
+    return part;
+}
+
+static PyObject *attention_qkv_backward(Attention *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (argument_count(nargs, 2, "qkv_backward(ctx, grad)") < 0) return NULL;
+    Linear *linear = (Linear *)self;
+    PyObject *ctx = args[0], *grad = args[1];
+    PyObject *shape = NULL, *rope = NULL, *result = NULL, *memory = NULL, *parts[3] = {NULL, NULL, NULL};
+    PyObject *rotated[2] = {NULL, NULL}, *done = NULL;
+    if ((shape = PyObject_GetAttr(ctx, s_shape)) == NULL || (rope = PyObject_GetAttr(ctx, s_rope)) == NULL) goto fail;
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 4) {
+        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.shape must be the QKV shape [sq, b, np, 3 * hn], not %R", shape);
+        goto fail;
+    }
+    Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 3));
+    if (size == -1 && PyErr_Occurred()) goto fail;
+    size /= 3;  /* shape[3] // 3 (non-negative) */
+    if (new_output(linear, shape, &result, &memory) < 0) goto fail;
+    if ((parts[0] = last_part(memory, 0, size, 0)) == NULL || (parts[1] = last_part(memory, size, 2 * size, 0)) == NULL ||
+        (parts[2] = last_part(memory, 2 * size, 0, 1)) == NULL) {
+        goto fail;
+    }
+    if (rope == Py_None) {
+        if (attention_gradients(self, ctx, grad, parts[0], parts[1], parts[2]) < 0) goto fail;
+    } else {  /* q and k went through megatron's rotary embedding: its backward into the QKV gradient */
+        if (!PyTuple_Check(rope) || PyTuple_GET_SIZE(rope) != 2) {
+            PyErr_Format(PyExc_TypeError, "_host_linear: ctx.rope must be the rotary embeddings of q and k, not %R", rope);
+            goto fail;
+        }
+        for (int i = 0; i < 2; i++) {
+            PyObject *part_shape = shape_of(parts[i]);
+            if (part_shape == NULL) goto fail;
+            rotated[i] = PyObject_Vectorcall(self->slots[AT_EMPTY], &part_shape, 1, NULL);
+            Py_DECREF(part_shape);
+            if (rotated[i] == NULL) goto fail;
+        }
+        if (attention_gradients(self, ctx, grad, rotated[0], rotated[1], parts[2]) < 0) goto fail;
+        for (int i = 0; i < 2; i++) {
+            if (call3(self->slots[AT_ROPE_BACKWARD], rotated[i], PyTuple_GET_ITEM(rope, i), parts[i]) < 0) goto fail;
+        }
+    }
+    done = PyTuple_Pack(2, result, Py_None);
+fail:
+    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    for (int i = 0; i < 2; i++) Py_XDECREF(rotated[i]);
+    Py_XDECREF(shape);
+    Py_XDECREF(rope);
+    Py_XDECREF(result);
+    Py_XDECREF(memory);
+    return done;
+}
+
+static PyObject *attention_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"host_array", "new_float32", "forward_in_halves", "backward_in_halves", "one_blas_thread",
+                            "refuse", "rope_backward", "empty", NULL};
+    PyObject *got[8];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOO:Attention", names, &got[0], &got[1], &got[2], &got[3],
+                                     &got[4], &got[5], &got[6], &got[7])) {
+        return NULL;
+    }
+    for (int i = 0; i < 8; i++) {
+        if (!PyCallable_Check(got[i])) {
+            PyErr_Format(PyExc_TypeError, "%s must be callable, not %R", names[i], got[i]);
+            return NULL;
+        }
+    }
+    Attention *self = (Attention *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    for (int i = 0; i < 6; i++) self->slots[i] = Py_NewRef(got[i]);  /* RESHAPE (6): found at first use */
+    self->slots[AT_ROPE_BACKWARD] = Py_NewRef(got[6]);
+    self->slots[AT_EMPTY] = Py_NewRef(got[7]);
+    return (PyObject *)self;
+}
+
+static PyMethodDef attention_methods[] = {
+    {"forward", (PyCFunction)(void (*)(void))attention_forward, METH_FASTCALL,
+     "forward(ctx, query, key, value, plan): HostAttention's forward, the context [sq, b, np * hn]"},
+    {"backward", (PyCFunction)(void (*)(void))attention_backward, METH_FASTCALL,
+     "backward(ctx, grad): (grad_query, grad_key, grad_value, None)"},
+    {"qkv_forward", (PyCFunction)(void (*)(void))attention_qkv_forward, METH_FASTCALL,
+     "qkv_forward(ctx, qkv, plan): HostAttentionQKV's forward from the split's pieces in plan.pieces"},
+    {"qkv_backward", (PyCFunction)(void (*)(void))attention_qkv_backward, METH_FASTCALL,
+     "qkv_backward(ctx, grad): (grad_qkv, None), the rotary embedding's backward where plan.rope was set"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AttentionType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mindspeed_ms.compat._host_linear.Attention",
+    .tp_basicsize = sizeof(Attention),
+    .tp_dealloc = slotted_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Attention(host_array, new_float32, forward_in_halves, backward_in_halves, one_blas_thread, refuse, "
+              "rope_backward, empty): HostAttention's and HostAttentionQKV's bodies",
+    .tp_traverse = slotted_traverse,
+    .tp_clear = slotted_clear,
+    .tp_methods = attention_methods,
+    .tp_new = attention_new,
+};
+
 /* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
 
 /* megatron's parameters, in order; the first six have no default */
@@ -1204,7 +1540,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__host_linear(void) {
     if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 ||
-        PyType_Ready(&MLPType) < 0 || PyType_Ready(&LayerNormType) < 0) {
+        PyType_Ready(&MLPType) < 0 || PyType_Ready(&LayerNormType) < 0 ||
+        PyType_Ready(&AttentionType) < 0) {
         return NULL;
     }
     s_shape = PyUnicode_InternFromString("shape");
@@ -1220,6 +1557,14 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     s_base = PyUnicode_InternFromString("_base");
     s_storage_offset = PyUnicode_InternFromString("storage_offset");
     s_saved = PyUnicode_InternFromString("saved");
+    s_shapes = PyUnicode_InternFromString("shapes");
+    s_rope = PyUnicode_InternFromString("rope");
+    s_mask = PyUnicode_InternFromString("mask");
+    s_tensor = PyUnicode_InternFromString("tensor");
+    s_pieces = PyUnicode_InternFromString("pieces");
+    s_versions = PyUnicode_InternFromString("versions");
+    s_alpha = PyUnicode_InternFromString("alpha");
+    s_copy = PyUnicode_InternFromString("copy");
     minus_one = PyLong_FromLong(-1);
     sync_kwnames = Py_BuildValue("(s)", "sync");
     s_dtype_private = PyUnicode_InternFromString("_dtype");
@@ -1228,6 +1573,7 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     linear_kwnames = PyTuple_New(LINEAR_PARAMETERS);
     if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !s_has_bias || !s_flags ||
         !s_c_contiguous || !s_base || !s_storage_offset || !s_saved ||
+        !s_shapes || !s_rope || !s_mask || !s_tensor || !s_pieces || !s_versions || !s_alpha || !s_copy ||
         !minus_one ||
         !sync_kwnames || !s_dtype_private || !s_cuda || !zero || !linear_kwnames) {
         return NULL;
@@ -1244,7 +1590,8 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
         PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0 ||
         PyModule_AddObjectRef(m, "MLP", (PyObject *)&MLPType) < 0 ||
-        PyModule_AddObjectRef(m, "LayerNorm", (PyObject *)&LayerNormType) < 0) {
+        PyModule_AddObjectRef(m, "LayerNorm", (PyObject *)&LayerNormType) < 0 ||
+        PyModule_AddObjectRef(m, "Attention", (PyObject *)&AttentionType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -25,6 +25,10 @@ pieces as :mod:`.host_rope` computed them (the field's ``rope`` configs), the Fu
 rotary embedding's backward itself, into the QKV gradient. Results agree with PyTorch's to float32 rounding
 (tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
 
+The Functions' bodies run in one C call each where ``_host_linear`` is built (its ``Attention``: the calls of
+:func:`python_forward`, :func:`python_backward`, :func:`python_qkv_forward` and :func:`python_qkv_backward` in the same
+order, with this module's functions), else in Python; tests/test_compat_host_attention.py runs both.
+
 Taken when the call computes exactly that: float32 query/key/value of ``[s, b, np, hn]`` with as many key/value
 heads as query heads (no grouped-query repetition), no attention bias, no packed sequences, attention dropout off
 (``p == 0`` or the dropout module in eval mode), ``FusedScaleMaskSoftmax`` with megatron's own methods and mask
@@ -44,10 +48,12 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import blas_threads
+from mindspeed_ms.compat import blas_threads, host_linear
 from mindspeed_ms.compat.attention_halves import MIN_THREAD_PRODUCT, backward_in_halves, forward_in_halves
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
+from mindspeed_ms.compat.host_memory import host_array
+from mindspeed_ms.compat.host_outputs import new_float32
 from mindspeed_ms.compat.host_rope import rope_backward, rope_of
 from mindspeed_ms.compat.host_split import piece_of
 from mindspeed_ms.compat.module_recording import expects_module_calls
@@ -57,7 +63,11 @@ from mindspeed_ms.compat.module_recording import expects_module_calls
 #: a tensor's version counter
 _VERSION = operator.attrgetter("_version")
 
-__all__ = ["MIN_THREAD_PRODUCT", "MODULE", "forward_wrapper", "mask_broadcasts_to"]
+__all__ = ["MIN_THREAD_PRODUCT", "MODULE", "bodies", "forward_wrapper", "has_compiled_bodies", "mask_broadcasts_to",
+           "python_backward", "python_forward", "python_qkv_backward", "python_qkv_forward"]
+
+#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
+_compiled = host_linear.compiled_module()
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -72,86 +82,120 @@ _MODIFIED = ("one of the variables needed for gradient computation has been modi
 _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
 
 
-@functools.lru_cache(maxsize=1)
-def _functions() -> tuple[Any, Any]:
+def _refuse() -> None:
+    raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
+
+
+def _empty(shape: tuple[int, ...]) -> Any:
+    """A new float32 NumPy array of ``shape`` (values undefined)."""
+    import numpy as np
+
+    return np.empty(shape, np.float32)
+
+
+def _attend(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
+    """The context of ``query``, ``key``, ``value`` into a new tensor; what the backward needs in ``ctx.saved``."""
+    _one_blas_thread()
+    sq, b, heads, size = query._shape
+    result, memory = new_float32((sq, b, heads * size))
+    mask = plan.mask
+    if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
+        mask = host_array(plan.tensor).copy()
+    inputs = (host_array(query), host_array(key, sync=False), host_array(value, sync=False))
+    if plan.pieces is None:  # the backward's own copies (never arrays over a view's memory)
+        inputs = (inputs[0].copy(), inputs[1].copy(), inputs[2].copy())
+        kept: tuple[Any, ...] = inputs
+    else:  # the split's pieces: tensors of their own memory, kept alive (their versions checked)
+        kept = plan.pieces
+    probs = forward_in_halves(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
+    ctx.saved = (kept, plan.versions, probs, mask, plan.alpha)
+    return result
+
+
+def _gradients(ctx: Any, grad: Any, grad_query: Any, grad_key: Any, grad_value: Any) -> None:
+    """The gradients of query, key and value into the three arrays."""
+    kept, versions, probs, mask, alpha = ctx.saved
+    del ctx.saved
+    if versions is not None:
+        if tuple(map(_VERSION, kept)) != versions:  # the three pieces, each with its version
+            _refuse()
+        kept = (host_array(kept[0], sync=False), host_array(kept[1], sync=False), host_array(kept[2], sync=False))
+    _one_blas_thread()
+    backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query, grad_key,
+                       grad_value)
+
+
+def python_forward(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
+    """HostAttention's forward: the context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value."""
+    ctx.shapes = (tuple(query._shape), tuple(key._shape))
+    return _attend(ctx, query, key, value, plan)
+
+
+def python_backward(ctx: Any, grad: Any) -> Any:
+    """HostAttention's backward: the gradients of query, key and value."""
+    query_shape, key_shape = ctx.shapes
+    grad_query, dq = new_float32(query_shape)
+    grad_key, dk = new_float32(key_shape)
+    grad_value, dv = new_float32(key_shape)
+    _gradients(ctx, grad, dq, dk, dv)
+    return grad_query, grad_key, grad_value, None
+
+
+def python_qkv_forward(ctx: Any, qkv: Any, plan: _Plan) -> Any:
+    """HostAttentionQKV's forward: the same context from the QKV projection's pieces (:attr:`_Plan.pieces`)."""
+    ctx.shape, ctx.rope = tuple(qkv._shape), plan.rope
+    query, key, value = plan.pieces
+    return _attend(ctx, query, key, value, plan)
+
+
+def python_qkv_backward(ctx: Any, grad: Any) -> Any:
+    """HostAttentionQKV's backward: the three gradients written into one tensor of the QKV shape (the rotary
+    embedding's backward for q and k where they went through it)."""
+    shape, rope = ctx.shape, ctx.rope
+    size = shape[3] // 3
+    grad_qkv, memory = new_float32(shape)
+    parts = memory[..., :size], memory[..., size:2 * size], memory[..., 2 * size:]
+    if rope is None:
+        _gradients(ctx, grad, *parts)
+        return grad_qkv, None
+    # q and k went through megatron's rotary embedding (.host_rope): its backward into the QKV gradient
+    rotated = _empty(parts[0].shape), _empty(parts[1].shape)
+    _gradients(ctx, grad, *rotated, parts[2])
+    for given, each, out in zip(rotated, rope, parts):
+        rope_backward(given, each, out)
+    return grad_qkv, None
+
+
+def bodies(compiled: bool = True) -> tuple[Callable[..., Any], ...]:
+    """HostAttention's and HostAttentionQKV's forward and backward: the C ones (``_host_linear.Attention`` over this
+    module's functions: the same calls in the same order) where built and ``compiled``, else the Python bodies."""
+    if compiled and _compiled is not None:
+        made = _compiled.Attention(host_array, new_float32, forward_in_halves, backward_in_halves, _one_blas_thread,
+                                   _refuse, rope_backward, _empty)
+        return made.forward, made.backward, made.qkv_forward, made.qkv_backward
+    return python_forward, python_backward, python_qkv_forward, python_qkv_backward
+
+
+def has_compiled_bodies() -> bool:
+    """Whether the attention Functions run the C bodies (``_host_linear`` built, of its ABI)."""
+    return _compiled is not None
+
+
+@functools.lru_cache(maxsize=2)
+def _functions(compiled: bool = True) -> tuple[Any, Any]:
     """The autograd Functions (built on first use: MSAdapter's ``torch`` must be importable): of q, k and v, and of
-    the split's input when q, k and v are its pieces."""
-    from mindspeed_ms.compat.host_memory import host_array
-    from mindspeed_ms.compat.host_outputs import new_float32
-
-    def attend(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
-        _one_blas_thread()
-        sq, b, heads, size = query._shape
-        result, memory = new_float32((sq, b, heads * size))
-        mask = plan.mask
-        if plan.tensor is not None:  # the mask tensor's memory, copied for the backward
-            mask = host_array(plan.tensor).copy()
-        inputs = (host_array(query), host_array(key, sync=False), host_array(value, sync=False))
-        if plan.pieces is None:  # the backward's own copies (never arrays over a view's memory)
-            inputs = tuple(array.copy() for array in inputs)
-            kept: tuple[Any, ...] = inputs
-        else:  # the split's pieces: tensors of their own memory, kept alive (their versions checked)
-            kept = plan.pieces
-        probs = forward_in_halves(*inputs, mask, plan.alpha, memory.reshape(sq, b, heads, size))
-        ctx.saved = (kept, plan.versions, probs, mask, plan.alpha)
-        return result
-
-    def gradients(ctx: Any, grad: Any, grad_query: Any, grad_key: Any, grad_value: Any) -> None:
-        kept, versions, probs, mask, alpha = ctx.saved
-        del ctx.saved
-        if versions is not None:
-            if tuple(map(_VERSION, kept)) != versions:  # the three pieces, each with its version
-                raise TorchRefusalError("DotProductAttention.backward", _MODIFIED)
-            kept = (host_array(kept[0], sync=False), host_array(kept[1], sync=False), host_array(kept[2], sync=False))
-        _one_blas_thread()
-        backward_in_halves(host_array(grad).reshape(grad_query.shape), kept, probs, mask, alpha, grad_query,
-                            grad_key, grad_value)
+    the split's input when q, k and v are its pieces; with :func:`bodies`."""
+    forward, backward, qkv_forward, qkv_backward = bodies(compiled)
 
     class HostAttention(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """Context ``[sq, b, np * hn]`` of query ``[sq, b, np, hn]``, key and value ``[sk, b, np, hn]``."""
-
-        @staticmethod
-        def forward(ctx: Any, query: Any, key: Any, value: Any, plan: _Plan) -> Any:
-            ctx.shapes = (tuple(query._shape), tuple(key._shape))
-            return attend(ctx, query, key, value, plan)
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            query_shape, key_shape = ctx.shapes
-            grad_query, dq = new_float32(query_shape)
-            grad_key, dk = new_float32(key_shape)
-            grad_value, dv = new_float32(key_shape)
-            gradients(ctx, grad, dq, dk, dv)
-            return grad_query, grad_key, grad_value, None
 
     class HostAttentionQKV(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
         """The same context from megatron's fused QKV projection ``[sq, b, np, 3 * hn]`` (q, k, v its pieces along
         the last dimension, in :attr:`_Plan.pieces`); the backward writes their gradients into one tensor."""
 
-        @staticmethod
-        def forward(ctx: Any, qkv: Any, plan: _Plan) -> Any:
-            ctx.shape, ctx.rope = tuple(qkv._shape), plan.rope
-            query, key, value = plan.pieces
-            return attend(ctx, query, key, value, plan)
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            import numpy as np
-
-            shape, rope = ctx.shape, ctx.rope
-            size = shape[3] // 3
-            grad_qkv, memory = new_float32(shape)
-            parts = memory[..., :size], memory[..., size:2 * size], memory[..., 2 * size:]
-            if rope is None:
-                gradients(ctx, grad, *parts)
-                return grad_qkv, None
-            # q and k went through megatron's rotary embedding (.host_rope): its backward into the QKV gradient
-            rotated = np.empty(parts[0].shape, np.float32), np.empty(parts[1].shape, np.float32)
-            gradients(ctx, grad, *rotated, parts[2])
-            for given, each, out in zip(rotated, rope, parts):
-                rope_backward(given, each, out)
-            return grad_qkv, None
-
+    HostAttention.forward, HostAttention.backward = staticmethod(forward), staticmethod(backward)
+    HostAttentionQKV.forward, HostAttentionQKV.backward = staticmethod(qkv_forward), staticmethod(qkv_backward)
     return HostAttention, HostAttentionQKV
 
 

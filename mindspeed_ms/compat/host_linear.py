@@ -51,7 +51,7 @@ except ImportError:
 
 #: The C module's interface this file is written for (``HOST_LINEAR_ABI`` in ``_host_linear.c``): an older build in a
 #: tree built in place is not used
-HOST_LINEAR_ABI = 5
+HOST_LINEAR_ABI = 6
 if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
     _compiled = None  # type: ignore[assignment]
 
