@@ -41,11 +41,16 @@ loops run (``function_grads.ACCELERATED`` tells which).
 Function (megatron's linear layers on the host) in one C call each: the same calls in the same order, the
 arithmetic in the same Python functions. Optional: without it the Python bodies run
 (``host_linear.has_compiled_bodies()`` tells which).
+
+``mindspeed_ms.compat._host_wrappers`` is the per-call tests of ``host_layer_norm``'s and ``host_bda``'s wrappers in
+one C call each (the same tests in the same order, then the same Function or the wrapped function). Optional:
+without it the Python wrappers run (``host_layer_norm.has_compiled_wrapper()`` and ``host_bda.has_compiled_wrapper()``
+tell which).
 """
 
 from setuptools import Extension, setup
 
-#: the profiler-event helpers four of the extensions include
+#: the profiler-event helpers five of the extensions include
 PROFILE_EVENTS = "mindspeed_ms/_profile_events.h"
 
 setup(ext_modules=[
@@ -63,6 +68,8 @@ setup(ext_modules=[
     Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._host_linear", ["mindspeed_ms/compat/_host_linear.c"], optional=True,
+              extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
+    Extension("mindspeed_ms.compat._host_wrappers", ["mindspeed_ms/compat/_host_wrappers.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._function_checks", ["mindspeed_ms/compat/_function_checks.c"], optional=True,
               extra_compile_args=["-O2"]),

@@ -38,12 +38,14 @@ if ours:
     if os.environ.get("BDA_PYTHON_BODIES") == "1":
         host_bda._compiled = None  # before the Function is first built: its Python bodies
     decide = host_bda.plain
+    Function = host_bda.function()  # the Function the wrapper applies (it looks apply up at its first call)
+    applied = Function.apply
 
-    def counted(*args):
-        found = decide(*args)
-        taken[name] = taken.get(name, 0) + found
-        return found
-    host_bda.plain = counted
+    def counted(*args):  # the wrapper's applies (host_add's ``residual + out`` inside megatron's function: not)
+        if not sys._getframe(1).f_code.co_filename.endswith("host_add.py"):
+            taken[name] = taken.get(name, 0) + 1
+        return applied(*args)
+    Function.apply = counted
     megatrons = fused_bias_dropout._bias_dropout_add_func.__wrapped__
 
 
@@ -152,7 +154,7 @@ def test_dropout_off_is_our_function_and_dropout_on_megatrons(ours: dict) -> Non
     for case in CASES:
         assert taken[case] == 1, taken
         assert case + "_megatron" not in taken, taken  # megatron's unwrapped function: never asked
-    assert taken["dropout"] == 0, taken
+    assert "dropout" not in taken, taken
     assert ours["dropout_shape"] == [32, 4, 64]
 
 

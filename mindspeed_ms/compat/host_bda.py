@@ -33,7 +33,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_linear
+from mindspeed_ms.compat import host_linear, host_wrappers
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
@@ -43,8 +43,8 @@ from mindspeed_ms.compat.host_outputs import new_float32
 #: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
 _compiled = host_linear.compiled_module()
 
-__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies", "plain",
-           "python_backward", "python_forward"]
+__all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies",
+           "has_compiled_wrapper", "plain", "python_backward", "python_bias_dropout_add_wrapper", "python_forward"]
 
 #: the module of megatron's bias-dropout-add, and the function wrapped
 MODULE = "megatron.core.fusions.fused_bias_dropout"
@@ -139,9 +139,24 @@ def function(compiled: bool = True) -> Any:
 
 def bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap megatron's ``_bias_dropout_add_func(x_with_bias, residual, prob, training)``: its own function only
-    (anything else is returned as is); the plain case (:func:`plain`) as one Function, every other call to ``op``."""
+    (anything else is returned as is); the plain case (:func:`plain`) as one Function, every other call to ``op``.
+    The tests run in one C call where ``_host_wrappers`` is built (:func:`has_compiled_wrapper`), else in
+    :func:`python_bias_dropout_add_wrapper`'s function."""
     if getattr(op, "__module__", None) != MODULE or hasattr(op, "__wrapped__"):
         return op
+    compiled = host_wrappers.compiled_module()
+    if compiled is None:
+        return python_bias_dropout_add_wrapper(op)
+    return functools.update_wrapper(compiled.BiasDropoutAdd(op, function, _float32(), contiguity_read()), op)
+
+
+def has_compiled_wrapper() -> bool:
+    """Whether :func:`bias_dropout_add_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
+    return host_wrappers.compiled_module() is not None
+
+
+def python_bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`bias_dropout_add_wrapper`'s wrapper in Python (for megatron's own function)."""
 
     @functools.wraps(op)
     def bias_dropout_add(x_with_bias: Any, residual: Any, prob: Any, training: Any) -> Any:

@@ -42,14 +42,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_linear
+from mindspeed_ms.compat import host_linear, host_wrappers
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "layer_norm_backward", "layer_norm_forward",
-           "layer_norm_wrapper", "python_backward", "python_forward"]
+__all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "has_compiled_wrapper", "layer_norm_backward",
+           "layer_norm_forward", "layer_norm_wrapper", "python_backward", "python_forward", "python_layer_norm_wrapper"]
 
 #: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
 _compiled = host_linear.compiled_module()
@@ -148,26 +148,49 @@ def _float32() -> Any:
 
 
 def _size(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any) -> int | None:
-    """The number of normalized elements per row when the call is taken here, else None."""
+    """The number of normalized elements per row when the call is taken here, else None (``_host_wrappers.LayerNorm``
+    makes the same tests in the same order)."""
     shape = getattr(input, "_shape", None)
-    if shape is None or input.dtype is not _float32() or math.prod(shape) < MIN_ELEMENTS:
+    if shape is None or getattr(input, "_dtype", None) is not _float32() or math.prod(shape) < MIN_ELEMENTS:
         return None
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         return None
-    normalized = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not normalized or not all(isinstance(d, int) for d in normalized) or len(normalized) > len(shape):
+    if isinstance(normalized_shape, int):
+        normalized = (normalized_shape,)
+    else:
+        try:
+            normalized = tuple(normalized_shape)
+        except TypeError:  # not iterable: the wrapped function's error
+            return None
+    if not normalized or len(normalized) > len(shape) or not all(isinstance(d, int) for d in normalized):
         return None
     if tuple(shape[len(shape) - len(normalized):]) != normalized:
         return None
     for parameter in (weight, bias):
-        if parameter is not None and (getattr(parameter, "_shape", None) is None or parameter.dtype is not _float32()
+        if parameter is not None and (getattr(parameter, "_shape", None) is None
+                                      or getattr(parameter, "_dtype", None) is not _float32()
                                       or tuple(parameter._shape) != normalized):
             return None
     return math.prod(normalized)
 
 
 def layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``F.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5)``."""
+    """Wrap ``F.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5)``: the calls :func:`_size` takes
+    through the Function, every other call to ``op``; the tests in one C call where ``_host_wrappers`` is built
+    (:func:`has_compiled_wrapper`), else :func:`python_layer_norm_wrapper`'s."""
+    compiled = host_wrappers.compiled_module()
+    if compiled is None:
+        return python_layer_norm_wrapper(op)
+    return functools.update_wrapper(compiled.LayerNorm(op, _function, _float32(), MIN_ELEMENTS), op)
+
+
+def has_compiled_wrapper() -> bool:
+    """Whether :func:`layer_norm_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
+    return host_wrappers.compiled_module() is not None
+
+
+def python_layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`layer_norm_wrapper`'s wrapper in Python."""
 
     @functools.wraps(op)
     def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: Any = 1e-5,
