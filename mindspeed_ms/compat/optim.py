@@ -158,9 +158,6 @@ def adam_setstate(self: Any, state: dict[str, Any]) -> None:
 
 
 def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled: bool) -> Any:
-    import mindspore
-    import mindspore.mint as mint
-    import mindspore.ops as ops
     import msadapter
 
     loss = None
@@ -173,71 +170,81 @@ def _step(self: Any, name: str, closure: Callable[[], Any] | None, is_decoupled:
         flat = step_buckets(self, is_decoupled)  # whole DDP buckets in one pass each (same rule)
         for group in self.param_groups:
             _check_options(name, group)
-            lr = group["lr"]
-            beta1, beta2 = group["betas"]
-            lr, beta1, beta2 = float(lr), float(beta1), float(beta2)  # Tensor hyperparameters are allowed
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
-            # AdamW always decouples, also in groups built by MSAdapter's own __init__ before patching.
-            decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
             if flat and all(map(flat.__contains__, map(id, group["params"]))):
                 continue  # every parameter of the group updated with its bucket (one C-level pass)
-            for param in group["params"]:
-                if id(param) in flat:  # updated with its bucket (before reading grad: one property call less)
-                    continue
-                grad = param.grad
-                if grad is None:
-                    continue
-                state = self.state[param]
-                if not state:
-                    if param.is_complex():
-                        raise UnsupportedOptimizerFeatureError(
-                            name, f"complex parameter of dtype {param.dtype}",
-                            "PyTorch updates complex parameters through view_as_real, which this update "
-                            "does not implement")
-                    step = None
-                    count = 0
-                    exp_avg = ops.zeros_like(param)
-                    exp_avg_sq = ops.zeros_like(param)
-                else:
-                    # Read every step, as PyTorch's _get_value does: the tensor may have been edited in place.
-                    step = state["step"]
-                    count = int(step) if isinstance(step, (int, float)) else int(step.item())
-                    exp_avg = state["exp_avg"]
-                    exp_avg_sq = state["exp_avg_sq"]
-                count += 1
-                if maximize:
-                    grad = mint.neg(grad)
-                value = param
-                if weight_decay != 0:
-                    if decoupled:
-                        value = ops.mul(param, 1 - lr * weight_decay)
-                    else:
-                        grad = mint.add(grad, param, alpha=weight_decay)
-                exp_avg = lerp(exp_avg, grad, 1 - beta1)
-                exp_avg_sq = mint.add(ops.mul(exp_avg_sq, beta2), mint.mul(ops.mul(grad, 1 - beta2), grad))
-                if amsgrad:
-                    max_exp_avg_sq = state.get("max_exp_avg_sq")
-                    if max_exp_avg_sq is not None:
-                        exp_avg_sq_max = mint.maximum(max_exp_avg_sq, exp_avg_sq)
-                    else:  # max(0, v) is v: v >= 0
-                        exp_avg_sq_max = exp_avg_sq
-                    state["max_exp_avg_sq"] = second = exp_avg_sq_max
-                else:
-                    second = exp_avg_sq
-                step_size = lr / (1 - beta1 ** count)
-                denom = mint.add(mint.div(mint.sqrt(second), math.sqrt(1 - beta2 ** count)), eps)
-                param.copy_(mint.add(value, mint.div(ops.mul(exp_avg, -step_size), denom)))
-                new_step = mindspore.tensor(float(count), dtype=mindspore.float32)
-                if step is not None and hasattr(step, "copy_") and tuple(step.shape) == ():
-                    step.copy_(new_step)  # in place, as PyTorch's step_t += 1: aliases of the state see it
-                else:  # each parameter owns its step tensor, as in PyTorch
-                    state["step"] = new_step
-                state["exp_avg"] = exp_avg
-                state["exp_avg_sq"] = exp_avg_sq
+            _step_group(self, name, group, flat, is_decoupled)
     return loss
+
+
+def _step_group(self: Any, name: str, group: dict[str, Any], flat: set[int], is_decoupled: bool) -> None:
+    """Update the parameters of ``group`` not in ``flat`` (the ids of those updated with their DDP bucket) one by
+    one, as PyTorch's single-tensor Adam/AdamW does."""
+    import mindspore
+    import mindspore.mint as mint
+    import mindspore.ops as ops
+
+    lr = group["lr"]
+    beta1, beta2 = group["betas"]
+    lr, beta1, beta2 = float(lr), float(beta1), float(beta2)  # Tensor hyperparameters are allowed
+    eps = group["eps"]
+    weight_decay = group["weight_decay"]
+    amsgrad = group["amsgrad"]
+    maximize = group["maximize"]
+    # AdamW always decouples, also in groups built by MSAdapter's own __init__ before patching.
+    decoupled = is_decoupled or group.get("decoupled_weight_decay", False)
+    for param in group["params"]:
+        if id(param) in flat:  # updated with its bucket (before reading grad: one property call less)
+            continue
+        grad = param.grad
+        if grad is None:
+            continue
+        state = self.state[param]
+        if not state:
+            if param.is_complex():
+                raise UnsupportedOptimizerFeatureError(
+                    name, f"complex parameter of dtype {param.dtype}",
+                    "PyTorch updates complex parameters through view_as_real, which this update "
+                    "does not implement")
+            step = None
+            count = 0
+            exp_avg = ops.zeros_like(param)
+            exp_avg_sq = ops.zeros_like(param)
+        else:
+            # Read every step, as PyTorch's _get_value does: the tensor may have been edited in place.
+            step = state["step"]
+            count = int(step) if isinstance(step, (int, float)) else int(step.item())
+            exp_avg = state["exp_avg"]
+            exp_avg_sq = state["exp_avg_sq"]
+        count += 1
+        if maximize:
+            grad = mint.neg(grad)
+        value = param
+        if weight_decay != 0:
+            if decoupled:
+                value = ops.mul(param, 1 - lr * weight_decay)
+            else:
+                grad = mint.add(grad, param, alpha=weight_decay)
+        exp_avg = lerp(exp_avg, grad, 1 - beta1)
+        exp_avg_sq = mint.add(ops.mul(exp_avg_sq, beta2), mint.mul(ops.mul(grad, 1 - beta2), grad))
+        if amsgrad:
+            max_exp_avg_sq = state.get("max_exp_avg_sq")
+            if max_exp_avg_sq is not None:
+                exp_avg_sq_max = mint.maximum(max_exp_avg_sq, exp_avg_sq)
+            else:  # max(0, v) is v: v >= 0
+                exp_avg_sq_max = exp_avg_sq
+            state["max_exp_avg_sq"] = second = exp_avg_sq_max
+        else:
+            second = exp_avg_sq
+        step_size = lr / (1 - beta1 ** count)
+        denom = mint.add(mint.div(mint.sqrt(second), math.sqrt(1 - beta2 ** count)), eps)
+        param.copy_(mint.add(value, mint.div(ops.mul(exp_avg, -step_size), denom)))
+        new_step = mindspore.tensor(float(count), dtype=mindspore.float32)
+        if step is not None and hasattr(step, "copy_") and tuple(step.shape) == ():
+            step.copy_(new_step)  # in place, as PyTorch's step_t += 1: aliases of the state see it
+        else:  # each parameter owns its step tensor, as in PyTorch
+            state["step"] = new_step
+        state["exp_avg"] = exp_avg
+        state["exp_avg_sq"] = exp_avg_sq
 
 
 def adam_step(self: Any, closure: Callable[[], Any] | None = None, *, grads: Any = None) -> Any:
