@@ -37,15 +37,15 @@ anything unusual goes to the Python functions). Optional: without it the Python 
 that pass unchanged) in one C call each; anything else goes to the Python check. Optional: without it the Python
 loops run (``function_grads.ACCELERATED`` tells which).
 
-``mindspeed_ms.compat._host_linear`` is the forward and backward bodies of ``mindspeed_ms.compat.host_linear``'s
-Function (megatron's linear layers on the host) in one C call each: the same calls in the same order, the
-arithmetic in the same Python functions. Optional: without it the Python bodies run
-(``host_linear.has_compiled_bodies()`` tells which).
+``mindspeed_ms.compat._host_bodies`` is the forward and backward bodies of the host Functions (megatron's linear
+layers, bias-dropout-add, MLP block, layer norm and core attention: ``mindspeed_ms.compat.host_linear``,
+``host_bda``, ``host_mlp``, ``host_layer_norm``, ``host_attention``) in one C call each: the same calls in the same
+order, the arithmetic in the same Python functions. Optional: without it the Python bodies run (each module's
+``has_compiled_bodies()`` tells which).
 
-``mindspeed_ms.compat._host_wrappers`` is the per-call tests of ``host_layer_norm``'s and ``host_bda``'s wrappers in
-one C call each (the same tests in the same order, then the same Function or the wrapped function). Optional:
-without it the Python wrappers run (``host_layer_norm.has_compiled_wrapper()`` and ``host_bda.has_compiled_wrapper()``
-tell which).
+``mindspeed_ms.compat._host_wrappers`` is the per-call tests of ``host_layer_norm``'s, ``host_bda``'s and
+``host_linear``'s wrappers in one C call each (the same tests in the same order, then the same Function or the wrapped
+function). Optional: without it the Python wrappers run (each module's ``has_compiled_wrapper()`` tells which).
 """
 
 from setuptools import Extension, setup
@@ -67,7 +67,7 @@ setup(ext_modules=[
               extra_compile_args=["-O3"]),
     Extension("mindspeed_ms.compat._host_dispatch", ["mindspeed_ms/compat/_host_dispatch.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
-    Extension("mindspeed_ms.compat._host_linear", ["mindspeed_ms/compat/_host_linear.c"], optional=True,
+    Extension("mindspeed_ms.compat._host_bodies", ["mindspeed_ms/compat/_host_bodies.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),
     Extension("mindspeed_ms.compat._host_wrappers", ["mindspeed_ms/compat/_host_wrappers.c"], optional=True,
               extra_compile_args=["-O2"], depends=[PROFILE_EVENTS]),

@@ -51,8 +51,9 @@ CLASSES = (OURS, HOST, MINDSPORE, ADAPTER, OTHER)
 HOST_FILES = ("mindspeed_ms/compat/host_kernels.py", "mindspeed_ms/compat/host_arithmetic.py")
 #: our C extensions doing arithmetic (compat/_host_rows, _host_gelu, _host_loops, _host_copies, _view_add); the others
 #: are glue: ours (engine/_passthrough, engine/_identity, compat/_function_checks, and compat/_host_dispatch (the
-#: host-memory lookups) and compat/_host_linear (the host Functions' bodies, which call the arithmetic through
-#: callables): counted as host kernels before round 21, ~1.4% of the tiny step)
+#: host-memory lookups), compat/_host_bodies (the host Functions' bodies, which call the arithmetic through callables;
+#: _host_linear before round 22: counted as host kernels before round 21, ~1.4% of the tiny step) and
+#: compat/_host_wrappers (the wrappers' per-call tests)
 HOST_NATIVE = re.compile(r"mindspeed_ms/compat/(_host_(rows|gelu|loops|copies)|_view_add)[.]")
 #: natives that belong to whoever called them: the interpreter, the C and C++ runtimes, the loader
 NEUTRAL = re.compile(r"(^|/)(libpython[\d.]+\.so|python[\d.]*$|libc\.so|libm\.so|libstdc\+\+|libgcc_s|"

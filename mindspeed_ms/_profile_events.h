@@ -1,5 +1,5 @@
 /* Calls from mindspeed_ms's C extensions as a profiler sees them (included by engine/_passthrough.c,
- * compat/_view_add.c, compat/_host_dispatch.c, compat/_host_linear.c and compat/_host_wrappers.c; not a module of its
+ * compat/_view_add.c, compat/_host_dispatch.c, compat/_host_bodies.c and compat/_host_wrappers.c; not a module of its
  * own).
  *
  * When Python code calls a builtin or a method descriptor, the interpreter raises the profiler's C_CALL and

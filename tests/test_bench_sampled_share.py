@@ -45,9 +45,9 @@ LIBPYTHON = "PyObject_GetAttr (libpython3.11.so.1.0)"
     ([HOST_PY, NUMPY], s.HOST),  # NumPy arithmetic of a host-kernel file
     ([OURS_PY, "adam_bucket (mindspeed_ms/compat/_host_loops.c:88)"], s.HOST),  # our C loops
     ([OURS_PY, "0x7f01 (mindspeed_ms/compat/_host_gelu.cpython-311-x86_64-linux-gnu.so)"], s.HOST),
-    ([OURS_PY, "mlp_backward (mindspeed_ms/compat/_host_linear.c:612)", LIBPYTHON], s.OURS),  # a body's glue in C
+    ([OURS_PY, "mlp_backward (mindspeed_ms/compat/_host_bodies.c:612)", LIBPYTHON], s.OURS),  # a body's glue in C
     ([OURS_PY, "new_float32_call (mindspeed_ms/compat/_host_dispatch.c:259)"], s.OURS),  # a host-memory lookup
-    ([OURS_PY, "mlp_forward (mindspeed_ms/compat/_host_linear.c:540)",
+    ([OURS_PY, "mlp_forward (mindspeed_ms/compat/_host_bodies.c:540)",
       "0x7f01 (mindspeed_ms/compat/_host_gelu.cpython-311-x86_64-linux-gnu.so)"], s.HOST),  # the kernel it calls
     ([OURS_PY, "Primitive.__call__ (mindspore/ops/primitive.py:397)"], s.MINDSPORE),  # MindSpore's Python
     ([OURS_PY, "Module._call_impl (msadapter/nn/modules/module.py:748)"], s.ADAPTER),

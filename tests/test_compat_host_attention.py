@@ -244,7 +244,7 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
 
 
 def test_the_c_bodies_give_the_python_bodies_bits(tmp_path: Path) -> None:
-    """``_host_linear.Attention``'s bodies (where built) make the Python bodies' calls: every case of the script (the
+    """``_host_bodies.Attention``'s bodies (where built) make the Python bodies' calls: every case of the script (the
     masks, the split's pieces, the rotary embeddings' backward into the QKV gradient, a piece written after the
     forward: refused) gives the same bits and the same decisions either way."""
     (tmp_path / "c").mkdir()

@@ -126,12 +126,12 @@ def _run_ours(folder: Path, **extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The script's results with the Function's bodies as built here (C where ``_host_linear`` is)."""
+    """The script's results with the Function's bodies as built here (C where ``_host_bodies`` is)."""
     return _run_ours(tmp_path_factory.mktemp("host_bda"))
 
 
 def test_the_c_bodies_give_the_python_bodies_bits(ours: dict, tmp_path: Path) -> None:
-    """``_host_linear.BiasDropoutAdd``'s forward and backward (where built) make the Python bodies' calls: every
+    """``_host_bodies.BiasDropoutAdd``'s forward and backward (where built) make the Python bodies' calls: every
     output and gradient of every case, megatron's too, bit for bit, and the same decisions."""
     python = _run_ours(tmp_path, BDA_PYTHON_BODIES="1")
     assert ours["compiled"] is host_bda.has_compiled_bodies()

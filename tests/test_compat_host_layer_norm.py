@@ -166,7 +166,7 @@ def test_writing_into_the_result_memory_gives_the_same_bits() -> None:
 
 
 def test_the_c_bodies_give_the_python_bodies_bits(tmp_path: Path) -> None:
-    """``_host_linear.LayerNorm``'s forward and backward (where built) make the Python bodies' calls: every case of
+    """``_host_bodies.LayerNorm``'s forward and backward (where built) make the Python bodies' calls: every case of
     the script (a module, no affine parameters, two normalized dimensions, a strided input: the copied rows,
     non-finite rows) gives the same bits either way."""
     rng = np.random.default_rng(1)

@@ -22,9 +22,10 @@ if os.environ.get("MINDSPEED_AI_FRAMEWORK") == "mindspore":
     import mindspeed_ms.adaptor  # noqa: F401
 bodies = os.environ.get("HOST_LINEAR_BODIES")
 if bodies:  # under MSAdapter: the Function's bodies and the wrapper ("python": the Python ones even where C is built)
-    from mindspeed_ms.compat import host_linear
-    if bodies == "python":
-        host_linear._compiled = None  # before megatron's layers are imported (the wrapper is made then)
+    from mindspeed_ms.compat import host_linear, host_wrappers
+    if bodies == "python":  # before megatron's layers are imported (the wrapper is made then)
+        host_linear._compiled = None
+        host_wrappers._compiled = None
 import numpy as np
 import torch
 from megatron.core.tensor_parallel import layers
@@ -113,7 +114,7 @@ def test_the_c_bodies_run_where_built_and_give_the_python_bodies_bits(tmp_path: 
     python = _run_ours(tmp_path, "python")
     assert default["compiled"] is host_linear.has_compiled_bodies()
     assert python["compiled"] is False
-    assert default["kinds"]["wrapper"] == ("Dispatch" if host_linear.has_compiled_bodies() else "function")
+    assert default["kinds"]["wrapper"] == ("Linear" if host_linear.has_compiled_wrapper() else "function")
     assert python["kinds"]["wrapper"] == "function"
     assert {key for key in default if "." in key} == {key for key in python if "." in key}
     for key in (key for key in default if "." in key):

@@ -1,4 +1,4 @@
-"""mindspeed_ms.compat._host_linear: HostLinear's C bodies make the Python bodies' calls, in their order, with their
+"""mindspeed_ms.compat._host_bodies: HostLinear's C bodies make the Python bodies' calls, in their order, with their
 results, and refuse what they refuse (fakes for the tensors and the host functions; no MindSpore needed).
 
 tests/test_compat_host_linear.py runs both bodies under MSAdapter against megatron on PyTorch.
@@ -18,7 +18,7 @@ from mindspeed_ms.compat.errors import TorchRefusalError
 
 def test_the_c_bodies_are_built_by_the_install() -> None:
     assert host_linear.has_compiled_bodies(), \
-        "mindspeed_ms.compat._host_linear is missing: pip install -e . needs a C compiler"
+        "mindspeed_ms.compat._host_bodies is missing: pip install -e . needs a C compiler"
 
 
 class FakeTensor:

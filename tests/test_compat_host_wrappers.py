@@ -1,7 +1,7 @@
-"""mindspeed_ms.compat._host_wrappers: the C forms of host_layer_norm's and host_bda's wrappers decide as the Python
-forms do: the same calls go to the Function with the same arguments, the same calls to the wrapped function with the
-same bound arguments, the same errors. Real MindSpore tensors through MSAdapter, the Function's apply and the wrapped
-function recorded.
+"""mindspeed_ms.compat._host_wrappers: the C forms of host_layer_norm's, host_bda's and host_linear's wrappers decide
+as the Python forms do: the same calls go to the Function with the same arguments, the same calls to the wrapped
+function with the same bound arguments, the same errors. Real MindSpore tensors through MSAdapter, the Function's apply
+and the wrapped function recorded.
 """
 
 from __future__ import annotations
@@ -10,16 +10,18 @@ import sys
 
 from _helpers import json_lines, run_python, subprocess_env
 
-from mindspeed_ms.compat import host_bda, host_layer_norm
+from mindspeed_ms.compat import host_bda, host_layer_norm, host_linear
 
 SCRIPT = r"""
 import inspect, json
 import mindspeed_ms.adaptor  # noqa: F401
 import numpy as np
 import torch
-from mindspeed_ms.compat import host_bda, host_layer_norm
+from mindspeed_ms.compat import host_bda, host_layer_norm, host_linear
+from mindspeed_ms.compat.host_memory import contiguity_read
 
 assert host_layer_norm.has_compiled_wrapper() and host_bda.has_compiled_wrapper()
+assert host_linear.has_compiled_wrapper()
 names = {}
 
 
@@ -55,15 +57,25 @@ def _bias_dropout_add_func(x_with_bias, residual, prob, training):
     return recorder("op", inspect.signature(_bias_dropout_add_func))(x_with_bias, residual, prob, training)
 
 
+def linear(input, weight, bias, gradient_accumulation_fusion, allreduce_dgrad, sequence_parallel,
+           grad_output_buffer=None, wgrad_deferral_limit=0, async_grad_allreduce=None):
+    return recorder("op", inspect.signature(linear))(
+        input, weight, bias, gradient_accumulation_fusion, allreduce_dgrad, sequence_parallel,
+        grad_output_buffer=grad_output_buffer, wgrad_deferral_limit=wgrad_deferral_limit,
+        async_grad_allreduce=async_grad_allreduce)
+
+
 _bias_dropout_add_func.__module__ = host_bda.MODULE
+made = (linear, recorder("apply", None), host_linear._float32(), contiguity_read(), host_linear._autocast_enabled())
 for function in (host_layer_norm._function(), host_bda.function()):  # the Functions both forms apply
     function.apply = recorder("apply", None)
 forms = {"layer_norm": (host_layer_norm.layer_norm_wrapper(layer_norm),
                         host_layer_norm.python_layer_norm_wrapper(layer_norm)),
          "bda": (host_bda.bias_dropout_add_wrapper(_bias_dropout_add_func),
-                 host_bda.python_bias_dropout_add_wrapper(_bias_dropout_add_func))}
-assert type(forms["layer_norm"][0]).__module__ == "mindspeed_ms.compat._host_wrappers"
-assert type(forms["bda"][0]).__module__ == "mindspeed_ms.compat._host_wrappers"
+                 host_bda.python_bias_dropout_add_wrapper(_bias_dropout_add_func)),
+         "linear": (host_linear.compiled_linear_wrapper(*made), host_linear.python_linear_wrapper(*made))}
+for compiled, _ in forms.values():
+    assert type(compiled).__module__ == "mindspeed_ms.compat._host_wrappers", type(compiled)
 
 rng = np.random.default_rng(3)
 x = torch.tensor(rng.standard_normal((4, 8, 16)).astype(np.float32))
@@ -97,8 +109,31 @@ BDA = {
     "keywords": (((x, b),), {"residual": r, "prob": 0.0, "training": True}),
     "missing": (((x, b), r), {}), "unknown": (((x, b), r, 0.0, True), {"more": 1}),
 }
+w32 = torch.tensor(rng.standard_normal((32, 16)).astype(np.float32))
+b32 = torch.tensor(rng.standard_normal(32).astype(np.float32))
+off = (False, False, False)
+LINEAR = {
+    "plain": ((x, w32, b32, *off), {}), "no_bias": ((x, w32, None, *off), {}),
+    "two_dims": ((x[0], w32, b32, *off), {}),
+    "keywords": ((), {"input": x, "weight": w32, "bias": b32, "gradient_accumulation_fusion": False,
+                      "allreduce_dgrad": False, "sequence_parallel": False, "wgrad_deferral_limit": 3}),
+    "fusion": ((x, w32, b32, True, False, False), {}), "allreduce": ((x, w32, b32, False, True, False), {}),
+    "sequence_parallel": ((x, w32, b32, False, False, True), {}),
+    "buffer": ((x, w32, b32, *off), {"grad_output_buffer": []}), "async": ((x, w32, b32, *off, None, 0, True), {}),
+    "zero_flag": ((x, w32, b32, 0, 0, 0), {}), "double": ((x.double(), w32.double(), None, *off), {}),
+    "one_dim": ((x[0, 0], w32, b32, *off), {}), "columns": ((x, w32[:, :8], None, *off), {}),
+    "weight_3d": ((x, w32.reshape(2, 16, 16), None, *off), {}), "empty": ((x[:0], w32, b32, *off), {}),
+    "strided": ((x.transpose(0, 1), w32, b32, *off), {}),
+    "strided_weight": ((x[..., :8], w32.t()[:8].t(), None, *off), {}),
+    "bias_size": ((x, w32, b32[:16], *off), {}), "bias_double": ((x, w32, b32.double(), *off), {}),
+    "bias_2d": ((x, w32, b32.reshape(1, 32), *off), {}),
+    "numpy": ((np.zeros((4, 16), np.float32), w32, None, *off), {}),
+    "missing": ((x, w32, b32), {}), "twice": ((x, w32, b32, *off), {"input": x}),
+    "unknown": ((x, w32, b32, *off), {"more": 1}),
+    "too_many": ((x, w32, b32, *off, None, 0, None, 1), {}),
+}
 decided = {}
-for kind, table in (("layer_norm", LAYER_NORM), ("bda", BDA)):
+for kind, table in (("layer_norm", LAYER_NORM), ("bda", BDA), ("linear", LINEAR)):
     for case, (args, kwargs) in table.items():
         seen = []
         for form in forms[kind]:
@@ -116,9 +151,10 @@ print(json.dumps(decided))
 def test_the_c_wrappers_decide_as_the_python_wrappers() -> None:
     assert host_layer_norm.has_compiled_wrapper()  # built here (setup.py): two forms compared
     assert host_bda.has_compiled_wrapper()
+    assert host_linear.has_compiled_wrapper()
     env = subprocess_env(drop=("MINDSPEED_MS_",), MINDSPEED_AI_FRAMEWORK="mindspore")
     decided = json_lines(run_python(sys.executable, "-c", SCRIPT, env=env))[-1]
-    assert len(decided) == 45
+    assert len(decided) == 45 + 25
     for case, (compiled, python) in decided.items():
         assert compiled == python, case
     taken = {case for case, (compiled, _) in decided.items() if compiled and compiled[0] != "TypeError"
@@ -126,7 +162,8 @@ def test_the_c_wrappers_decide_as_the_python_wrappers() -> None:
     assert taken == {"layer_norm.plain", "layer_norm.int_shape", "layer_norm.size", "layer_norm.tuple_no_bias",
                      "layer_norm.no_affine", "layer_norm.bias_only", "layer_norm.keywords", "layer_norm.int_eps",
                      "layer_norm.numpy_eps", "bda.plain", "bda.no_bias", "bda.evaluation", "bda.int_prob",
-                     "bda.keywords"}
+                     "bda.keywords", "linear.plain", "linear.no_bias", "linear.two_dims", "linear.keywords",
+                     "linear.zero_flag"}
     # the Function's arguments: (input, weight, bias, n, float(eps)) and (x, residual, bias)
     (kind, args, kwargs), = decided["layer_norm.size"][0]
     assert kind == "apply"
@@ -141,3 +178,9 @@ def test_the_c_wrappers_decide_as_the_python_wrappers() -> None:
     assert decided["layer_norm.missing"] == [["TypeError"], ["TypeError"]]
     assert decided["bda.missing"] == [["TypeError"], ["TypeError"]]
     assert decided["bda.dropout"][0][0][0] == "op"
+    for case in ("missing", "twice", "unknown", "too_many"):
+        assert decided["linear." + case] == [["TypeError"], ["TypeError"]], case
+    (kind, args, kwargs), = decided["linear.fusion"][0]  # megatron's function, every argument by keyword
+    assert kind == "op"
+    assert not args
+    assert kwargs["gradient_accumulation_fusion"] == "True"

@@ -1,6 +1,7 @@
-/* The per-call tests of two hot wrappers in one C call each, no Python frame: host_layer_norm's layer_norm wrapper
- * and host_bda's bias-dropout-add wrapper (the tiny example calls them ten and four times a training step; their
- * Python tests and frames were ~0.7% of its step, ~8% of our own code's samples).
+/* The per-call tests of the hot wrappers in one C call each, no Python frame: host_layer_norm's layer_norm wrapper,
+ * host_bda's bias-dropout-add wrapper (the tiny example calls them ten and four times a training step; their Python
+ * tests and frames were ~0.7% of its step, ~8% of our own code's samples) and host_linear's wrapper of megatron's
+ * linear function (in _host_linear.c until round 22).
  *
  *   LayerNorm(op, function, float32, min_elements)(input, normalized_shape, weight=None, bias=None, eps=1e-5)
  *     host_layer_norm.python_layer_norm_wrapper's function: the tests of host_layer_norm._size in the same order
@@ -15,6 +16,12 @@
  *     host_bda.python_bias_dropout_add_wrapper's function: a 2-tuple (x, bias) and host_bda.plain's tests in the
  *     same order, then function().apply(x, residual, bias); anything else to op(x_with_bias, residual, prob,
  *     training) (a call that does not bind: to op as it came, which raises its own TypeError).
+ *
+ *   Linear(op, apply, float32, contiguous, autocast)(input, weight, bias, gradient_accumulation_fusion, allreduce_dgrad,
+ *          sequence_parallel, grad_output_buffer=None, wgrad_deferral_limit=0, async_grad_allreduce=None)
+ *     host_linear.python_linear_wrapper's function: megatron's parameters bound, the plain case (the flags off, no
+ *     deferral buffer, host_linear._is_plain's tensor tests, autocast("cuda") false) to apply(input, weight, bias),
+ *     anything else to op with every argument by keyword (a call that does not bind: to op as it came).
  *
  * `contiguous` is MindSpore's reader (a builtin): called with the profiler's events (_profile_events.h) as when
  * Python calls it. tests/test_compat_host_wrappers.py runs both forms of each over the same calls.
@@ -34,19 +41,19 @@
 #endif
 
 /* What this module offers, as host_layer_norm.py and host_bda.py expect it (their HOST_WRAPPERS_ABI). */
-#define HOST_WRAPPERS_ABI 1
+#define HOST_WRAPPERS_ABI 2
 
 static PyObject *s_shape, *s_dtype;
 
-/* the four objects a wrapper is made with: the wrapped function, the Function's maker (called once, at the first call
- * taken: the Function is built then, as the Python wrappers build it), float32, a fourth (min_elements or MindSpore's
- * contiguity reader) */
-enum { OP, FUNCTION, FLOAT32, FOURTH, SLOTS };
+/* the objects a wrapper is made with: the wrapped function, the Function's maker (called once, at the first call taken:
+ * the Function is built then, as the Python wrappers build it; a Linear's is its apply), float32, a fourth
+ * (min_elements or MindSpore's contiguity reader), a fifth (a Linear's autocast reader; NULL for the others) */
+enum { OP, FUNCTION, FLOAT32, FOURTH, FIFTH, SLOTS };
 
 typedef struct {
     PyObject_HEAD
     PyObject *slots[SLOTS];
-    PyObject *apply; /* function().apply: NULL until the first call taken */
+    PyObject *apply; /* function().apply: NULL until the first call taken (a Linear's: given) */
     vectorcallfunc vectorcall;
     PyObject *dict;
 } Wrapper;
@@ -383,35 +390,175 @@ static PyObject *bda_call(PyObject *op, PyObject *const *args, size_t nargsf, Py
     return PyObject_Vectorcall(self->slots[OP], values, 4, NULL);
 }
 
+/* -- Linear: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ---------------------- */
+
+/* megatron's parameters, in order; the first six have no default */
+static const char *const linear_names[] = {"input", "weight", "bias", "gradient_accumulation_fusion",
+                                           "allreduce_dgrad", "sequence_parallel", "grad_output_buffer",
+                                           "wgrad_deferral_limit", "async_grad_allreduce"};
+#define LINEAR_PARAMETERS 9
+#define LINEAR_REQUIRED 6
+static PyObject *linear_kwnames, *s_cuda, *zero;
+
+/* the sequence `shape`'s length, or -1 (no exception) where it is not a sequence */
+static Py_ssize_t length_of(PyObject *shape) {
+    Py_ssize_t n = PySequence_Check(shape) ? PySequence_Size(shape) : -1;
+    if (n < 0) PyErr_Clear();
+    return n;
+}
+
+/* whether `shape` holds a 0 (1/0, -1 with an exception) */
+static int has_zero(PyObject *shape) {
+    return PySequence_Contains(shape, zero);
+}
+
+/* host_linear._is_plain: 1 when the tensors are the plain case, 0 when not, -1 with an exception */
+static int plain_tensors(Wrapper *self, PyObject *input, PyObject *weight, PyObject *bias) {
+    PyObject *float32 = self->slots[FLOAT32];
+    PyObject *shape = NULL, *dtype = NULL, *weight_shape = NULL, *weight_dtype = NULL, *last = NULL, *columns = NULL;
+    PyObject *bias_shape = NULL, *bias_dtype = NULL, *bias_length = NULL, *rows = NULL;
+    int plain = 0, got = shape_and_dtype(input, &shape, &dtype);
+    if (got <= 0) return got;
+    if ((got = shape_and_dtype(weight, &weight_shape, &weight_dtype)) <= 0) {
+        plain = got;
+        goto done;
+    }
+    Py_ssize_t ndim = length_of(shape), weight_ndim = length_of(weight_shape);
+    if (dtype != float32 || weight_dtype != float32 || weight_ndim != 2 || ndim < 2) goto done;
+    if ((last = PySequence_GetItem(shape, ndim - 1)) == NULL
+        || (columns = PySequence_GetItem(weight_shape, 1)) == NULL) {
+        plain = -1;
+        goto done;
+    }
+    int checks[5];
+    checks[0] = PyObject_RichCompareBool(last, columns, Py_EQ);
+    checks[1] = checks[0] == 1 ? has_zero(shape) : 1;
+    checks[2] = checks[1] == 0 ? has_zero(weight_shape) : 1;
+    checks[3] = checks[2] == 0 ? contiguous(self, input) : 0;
+    checks[4] = checks[3] == 1 ? contiguous(self, weight) : 0;
+    if (checks[0] < 0 || checks[1] < 0 || checks[2] < 0 || checks[3] < 0 || checks[4] < 0) {
+        plain = -1;
+        goto done;
+    }
+    if (checks[0] != 1 || checks[1] || checks[2] || !checks[3] || !checks[4]) goto done;
+    if (bias == Py_None) {
+        plain = 1;
+        goto done;
+    }
+    /* bias: getattr(bias, "_shape", None) of one entry, weight_shape[0] long, float32, contiguous */
+    if (get_optional(bias, s_shape, &bias_shape) < 0) {
+        plain = -1;
+        goto done;
+    }
+    if (bias_shape == NULL || bias_shape == Py_None || length_of(bias_shape) != 1) goto done;
+    if ((bias_length = PySequence_GetItem(bias_shape, 0)) == NULL || (rows = PySequence_GetItem(weight_shape, 0)) == NULL
+        || (bias_dtype = PyObject_GetAttr(bias, s_dtype)) == NULL) {
+        plain = -1;
+        goto done;
+    }
+    int same = PyObject_RichCompareBool(bias_length, rows, Py_EQ);
+    if (same < 0) {
+        plain = -1;
+        goto done;
+    }
+    plain = same && bias_dtype == float32 ? contiguous(self, bias) : 0;
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(weight_shape);
+    Py_XDECREF(weight_dtype);
+    Py_XDECREF(last);
+    Py_XDECREF(columns);
+    Py_XDECREF(bias_shape);
+    Py_XDECREF(bias_dtype);
+    Py_XDECREF(bias_length);
+    Py_XDECREF(rows);
+    return plain;
+}
+
+static PyObject *linear_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Wrapper *self = (Wrapper *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *values[LINEAR_PARAMETERS] = {NULL, NULL, NULL, NULL, NULL, NULL, Py_None, zero, Py_None};
+    int bound = nargs <= LINEAR_PARAMETERS;
+    for (Py_ssize_t i = 0; bound && i < nargs; i++) values[i] = args[i];
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; bound && k < nkw; k++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        if (name == NULL) return NULL;
+        int found = 0;
+        for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
+            if (strcmp(name, linear_names[i]) == 0) {
+                found = i >= nargs;  /* a parameter given twice: not bound */
+                values[i] = args[nargs + k];
+                break;
+            }
+        }
+        bound = found;
+    }
+    for (Py_ssize_t i = 0; bound && i < LINEAR_REQUIRED; i++) bound = values[i] != NULL;
+    if (!bound) {  /* megatron's function raises its own TypeError */
+        return PyObject_Vectorcall(self->slots[OP], args, nargsf, kwnames);
+    }
+    int plain = values[6] == Py_None && values[8] == Py_None;
+    for (int i = 3; plain && i < 6; i++) {
+        plain = PyObject_IsTrue(values[i]);
+        if (plain < 0) return NULL;
+        plain = !plain;
+    }
+    if (plain) plain = plain_tensors(self, values[0], values[1], values[2]);
+    if (plain > 0) {
+        PyObject *enabled = call_traced(self->slots[FIFTH], s_cuda);
+        if (enabled == NULL) return NULL;
+        plain = PyObject_IsTrue(enabled);
+        Py_DECREF(enabled);
+        if (plain < 0) return NULL;
+        plain = !plain;
+    }
+    if (plain < 0) return NULL;
+    if (plain) return PyObject_Vectorcall(self->apply, values, 3, NULL);
+    return PyObject_Vectorcall(self->slots[OP], values, 0, linear_kwnames);  /* every argument by keyword */
+}
+
 /* -- the type ----------------------------------------------------------------------------------------------------- */
 
 static PyObject *wrapper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs, const char *format, char **names,
-                             vectorcallfunc call, int fourth_callable) {
-    PyObject *given[SLOTS];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, &given[0], &given[1], &given[2], &given[3])) {
+                             vectorcallfunc call, int fourth_callable, int count) {
+    PyObject *given[SLOTS] = {NULL, NULL, NULL, NULL, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, &given[0], &given[1], &given[2], &given[3],
+                                     &given[4])) {
         return NULL;
     }
-    if (!PyCallable_Check(given[OP]) || !PyCallable_Check(given[FUNCTION])
-        || (fourth_callable ? !PyCallable_Check(given[FOURTH]) : !PyLong_Check(given[FOURTH]))) {
-        PyErr_Format(PyExc_TypeError, "%s: op and function must be callables, %s", type->tp_name,
-                     fourth_callable ? "contiguous a callable" : "min_elements an int");
-        return NULL;
+    for (int i = 0; i < count; i++) {  /* every argument a callable but float32, and min_elements an int */
+        int callable = i != FLOAT32 && (i != FOURTH || fourth_callable);
+        if (callable ? !PyCallable_Check(given[i]) : i == FOURTH && !PyLong_Check(given[i])) {
+            PyErr_Format(PyExc_TypeError, "%s: %s must be %s, not %R", type->tp_name, names[i],
+                         callable ? "callable" : "an int", given[i]);
+            return NULL;
+        }
     }
     Wrapper *self = (Wrapper *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    for (int i = 0; i < SLOTS; i++) self->slots[i] = Py_NewRef(given[i]);
+    for (int i = 0; i < count; i++) self->slots[i] = Py_NewRef(given[i]);
     self->vectorcall = call;
     return (PyObject *)self;
 }
 
 static PyObject *layer_norm_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"op", "function", "float32", "min_elements", NULL};
-    return wrapper_new(type, args, kwargs, "OOOO:LayerNorm", names, layer_norm_call, 0);
+    return wrapper_new(type, args, kwargs, "OOOO:LayerNorm", names, layer_norm_call, 0, 4);
 }
 
 static PyObject *bda_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"op", "function", "float32", "contiguous", NULL};
-    return wrapper_new(type, args, kwargs, "OOOO:BiasDropoutAdd", names, bda_call, 1);
+    return wrapper_new(type, args, kwargs, "OOOO:BiasDropoutAdd", names, bda_call, 1, 4);
+}
+
+static PyObject *linear_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"op", "apply", "float32", "contiguous", "autocast", NULL};
+    Wrapper *self = (Wrapper *)wrapper_new(type, args, kwargs, "OOOOO:Linear", names, linear_call, 1, 5);
+    if (self != NULL) self->apply = Py_NewRef(self->slots[FUNCTION]);  /* the Function's apply, given */
+    return (PyObject *)self;
 }
 
 static int wrapper_traverse(Wrapper *self, visitproc visit, void *arg) {
@@ -464,25 +611,38 @@ WRAPPER_TYPE(LayerNormType, "LayerNorm", layer_norm_new,
 WRAPPER_TYPE(BiasDropoutAddType, "BiasDropoutAdd", bda_new,
              "BiasDropoutAdd(op, function, float32, contiguous)(x_with_bias, residual, prob, training): host_bda's "
              "wrapper in one C call");
+WRAPPER_TYPE(LinearType, "Linear", linear_new,
+             "Linear(op, apply, float32, contiguous, autocast): megatron's linear function, its plain case through "
+             "apply(input, weight, bias) (host_linear's wrapper in one C call)");
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "mindspeed_ms.compat._host_wrappers",
-    .m_doc = PyDoc_STR("host_layer_norm's and host_bda's wrappers in one C call each"),
+    .m_doc = PyDoc_STR("host_layer_norm's, host_bda's and host_linear's wrappers in one C call each"),
     .m_size = -1,
 };
 
 PyMODINIT_FUNC PyInit__host_wrappers(void) {
     if ((s_shape = PyUnicode_InternFromString("_shape")) == NULL
-        || (s_dtype = PyUnicode_InternFromString("_dtype")) == NULL) {
+        || (s_dtype = PyUnicode_InternFromString("_dtype")) == NULL
+        || (s_cuda = PyUnicode_InternFromString("cuda")) == NULL || (zero = PyLong_FromLong(0)) == NULL
+        || (linear_kwnames = PyTuple_New(LINEAR_PARAMETERS)) == NULL) {
         return NULL;
     }
-    if (PyType_Ready(&LayerNormType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
+        PyObject *name = PyUnicode_InternFromString(linear_names[i]);
+        if (name == NULL) return NULL;
+        PyTuple_SET_ITEM(linear_kwnames, i, name);
+    }
+    if (PyType_Ready(&LayerNormType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 || PyType_Ready(&LinearType) < 0) {
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "ABI", HOST_WRAPPERS_ABI) < 0
         || PyModule_AddObjectRef(m, "LayerNorm", (PyObject *)&LayerNormType) < 0
-        || PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0) {
+        || PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0
+        || PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

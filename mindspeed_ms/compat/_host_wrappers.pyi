@@ -1,5 +1,5 @@
-"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_layer_norm` and :mod:`.host_bda`
-(``_host_wrappers.c``)."""
+"""Types of the optional C extension of :mod:`mindspeed_ms.compat.host_layer_norm`, :mod:`.host_bda` and
+:mod:`.host_linear` (``_host_wrappers.c``)."""
 
 from typing import Any, Callable
 
@@ -19,4 +19,14 @@ class BiasDropoutAdd:
 
     def __init__(self, op: Callable[..., Any], function: Callable[[], Any], float32: Any,
                  contiguous: Callable[[Any], bool]) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class Linear:
+    """``host_linear.python_linear_wrapper(op)``'s function in one C call: megatron's parameters bound, the plain
+    case to ``apply(input, weight, bias)``, anything else to ``op`` with every argument by keyword."""
+
+    __wrapped__: Any
+
+    def __init__(self, op: Callable[..., Any], apply: Callable[[Any, Any, Any], Any], float32: Any,
+                 contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

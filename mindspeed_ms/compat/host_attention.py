@@ -25,7 +25,7 @@ pieces as :mod:`.host_rope` computed them (the field's ``rope`` configs), the Fu
 rotary embedding's backward itself, into the QKV gradient. Results agree with PyTorch's to float32 rounding
 (tests/test_compat_host_attention.py runs megatron's own ``DotProductAttention`` in the reference interpreter).
 
-The Functions' bodies run in one C call each where ``_host_linear`` is built (its ``Attention``: the calls of
+The Functions' bodies run in one C call each where ``_host_bodies`` is built (its ``Attention``: the calls of
 :func:`python_forward`, :func:`python_backward`, :func:`python_qkv_forward` and :func:`python_qkv_backward` in the same
 order, with this module's functions), else in Python; tests/test_compat_host_attention.py runs both.
 
@@ -48,7 +48,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import blas_threads, host_linear
+from mindspeed_ms.compat import blas_threads, host_bodies
 from mindspeed_ms.compat.attention_halves import MIN_THREAD_PRODUCT, backward_in_halves, forward_in_halves
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
@@ -66,8 +66,8 @@ _VERSION = operator.attrgetter("_version")
 __all__ = ["MIN_THREAD_PRODUCT", "MODULE", "bodies", "forward_wrapper", "has_compiled_bodies", "mask_broadcasts_to",
            "python_backward", "python_forward", "python_qkv_backward", "python_qkv_forward"]
 
-#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
-_compiled = host_linear.compiled_module()
+#: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
+_compiled = host_bodies.compiled_module()
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"
@@ -167,7 +167,7 @@ def python_qkv_backward(ctx: Any, grad: Any) -> Any:
 
 
 def bodies(compiled: bool = True) -> tuple[Callable[..., Any], ...]:
-    """HostAttention's and HostAttentionQKV's forward and backward: the C ones (``_host_linear.Attention`` over this
+    """HostAttention's and HostAttentionQKV's forward and backward: the C ones (``_host_bodies.Attention`` over this
     module's functions: the same calls in the same order) where built and ``compiled``, else the Python bodies."""
     if compiled and _compiled is not None:
         made = _compiled.Attention(host_array, new_float32, forward_in_halves, backward_in_halves, _one_blas_thread,
@@ -177,7 +177,7 @@ def bodies(compiled: bool = True) -> tuple[Callable[..., Any], ...]:
 
 
 def has_compiled_bodies() -> bool:
-    """Whether the attention Functions run the C bodies (``_host_linear`` built, of its ABI)."""
+    """Whether the attention Functions run the C bodies (``_host_bodies`` built, of its ABI)."""
     return _compiled is not None
 
 

@@ -15,7 +15,7 @@ context-parallel parity run die by SIGSEGV at exit, 2 of 2 runs, and the copies 
 is the float64 column sum rounded once (:func:`.host_arithmetic.column_sum`, the bits of :mod:`.bias_add`'s host
 Function from :data:`.bias_add.MIN_ELEMENTS` elements; below it MindSpore's BiasAddGrad summed in float32: there the
 more exact sum, within float32 rounding of it). Gradients are computed for the inputs that require one.
-The bodies run in one C call each where ``_host_linear`` is built (its ``BiasDropoutAdd``: the calls of
+The bodies run in one C call each where ``_host_bodies`` is built (its ``BiasDropoutAdd``: the calls of
 :func:`python_forward` and :func:`python_backward` in the same order, with this module's host functions; five
 forwards and backwards a step of the tiny example, whose Python lines showed in its sampled profile), else in
 Python; tests/test_compat_host_bda.py runs both.
@@ -33,15 +33,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_linear, host_wrappers
+from mindspeed_ms.compat import host_bodies, host_wrappers
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
-_compiled = host_linear.compiled_module()
+#: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
+_compiled = host_bodies.compiled_module()
 
 __all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies",
            "has_compiled_wrapper", "plain", "python_backward", "python_bias_dropout_add_wrapper", "python_forward"]
@@ -110,7 +110,7 @@ def python_backward(ctx: Any, grad: Any) -> Any:
 
 
 def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """:class:`HostBiasDropoutAdd`'s forward and backward: the C ones (``_host_linear.BiasDropoutAdd`` over this
+    """:class:`HostBiasDropoutAdd`'s forward and backward: the C ones (``_host_bodies.BiasDropoutAdd`` over this
     module's host functions: the same calls in the same order) where built and ``compiled``, else
     :func:`python_forward` and :func:`python_backward`."""
     if compiled and _compiled is not None:
@@ -120,7 +120,7 @@ def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any
 
 
 def has_compiled_bodies() -> bool:
-    """Whether :class:`HostBiasDropoutAdd` runs the C bodies (``_host_linear`` built, of its ABI)."""
+    """Whether :class:`HostBiasDropoutAdd` runs the C bodies (``_host_bodies`` built, of its ABI)."""
     return _compiled is not None
 
 

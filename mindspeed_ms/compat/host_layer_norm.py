@@ -22,7 +22,7 @@ the exact ones (PyTorch's are within a few units of them), the weight and bias g
 exact sums as PyTorch's. tests/test_compat_host_layer_norm.py measures both paths against the reference interpreter.
 A variance beyond float32's range is ``inf`` as in PyTorch (``rstd`` 0).
 
-The Function's bodies run in one C call each where ``_host_linear`` is built (its ``LayerNorm``: the calls of
+The Function's bodies run in one C call each where ``_host_bodies`` is built (its ``LayerNorm``: the calls of
 :func:`python_forward` and :func:`python_backward` in the same order, with this module's functions), else in Python;
 tests/test_compat_host_layer_norm.py runs both.
 
@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_linear, host_wrappers
+from mindspeed_ms.compat import host_bodies, host_wrappers
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
 from mindspeed_ms.compat.host_memory import host_array
@@ -51,8 +51,8 @@ from mindspeed_ms.compat.host_outputs import new_float32
 __all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "has_compiled_wrapper", "layer_norm_backward",
            "layer_norm_forward", "layer_norm_wrapper", "python_backward", "python_forward", "python_layer_norm_wrapper"]
 
-#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
-_compiled = host_linear.compiled_module()
+#: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
+_compiled = host_bodies.compiled_module()
 
 #: from this many elements the host path: every size since round 20 (at the tiny example's 8,192 elements a step
 #: after/before 0.907 in a paired A/B, where 65,536 kept MindSpore's LayerNorm and its gradient's kernels there)
@@ -111,7 +111,7 @@ def python_backward(ctx: Any, grad: Any) -> Any:
 
 
 def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """:class:`HostLayerNorm`'s forward and backward: the C ones (``_host_linear.LayerNorm`` over this module's
+    """:class:`HostLayerNorm`'s forward and backward: the C ones (``_host_bodies.LayerNorm`` over this module's
     functions: the same calls in the same order) where built and ``compiled``, else :func:`python_forward` and
     :func:`python_backward`."""
     if compiled and _compiled is not None:
@@ -124,7 +124,7 @@ def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any
 
 
 def has_compiled_bodies() -> bool:
-    """Whether :class:`HostLayerNorm` runs the C bodies (``_host_linear`` built, of its ABI)."""
+    """Whether :class:`HostLayerNorm` runs the C bodies (``_host_bodies`` built, of its ABI)."""
     return _compiled is not None
 
 

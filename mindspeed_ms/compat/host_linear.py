@@ -26,9 +26,9 @@ require one. As PyTorch's ``save_for_backward``, the backward refuses an input o
 the forward (:class:`~.errors.TorchRefusalError`, PyTorch's message).
 
 The Function's bodies (:func:`python_forward`, :func:`python_backward`) and the wrapper's tests
-(:func:`python_linear_wrapper`) run in one C call each where ``_host_linear`` is built (:func:`bodies`,
-:func:`linear_wrapper`): the same calls in the same order, the arithmetic in the same functions (the Python lines cost
-a few microseconds each inside a training step; the tiny example runs each nine times a step).
+(:func:`python_linear_wrapper`) run in one C call each where ``_host_bodies`` and ``_host_wrappers`` are built
+(:func:`bodies`, :func:`linear_wrapper`): the same calls in the same order, the arithmetic in the same functions (the
+Python lines cost a few microseconds each inside a training step; the tiny example runs each nine times a step).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from mindspeed_ms.compat import host_bodies, host_wrappers
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
@@ -44,21 +45,12 @@ from mindspeed_ms.compat.host_kernels import matmul
 from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-try:  # the Function's bodies in one C call each (setup.py builds it where it can)
-    from . import _host_linear as _compiled
-except ImportError:
-    _compiled = None  # type: ignore[assignment]
+#: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
+_compiled = host_bodies.compiled_module()
 
-#: The C module's interface this file is written for (``HOST_LINEAR_ABI`` in ``_host_linear.c``): an older build in a
-#: tree built in place is not used
-HOST_LINEAR_ABI = 6
-if _compiled is not None and getattr(_compiled, "ABI", None) != HOST_LINEAR_ABI:
-    _compiled = None  # type: ignore[assignment]
-
-__all__ = ["HOST_LINEAR_ABI", "TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "compiled_module",
-           "has_compiled_bodies",
-           "is_linear_wrapper", "linear_wrapper", "plain_operands", "plain_weight", "python_backward", "python_forward",
-           "python_linear_wrapper"]
+__all__ = ["TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "has_compiled_bodies",
+           "has_compiled_wrapper", "is_linear_wrapper", "linear_wrapper", "plain_operands", "plain_weight",
+           "python_backward", "python_forward", "python_linear_wrapper"]
 
 #: the megatron function wrapped
 TARGET = "megatron.core.tensor_parallel.layers.linear_with_grad_accumulation_and_async_allreduce"
@@ -133,28 +125,27 @@ def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any
 def compiled_bodies(host_array: Callable[..., Any], new_float32: Callable[..., Any], matmul: Callable[..., Any],
                     bias_add: Callable[..., Any], column_sum: Callable[..., Any], refuse: Callable[[], None]
                     ) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The C forward and backward (``_host_linear.Linear``) calling these functions where the Python bodies call
+    """The C forward and backward (``_host_bodies.Linear``) calling these functions where the Python bodies call
     this module's (``refuse()`` raises the refusal).
 
     Raises:
-        RuntimeError: ``_host_linear`` is not built here (:func:`has_compiled_bodies`).
+        RuntimeError: ``_host_bodies`` is not built here (:func:`has_compiled_bodies`).
         TypeError: one of them is not callable.
     """
     if _compiled is None:
-        raise RuntimeError("mindspeed_ms.compat._host_linear is not built: pip install -e . with a C compiler")
+        raise RuntimeError("mindspeed_ms.compat._host_bodies is not built: pip install -e . with a C compiler")
     linear = _compiled.Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse)
     return linear.forward, linear.backward
 
 
-def compiled_module() -> Any:
-    """The ``_host_linear`` extension of this file's ABI (also the bodies of :mod:`.host_bda` and :mod:`.host_mlp`),
-    or None where it is not built or is an older build."""
-    return _compiled
-
-
 def has_compiled_bodies() -> bool:
-    """Whether :class:`HostLinear` runs the C bodies (``_host_linear`` built, of this file's ABI)."""
+    """Whether :class:`HostLinear` runs the C bodies (``_host_bodies`` built, of its ABI)."""
     return _compiled is not None
+
+
+def has_compiled_wrapper() -> bool:
+    """Whether :func:`linear_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
+    return host_wrappers.compiled_module() is not None
 
 
 @functools.lru_cache(maxsize=2)
@@ -215,7 +206,7 @@ def is_linear_wrapper(function: Any) -> bool:
 def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``linear_with_grad_accumulation_and_async_allreduce``: the plain case through :class:`HostLinear`.
 
-    Where ``_host_linear`` is built the wrapper is :func:`compiled_linear_wrapper`'s (the tests and calls of
+    Where ``_host_wrappers`` is built the wrapper is :func:`compiled_linear_wrapper`'s (the tests and calls of
     :func:`python_linear_wrapper` in C, no Python frame), else :func:`python_linear_wrapper`'s.
 
     Args:
@@ -226,7 +217,7 @@ def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     Returns:
         ``op``'s signature and results.
     """
-    make = compiled_linear_wrapper if _compiled is not None else python_linear_wrapper
+    make = compiled_linear_wrapper if has_compiled_wrapper() else python_linear_wrapper
     made = make(op, _function().apply, _float32(), contiguity_read(), _autocast_enabled())
     wrapper = functools.update_wrapper(made, op)
     _WRAPPERS.append(wrapper)
@@ -235,15 +226,16 @@ def linear_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def compiled_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], float32: Any,
                             contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> Callable[..., Any]:
-    """:func:`python_linear_wrapper`'s function as one C object (``_host_linear.Dispatch``): megatron's parameters
+    """:func:`python_linear_wrapper`'s function as one C object (``_host_wrappers.Linear``): megatron's parameters
     bound in C; a call that does not bind goes to ``op`` as it came (which raises its own TypeError).
 
     Raises:
-        RuntimeError: ``_host_linear`` is not built here (:func:`has_compiled_bodies`).
+        RuntimeError: ``_host_wrappers`` is not built here (:func:`has_compiled_wrapper`).
     """
-    if _compiled is None:
-        raise RuntimeError("mindspeed_ms.compat._host_linear is not built: pip install -e . with a C compiler")
-    return _compiled.Dispatch(op, apply, float32, contiguous, autocast)  # type: ignore[no-any-return]
+    compiled = host_wrappers.compiled_module()
+    if compiled is None:
+        raise RuntimeError("mindspeed_ms.compat._host_wrappers is not built: pip install -e . with a C compiler")
+    return compiled.Linear(op, apply, float32, contiguous, autocast)  # type: ignore[no-any-return]
 
 
 def python_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], float32: Any,

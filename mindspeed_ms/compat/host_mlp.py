@@ -18,7 +18,7 @@ elements), and below it the float64 sum rounded once where MindSpore's BiasAddGr
 float32 rounding of it, the more exact sum). Gradients are computed for the inputs that require one. As PyTorch's
 ``save_for_backward``, the backward refuses the input or a weight written in place after the forward
 (:class:`~.errors.TorchRefusalError`, PyTorch's message).
-The bodies run in one C call each where ``_host_linear`` is built (its ``MLP``: the calls of :func:`python_forward`
+The bodies run in one C call each where ``_host_bodies`` is built (its ``MLP``: the calls of :func:`python_forward`
 and :func:`python_backward` in the same order, with this module's functions and gelu's host kernels), else in Python;
 tests/test_compat_host_mlp.py runs both.
 
@@ -42,7 +42,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import gelu, host_linear
+from mindspeed_ms.compat import gelu, host_bodies, host_linear
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
@@ -51,8 +51,8 @@ from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 from mindspeed_ms.compat.module_recording import expects_module_calls
 
-#: the C bodies' extension (``_host_linear``, of host_linear's ABI), or None where not built
-_compiled = host_linear.compiled_module()
+#: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
+_compiled = host_bodies.compiled_module()
 
 __all__ = ["MODULE", "bodies", "forward_wrapper", "has_compiled_bodies", "plan", "python_backward", "python_forward"]
 
@@ -208,7 +208,7 @@ def python_backward(ctx: Any, grad: Any) -> Any:
 
 
 def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """:class:`HostMLP`'s forward and backward: the C ones (``_host_linear.MLP`` over this module's functions and
+    """:class:`HostMLP`'s forward and backward: the C ones (``_host_bodies.MLP`` over this module's functions and
     gelu's host kernels: the same calls in the same order) where built, gelu's kernels are, and ``compiled``; else
     :func:`python_forward` and :func:`python_backward`."""
     kernels = gelu.host_gelu()
@@ -220,7 +220,7 @@ def bodies(compiled: bool = True) -> tuple[Callable[..., Any], Callable[..., Any
 
 
 def has_compiled_bodies() -> bool:
-    """Whether :class:`HostMLP` runs the C bodies (``_host_linear`` built, of its ABI, and gelu's host kernels)."""
+    """Whether :class:`HostMLP` runs the C bodies (``_host_bodies`` built, of its ABI, and gelu's host kernels)."""
     return _compiled is not None and gelu.host_gelu() is not None
 
 

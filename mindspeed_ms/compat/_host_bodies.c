@@ -1,11 +1,12 @@
-/* The bodies of megatron's linear layer (mindspeed_ms.compat.host_linear's HostLinear), bias-dropout-add
- * (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd), MLP block (mindspeed_ms.compat.host_mlp's HostMLP) and layer
- * norm (mindspeed_ms.compat.host_layer_norm's HostLayerNorm) and core attention (mindspeed_ms.compat.host_attention's
- * HostAttention and HostAttentionQKV) on the host in one C call each.
+/* The host Functions' bodies in one C call each: megatron's linear layer (mindspeed_ms.compat.host_linear's
+ * HostLinear), bias-dropout-add (mindspeed_ms.compat.host_bda's HostBiasDropoutAdd), MLP block
+ * (mindspeed_ms.compat.host_mlp's HostMLP), layer norm (mindspeed_ms.compat.host_layer_norm's HostLayerNorm) and core
+ * attention (mindspeed_ms.compat.host_attention's HostAttention and HostAttentionQKV). The wrappers that choose these
+ * Functions are _host_wrappers.c's; this file was _host_linear.c until round 22.
  *
- * The Function's forward and backward run nine times each a training step of the tiny example; their Python bodies
+ * A Function's forward and backward run several times each a training step of the tiny example; their Python bodies
  * are short but each line costs a few microseconds on the shared CPUs (the attribute reads, the tuples, the calls).
- * This object makes the same calls in the same order, with the callables host_linear.py hands it:
+ * Each object makes the same calls in the same order, with the callables its Python module hands it:
  *
  *   Linear(host_array, new_float32, matmul, bias_add, column_sum, refuse)
  *   .forward(ctx, input, weight, bias):
@@ -48,7 +49,7 @@
  *             python_qkv_forward/python_qkv_backward (HostAttentionQKV), the same calls in the same order
  *
  * The arithmetic stays in the callables (host_kernels.matmul, host_arithmetic.bias_add and column_sum): the same
- * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_linear.py runs both).
+ * bits as the Python bodies, which run where this module is not built (tests/test_compat_host_*.py run both).
  * ndarray.reshape is called through its method descriptor with the profiler's events, as when Python calls it.
  *
  * Optional (setup.py). Reference counting only; the free-threaded build is refused.
@@ -62,21 +63,21 @@
 #include "../_profile_events.h"
 
 #ifdef Py_GIL_DISABLED
-#error "mindspeed_ms.compat._host_linear assumes the GIL; the Python bodies are used"
+#error "mindspeed_ms.compat._host_bodies assumes the GIL; the Python bodies are used"
 #endif
 #if PY_VERSION_HEX < 0x030B0000
-#error "mindspeed_ms.compat._host_linear needs CPython 3.11 (PyThreadState_EnterTracing); the Python bodies run"
+#error "mindspeed_ms.compat._host_bodies needs CPython 3.11 (PyThreadState_EnterTracing); the Python bodies run"
 #endif
 
-/* What this module offers, as mindspeed_ms/compat/host_linear.py expects it (its HOST_LINEAR_ABI). */
-#define HOST_LINEAR_ABI 6
+/* What this module offers, as mindspeed_ms/compat/host_bodies.py expects it (its HOST_BODIES_ABI). */
+#define HOST_BODIES_ABI 1
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;
 static PyObject *s_has_bias, *s_flags, *s_c_contiguous, *s_base, *s_storage_offset, *s_saved;
 static PyObject *s_shapes, *s_rope, *s_mask, *s_tensor, *s_pieces, *s_versions, *s_alpha, *s_copy;
 static PyObject *minus_one;
 
-/* Both types hold their objects in one array (constructor arguments first), so that one set of helpers builds,
+/* Every type holds its objects in one array (constructor arguments first), so that one set of helpers builds,
  * visits and clears them. */
 enum { HOST_ARRAY, NEW_FLOAT32, MATMUL, BIAS_ADD, COLUMN_SUM, REFUSE, RESHAPE, LINEAR_SLOTS };
 /* a BiasDropoutAdd's slots: the same object layout as a Linear's (host_array, new_float32 and reshape where a
@@ -89,7 +90,6 @@ enum { TAKE = LINEAR_SLOTS, GIVE, GELU_FORWARD, GELU_BACKWARD, KERNEL_REFUSED, M
 /* an Attention's slots: host_array, new_float32 and reshape where a Linear has them, then its own */
 enum { AT_FORWARD = MATMUL, AT_BACKWARD = BIAS_ADD, AT_ONE_THREAD = COLUMN_SUM, AT_REFUSE = REFUSE,
        AT_ROPE_BACKWARD = LINEAR_SLOTS, AT_EMPTY, ATTENTION_SLOTS };
-enum { OP, APPLY, FLOAT32, CONTIGUOUS, AUTOCAST, DICT, DISPATCH_SLOTS };
 
 /* what both types start with */
 typedef struct {
@@ -121,13 +121,12 @@ static int take_slots(PyObject *args, PyObject *kwargs, const char *format, char
     return 0;
 }
 
-static PyTypeObject LinearType, DispatchType, BiasDropoutAddType, MLPType, LayerNormType, AttentionType;
+static PyTypeObject LinearType, BiasDropoutAddType, MLPType, LayerNormType, AttentionType;
 
-/* the objects a Linear or a Dispatch holds (its slots array, right after the object's head) */
+/* the objects a body type holds (its slots array, right after the object's head) */
 static PyObject **slots_of(PyObject *self, int *n) {
     PyTypeObject *type = Py_TYPE(self);
-    *n = type == &DispatchType ? DISPATCH_SLOTS : type == &MLPType ? MLP_SLOTS
-         : type == &AttentionType ? ATTENTION_SLOTS : LINEAR_SLOTS;
+    *n = type == &MLPType ? MLP_SLOTS : type == &AttentionType ? ATTENTION_SLOTS : LINEAR_SLOTS;
     return ((Slotted *)self)->slots;
 }
 
@@ -174,7 +173,7 @@ static void slotted_dealloc(PyObject *self) {
     };                                                                                                          \
     static PyTypeObject Type = {                                                                                \
         PyVarObject_HEAD_INIT(NULL, 0)                                                                          \
-        .tp_name = "mindspeed_ms.compat._host_linear." name,                                                    \
+        .tp_name = "mindspeed_ms.compat._host_bodies." name,                                                    \
         .tp_basicsize = size,                                                                                   \
         .tp_dealloc = slotted_dealloc,                                                                          \
         .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,                                                    \
@@ -196,7 +195,7 @@ static int new_output(Linear *self, PyObject *shape, PyObject **result, PyObject
     PyObject *pair = PyObject_Vectorcall(self->slots[NEW_FLOAT32], &shape, 1, NULL);
     if (pair == NULL) return -1;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: new_float32 must return (tensor, array), not %R", pair);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: new_float32 must return (tensor, array), not %R", pair);
         Py_DECREF(pair);
         return -1;
     }
@@ -219,7 +218,7 @@ static int call3(PyObject *func, PyObject *a, PyObject *b, PyObject *c) {
 static PyObject *shape_of(PyObject *array) {
     PyObject *shape = PyObject_GetAttr(array, s_shape);
     if (shape != NULL && !PyTuple_Check(shape)) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: an array's shape must be a tuple, not %R", shape);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: an array's shape must be a tuple, not %R", shape);
         Py_CLEAR(shape);
     }
     return shape;
@@ -236,7 +235,7 @@ static PyObject *as_rows(Linear *self, PyObject *array) {
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
     if (ndim < 1) {
         Py_DECREF(shape);
-        PyErr_SetString(PyExc_ValueError, "_host_linear: a 0-d array has no rows");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: a 0-d array has no rows");
         return NULL;
     }
     PyObject *args[3] = {array, minus_one, PyTuple_GET_ITEM(shape, ndim - 1)};
@@ -262,7 +261,7 @@ static PyObject *linear_forward(Linear *self, PyObject *const *args, Py_ssize_t 
     if ((values_shape = shape_of(values)) == NULL || (matrix_shape = shape_of(matrix)) == NULL) goto fail;
     Py_ssize_t ndim = PyTuple_GET_SIZE(values_shape);
     if (ndim < 1 || PyTuple_GET_SIZE(matrix_shape) != 2) {
-        PyErr_SetString(PyExc_ValueError, "_host_linear: the input needs a dimension and the weight two");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: the input needs a dimension and the weight two");
         goto fail;
     }
     if ((out_shape = PyTuple_New(ndim)) == NULL) goto fail;
@@ -323,7 +322,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
     PyObject *kept = PyObject_GetAttr(ctx, s_kept);
     if (kept == NULL) return NULL;
     if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 5) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.kept must be the forward's 5-tuple, not %R", kept);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.kept must be the forward's 5-tuple, not %R", kept);
         Py_DECREF(kept);
         return NULL;
     }
@@ -343,7 +342,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
         PyObject *raised = PyObject_CallNoArgs(self->slots[REFUSE]);
         if (raised != NULL) {  /* refuse() must raise */
             Py_DECREF(raised);
-            PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+            PyErr_SetString(PyExc_RuntimeError, "_host_bodies: refuse() returned instead of raising");
         }
         goto fail;
     }
@@ -380,7 +379,7 @@ static PyObject *linear_backward(Linear *self, PyObject *const *args, Py_ssize_t
         if (need_bias) {
             if ((rows_shape = shape_of(rows)) == NULL) goto fail;
             if (PyTuple_GET_SIZE(rows_shape) != 2) {
-                PyErr_SetString(PyExc_ValueError, "_host_linear: the gradient's rows must be 2-D");
+                PyErr_SetString(PyExc_ValueError, "_host_bodies: the gradient's rows must be 2-D");
                 goto fail;
             }
             if ((shape = PyTuple_Pack(1, PyTuple_GET_ITEM(rows_shape, 1))) == NULL) goto fail;
@@ -493,7 +492,7 @@ static PyObject *bda_backward(Linear *self, PyObject *const *args, Py_ssize_t na
     if (bias_needed) {
         Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
         if (ndim < 1) {
-            PyErr_SetString(PyExc_ValueError, "_host_linear: a bias gradient needs a gradient of a dimension or more");
+            PyErr_SetString(PyExc_ValueError, "_host_bodies: a bias gradient needs a gradient of a dimension or more");
             goto fail;
         }
         if ((bias_shape = PyTuple_Pack(1, PyTuple_GET_ITEM(shape, ndim - 1))) == NULL) goto fail;
@@ -542,7 +541,7 @@ typedef struct {
 static PyObject *with_last(PyObject *shape, PyObject *last) {
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
     if (ndim < 1) {
-        PyErr_SetString(PyExc_ValueError, "_host_linear: the MLP's input needs a dimension");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: the MLP's input needs a dimension");
         return NULL;
     }
     PyObject *made = PyTuple_New(ndim);
@@ -555,7 +554,7 @@ static PyObject *with_last(PyObject *shape, PyObject *last) {
 /* shape[index] of a 2-D array's shape tuple (borrowed), NULL with an exception where it is not 2-D */
 static PyObject *dim_of(PyObject *shape, Py_ssize_t index) {
     if (PyTuple_GET_SIZE(shape) != 2) {
-        PyErr_SetString(PyExc_ValueError, "_host_linear: the MLP's weights must be 2-D");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: the MLP's weights must be 2-D");
         return NULL;
     }
     return PyTuple_GET_ITEM(shape, index);
@@ -570,7 +569,7 @@ static int take_block(MLP *self, long count, PyObject *shape, PyObject **block, 
     Py_DECREF(n);
     if (*block == NULL) return -1;
     if (!PyTuple_Check(*block) || PyTuple_GET_SIZE(*block) != count) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: take must return a tuple of %ld arrays, not %R", count, *block);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: take must return a tuple of %ld arrays, not %R", count, *block);
         Py_CLEAR(*block);
         return -1;
     }
@@ -589,7 +588,7 @@ static int gelu_call(MLP *self, int slot, PyObject *a, PyObject *b, PyObject *c,
     PyObject *raised = PyObject_CallNoArgs(self->slots[KERNEL_REFUSED]);
     if (raised != NULL) {
         Py_DECREF(raised);
-        PyErr_SetString(PyExc_RuntimeError, "_host_linear: kernel_refused() returned instead of raising");
+        PyErr_SetString(PyExc_RuntimeError, "_host_bodies: kernel_refused() returned instead of raising");
     }
     return -1;
 }
@@ -683,7 +682,7 @@ static PyObject *mlp_backward(MLP *self, PyObject *const *args, Py_ssize_t nargs
     if (kept == NULL) return NULL;
     if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 8 || !PyTuple_Check(PyTuple_GET_ITEM(kept, 6)) ||
         PyTuple_GET_SIZE(PyTuple_GET_ITEM(kept, 6)) != 3) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.kept must be the MLP forward's 8-tuple, not %R", kept);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.kept must be the MLP forward's 8-tuple, not %R", kept);
         Py_DECREF(kept);
         return NULL;
     }
@@ -707,7 +706,7 @@ static PyObject *mlp_backward(MLP *self, PyObject *const *args, Py_ssize_t nargs
         PyObject *raised = PyObject_CallNoArgs(self->slots[REFUSE]);
         if (raised != NULL) {  /* refuse() must raise */
             Py_DECREF(raised);
-            PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+            PyErr_SetString(PyExc_RuntimeError, "_host_bodies: refuse() returned instead of raising");
         }
         goto fail;
     }
@@ -905,7 +904,7 @@ static PyObject *ln_forward(Linear *self, PyObject *const *args, Py_ssize_t narg
     PyObject *call[5] = {x, w, b, eps, out_rows};
     if ((moments = PyObject_Vectorcall(self->slots[LN_FORWARD], call, 5, NULL)) == NULL) goto fail;
     if (!PyTuple_Check(moments) || PyTuple_GET_SIZE(moments) != 3) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: layer_norm_forward must return (y, mean, rstd), not %R", moments);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: layer_norm_forward must return (y, mean, rstd), not %R", moments);
         goto fail;
     }
     if (weight == Py_None && bias == Py_None) {
@@ -942,7 +941,7 @@ static PyObject *ln_backward(Linear *self, PyObject *const *args, Py_ssize_t nar
     PyObject *saved = PyObject_GetAttr(ctx, s_saved);
     if (saved == NULL) return NULL;
     if (!PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 8) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.saved must be the layer norm forward's 8-tuple, not %R", saved);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.saved must be the layer norm forward's 8-tuple, not %R", saved);
         Py_DECREF(saved);
         return NULL;
     }
@@ -961,7 +960,7 @@ static PyObject *ln_backward(Linear *self, PyObject *const *args, Py_ssize_t nar
     }
     if ((x_shape = shape_of(x)) == NULL) goto fail;
     if (PyTuple_GET_SIZE(x_shape) != 2) {
-        PyErr_SetString(PyExc_ValueError, "_host_linear: the layer norm's saved rows must be 2-D");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: the layer norm's saved rows must be 2-D");
         goto fail;
     }
     if ((values = host(self, grad, 1)) == NULL) goto fail;
@@ -1040,7 +1039,7 @@ static PyObject *attend(Attention *self, PyObject *ctx, PyObject *query, PyObjec
     if (one_thread(self) < 0) return NULL;
     if ((shape = tensor_shape(query)) == NULL) goto fail;
     if (PyTuple_GET_SIZE(shape) != 4) {
-        PyErr_SetString(PyExc_ValueError, "_host_linear: the attention's query must be [sq, b, np, hn]");
+        PyErr_SetString(PyExc_ValueError, "_host_bodies: the attention's query must be [sq, b, np, hn]");
         goto fail;
     }
     if ((heads_size = PyNumber_Multiply(PyTuple_GET_ITEM(shape, 2), PyTuple_GET_ITEM(shape, 3))) == NULL) goto fail;
@@ -1107,7 +1106,7 @@ static int attention_gradients(Attention *self, PyObject *ctx, PyObject *grad, P
     PyObject *saved = PyObject_GetAttr(ctx, s_saved);
     if (saved == NULL) return -1;
     if (!PyTuple_Check(saved) || PyTuple_GET_SIZE(saved) != 5) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.saved must be the attention forward's 5-tuple, not %R", saved);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.saved must be the attention forward's 5-tuple, not %R", saved);
         Py_DECREF(saved);
         return -1;
     }
@@ -1117,7 +1116,7 @@ static int attention_gradients(Attention *self, PyObject *ctx, PyObject *grad, P
     if (PyObject_DelAttr(ctx, s_saved) < 0) goto done;
     if (versions != Py_None) {
         if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 3) {
-            PyErr_SetString(PyExc_TypeError, "_host_linear: the attention's kept pieces must be a 3-tuple");
+            PyErr_SetString(PyExc_TypeError, "_host_bodies: the attention's kept pieces must be a 3-tuple");
             goto done;
         }
         if ((now = PyTuple_New(3)) == NULL) goto done;
@@ -1132,7 +1131,7 @@ static int attention_gradients(Attention *self, PyObject *ctx, PyObject *grad, P
             PyObject *raised = PyObject_CallNoArgs(self->slots[AT_REFUSE]);
             if (raised != NULL) {  /* refuse() must raise */
                 Py_DECREF(raised);
-                PyErr_SetString(PyExc_RuntimeError, "_host_linear: refuse() returned instead of raising");
+                PyErr_SetString(PyExc_RuntimeError, "_host_bodies: refuse() returned instead of raising");
             }
             goto done;
         }
@@ -1184,7 +1183,7 @@ static PyObject *attention_backward(Attention *self, PyObject *const *args, Py_s
     PyObject *shapes = PyObject_GetAttr(args[0], s_shapes);
     if (shapes == NULL) return NULL;
     if (!PyTuple_Check(shapes) || PyTuple_GET_SIZE(shapes) != 2) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.shapes must be (query shape, key shape), not %R", shapes);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.shapes must be (query shape, key shape), not %R", shapes);
         Py_DECREF(shapes);
         return NULL;
     }
@@ -1211,7 +1210,7 @@ static PyObject *attention_qkv_forward(Attention *self, PyObject *const *args, P
     if ((rope = PyObject_GetAttr(plan, s_rope)) == NULL || PyObject_SetAttr(ctx, s_rope, rope) < 0) goto fail;
     if ((pieces = PyObject_GetAttr(plan, s_pieces)) == NULL) goto fail;
     if (!PyTuple_Check(pieces) || PyTuple_GET_SIZE(pieces) != 3) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: plan.pieces must be (query, key, value), not %R", pieces);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: plan.pieces must be (query, key, value), not %R", pieces);
         goto fail;
     }
     done = attend(self, ctx, PyTuple_GET_ITEM(pieces, 0), PyTuple_GET_ITEM(pieces, 1), PyTuple_GET_ITEM(pieces, 2),
@@ -1246,7 +1245,7 @@ static PyObject *attention_qkv_backward(Attention *self, PyObject *const *args, 
     PyObject *rotated[2] = {NULL, NULL}, *done = NULL;
     if ((shape = PyObject_GetAttr(ctx, s_shape)) == NULL || (rope = PyObject_GetAttr(ctx, s_rope)) == NULL) goto fail;
     if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 4) {
-        PyErr_Format(PyExc_TypeError, "_host_linear: ctx.shape must be the QKV shape [sq, b, np, 3 * hn], not %R", shape);
+        PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.shape must be the QKV shape [sq, b, np, 3 * hn], not %R", shape);
         goto fail;
     }
     Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 3));
@@ -1261,7 +1260,7 @@ static PyObject *attention_qkv_backward(Attention *self, PyObject *const *args, 
         if (attention_gradients(self, ctx, grad, parts[0], parts[1], parts[2]) < 0) goto fail;
     } else {  /* q and k went through megatron's rotary embedding: its backward into the QKV gradient */
         if (!PyTuple_Check(rope) || PyTuple_GET_SIZE(rope) != 2) {
-            PyErr_Format(PyExc_TypeError, "_host_linear: ctx.rope must be the rotary embeddings of q and k, not %R", rope);
+            PyErr_Format(PyExc_TypeError, "_host_bodies: ctx.rope must be the rotary embeddings of q and k, not %R", rope);
             goto fail;
         }
         for (int i = 0; i < 2; i++) {
@@ -1323,7 +1322,7 @@ static PyMethodDef attention_methods[] = {
 
 static PyTypeObject AttentionType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.Attention",
+    .tp_name = "mindspeed_ms.compat._host_bodies.Attention",
     .tp_basicsize = sizeof(Attention),
     .tp_dealloc = slotted_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
@@ -1335,211 +1334,14 @@ static PyTypeObject AttentionType = {
     .tp_new = attention_new,
 };
 
-/* -- Dispatch: linear_with_grad_accumulation_and_async_allreduce's plain case to the Function ------------------- */
-
-/* megatron's parameters, in order; the first six have no default */
-static const char *const linear_names[] = {"input", "weight", "bias", "gradient_accumulation_fusion",
-                                           "allreduce_dgrad", "sequence_parallel", "grad_output_buffer",
-                                           "wgrad_deferral_limit", "async_grad_allreduce"};
-#define LINEAR_PARAMETERS 9
-#define LINEAR_REQUIRED 6
-static PyObject *linear_kwnames, *s_dtype_private, *s_cuda, *zero;
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *slots[DISPATCH_SLOTS]; /* the five objects given; DICT: the instance's __dict__ */
-    vectorcallfunc vectorcall;
-} Dispatch;
-
-/* the sequence `shape`'s length, or -1 (no exception) where it is not a sequence */
-static Py_ssize_t length_of(PyObject *shape) {
-    Py_ssize_t n = PySequence_Check(shape) ? PySequence_Size(shape) : -1;
-    if (n < 0) PyErr_Clear();
-    return n;
-}
-
-/* *value = obj.name (a new reference): 1; 0 with *value NULL where it is missing (AttributeError); -1 with an exception */
-static int optional_attr(PyObject *obj, PyObject *name, PyObject **value) {
-    *value = PyObject_GetAttr(obj, name);
-    if (*value != NULL) return 1;
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
-    PyErr_Clear();
-    return 0;
-}
-
-/* whether `shape` holds a 0 (1/0, -1 with an exception) */
-static int has_zero(PyObject *shape) {
-    return PySequence_Contains(shape, zero);
-}
-
-/* contiguous(tensor) as 1/0, -1 with an exception */
-static int is_contiguous(Dispatch *self, PyObject *tensor) {
-    PyObject *got = call_traced(self->slots[CONTIGUOUS], tensor);
-    if (got == NULL) return -1;
-    int truth = PyObject_IsTrue(got);
-    Py_DECREF(got);
-    return truth;
-}
-
-/* tensor._shape and tensor._dtype (new references); 0 without an exception where either is missing */
-static int shape_and_dtype(PyObject *tensor, PyObject **shape, PyObject **dtype) {
-    *shape = *dtype = NULL;
-    if (optional_attr(tensor, s_shape_private, shape) <= 0) return PyErr_Occurred() ? -1 : 0;
-    if (optional_attr(tensor, s_dtype_private, dtype) <= 0) {
-        Py_CLEAR(*shape);
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    return 1;
-}
-
-/* host_linear._is_plain: 1 when the tensors are the plain case, 0 when not, -1 with an exception */
-static int plain_tensors(Dispatch *self, PyObject *input, PyObject *weight, PyObject *bias) {
-    PyObject *shape = NULL, *dtype = NULL, *weight_shape = NULL, *weight_dtype = NULL, *last = NULL, *columns = NULL;
-    PyObject *bias_shape = NULL, *bias_dtype = NULL, *bias_length = NULL, *rows = NULL;
-    int plain = 0, got = shape_and_dtype(input, &shape, &dtype);
-    if (got <= 0) return got;
-    if ((got = shape_and_dtype(weight, &weight_shape, &weight_dtype)) <= 0) {
-        plain = got;
-        goto done;
-    }
-    Py_ssize_t ndim = length_of(shape), weight_ndim = length_of(weight_shape);
-    if (dtype != self->slots[FLOAT32] || weight_dtype != self->slots[FLOAT32] || weight_ndim != 2 || ndim < 2) goto done;
-    if ((last = PySequence_GetItem(shape, ndim - 1)) == NULL || (columns = PySequence_GetItem(weight_shape, 1)) == NULL) {
-        plain = -1;
-        goto done;
-    }
-    int checks[5];
-    checks[0] = PyObject_RichCompareBool(last, columns, Py_EQ);
-    checks[1] = checks[0] == 1 ? has_zero(shape) : 1;
-    checks[2] = checks[1] == 0 ? has_zero(weight_shape) : 1;
-    checks[3] = checks[2] == 0 ? is_contiguous(self, input) : 0;
-    checks[4] = checks[3] == 1 ? is_contiguous(self, weight) : 0;
-    if (checks[0] < 0 || checks[1] < 0 || checks[2] < 0 || checks[3] < 0 || checks[4] < 0) {
-        plain = -1;
-        goto done;
-    }
-    if (checks[0] != 1 || checks[1] || checks[2] || !checks[3] || !checks[4]) goto done;
-    if (bias == Py_None) {
-        plain = 1;
-        goto done;
-    }
-    /* bias: getattr(bias, "_shape", None) of one entry, weight_shape[0] long, float32, contiguous */
-    if (optional_attr(bias, s_shape_private, &bias_shape) < 0) {
-        plain = -1;
-        goto done;
-    }
-    if (bias_shape == NULL || bias_shape == Py_None || length_of(bias_shape) != 1) goto done;
-    if ((bias_length = PySequence_GetItem(bias_shape, 0)) == NULL || (rows = PySequence_GetItem(weight_shape, 0)) == NULL
-        || (bias_dtype = PyObject_GetAttr(bias, s_dtype_private)) == NULL) {
-        plain = -1;
-        goto done;
-    }
-    int same = PyObject_RichCompareBool(bias_length, rows, Py_EQ);
-    if (same < 0) {
-        plain = -1;
-        goto done;
-    }
-    plain = same && bias_dtype == self->slots[FLOAT32] ? is_contiguous(self, bias) : 0;
-done:
-    Py_XDECREF(shape);
-    Py_XDECREF(dtype);
-    Py_XDECREF(weight_shape);
-    Py_XDECREF(weight_dtype);
-    Py_XDECREF(last);
-    Py_XDECREF(columns);
-    Py_XDECREF(bias_shape);
-    Py_XDECREF(bias_dtype);
-    Py_XDECREF(bias_length);
-    Py_XDECREF(rows);
-    return plain;
-}
-
-/* op(input=..., weight=..., ..., async_grad_allreduce=...): megatron's function with every argument by keyword */
-static PyObject *megatrons(Dispatch *self, PyObject *const *values) {
-    return PyObject_Vectorcall(self->slots[OP], values, 0, linear_kwnames);
-}
-
-static PyObject *dispatch_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    Dispatch *self = (Dispatch *)op;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *values[LINEAR_PARAMETERS] = {NULL, NULL, NULL, NULL, NULL, NULL, Py_None, zero, Py_None};
-    int bound = nargs <= LINEAR_PARAMETERS;
-    for (Py_ssize_t i = 0; bound && i < nargs; i++) values[i] = args[i];
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t k = 0; bound && k < nkw; k++) {
-        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
-        if (name == NULL) return NULL;
-        int found = 0;
-        for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
-            if (strcmp(name, linear_names[i]) == 0) {
-                found = i >= nargs;  /* a parameter given twice: not bound */
-                values[i] = args[nargs + k];
-                break;
-            }
-        }
-        bound = found;
-    }
-    for (Py_ssize_t i = 0; bound && i < LINEAR_REQUIRED; i++) bound = values[i] != NULL;
-    if (!bound) {  /* megatron's function raises its own TypeError */
-        return PyObject_Vectorcall(self->slots[OP], args, nargsf, kwnames);
-    }
-    int plain = values[6] == Py_None && values[8] == Py_None;
-    for (int i = 3; plain && i < 6; i++) {
-        plain = PyObject_IsTrue(values[i]);
-        if (plain < 0) return NULL;
-        plain = !plain;
-    }
-    if (plain) plain = plain_tensors(self, values[0], values[1], values[2]);
-    if (plain > 0) {
-        PyObject *enabled = call_traced(self->slots[AUTOCAST], s_cuda);
-        if (enabled == NULL) return NULL;
-        plain = PyObject_IsTrue(enabled);
-        Py_DECREF(enabled);
-        if (plain < 0) return NULL;
-        plain = !plain;
-    }
-    if (plain < 0) return NULL;
-    if (plain) return PyObject_Vectorcall(self->slots[APPLY], values, 3, NULL);
-    return megatrons(self, values);
-}
-
-static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"op", "apply", "float32", "contiguous", "autocast", NULL};
-    static const int callable[5] = {1, 1, 0, 1, 1};
-    PyObject *self = slotted_new(type, args, kwargs, "OOOOO:Dispatch", names, callable, 5);
-    if (self != NULL) ((Dispatch *)self)->vectorcall = dispatch_call;
-    return self;
-}
-
-static PyGetSetDef dispatch_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyTypeObject DispatchType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mindspeed_ms.compat._host_linear.Dispatch",
-    .tp_basicsize = sizeof(Dispatch),
-    .tp_dealloc = slotted_dealloc,
-    .tp_vectorcall_offset = offsetof(Dispatch, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Dispatch(op, apply, float32, contiguous, autocast): megatron's linear function, its plain case "
-              "through apply(input, weight, bias)",
-    .tp_traverse = slotted_traverse,
-    .tp_clear = slotted_clear,
-    .tp_getset = dispatch_getset,
-    .tp_dictoffset = offsetof(Dispatch, slots) + DICT * sizeof(PyObject *),
-    .tp_new = dispatch_new,
-};
-
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_host_linear",
-    "megatron's linear layer Function's bodies in C (mindspeed_ms.compat.host_linear)", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_host_bodies",
+    "the host Functions' bodies in C (mindspeed_ms.compat.host_linear, host_bda, host_mlp, host_layer_norm, "
+    "host_attention)", -1, NULL,
 };
 
-PyMODINIT_FUNC PyInit__host_linear(void) {
-    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 ||
+PyMODINIT_FUNC PyInit__host_bodies(void) {
+    if (PyType_Ready(&LinearType) < 0 || PyType_Ready(&BiasDropoutAddType) < 0 ||
         PyType_Ready(&MLPType) < 0 || PyType_Ready(&LayerNormType) < 0 ||
         PyType_Ready(&AttentionType) < 0) {
         return NULL;
@@ -1567,27 +1369,17 @@ PyMODINIT_FUNC PyInit__host_linear(void) {
     s_copy = PyUnicode_InternFromString("copy");
     minus_one = PyLong_FromLong(-1);
     sync_kwnames = Py_BuildValue("(s)", "sync");
-    s_dtype_private = PyUnicode_InternFromString("_dtype");
-    s_cuda = PyUnicode_InternFromString("cuda");
-    zero = PyLong_FromLong(0);
-    linear_kwnames = PyTuple_New(LINEAR_PARAMETERS);
     if (!s_shape || !s_T || !s_version || !s_shape_private || !s_kept || !s_needs || !s_reshape || !s_has_bias || !s_flags ||
         !s_c_contiguous || !s_base || !s_storage_offset || !s_saved ||
         !s_shapes || !s_rope || !s_mask || !s_tensor || !s_pieces || !s_versions || !s_alpha || !s_copy ||
         !minus_one ||
-        !sync_kwnames || !s_dtype_private || !s_cuda || !zero || !linear_kwnames) {
+        !sync_kwnames) {
         return NULL;
-    }
-    for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
-        PyObject *name = PyUnicode_InternFromString(linear_names[i]);
-        if (name == NULL) return NULL;
-        PyTuple_SET_ITEM(linear_kwnames, i, name);
     }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddIntConstant(m, "ABI", HOST_LINEAR_ABI) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", HOST_BODIES_ABI) < 0 ||
         PyModule_AddObjectRef(m, "Linear", (PyObject *)&LinearType) < 0 ||
-        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
         PyModule_AddObjectRef(m, "BiasDropoutAdd", (PyObject *)&BiasDropoutAddType) < 0 ||
         PyModule_AddObjectRef(m, "MLP", (PyObject *)&MLPType) < 0 ||
         PyModule_AddObjectRef(m, "LayerNorm", (PyObject *)&LayerNormType) < 0 ||

@@ -1,5 +1,5 @@
 """Types of the optional C extension of :mod:`mindspeed_ms.compat.host_linear`, :mod:`.host_bda`,
-:mod:`.host_mlp`, :mod:`.host_layer_norm` and :mod:`.host_attention` (``_host_linear.c``)."""
+:mod:`.host_mlp`, :mod:`.host_layer_norm` and :mod:`.host_attention` (``_host_bodies.c``)."""
 
 from typing import Any, Callable
 
@@ -13,16 +13,6 @@ class Linear:
                  column_sum: Callable[[Any, Any], None], refuse: Callable[[], None]) -> None: ...
     def forward(self, ctx: Any, input: Any, weight: Any, bias: Any, /) -> Any: ...
     def backward(self, ctx: Any, grad: Any, /) -> tuple[Any, Any, Any]: ...
-
-class Dispatch:
-    """``host_linear.python_linear_wrapper(op)``'s function in one C call: megatron's parameters bound, the plain
-    case to ``apply(input, weight, bias)``, anything else to ``op`` with every argument by keyword."""
-
-    __wrapped__: Any
-
-    def __init__(self, op: Callable[..., Any], apply: Callable[[Any, Any, Any], Any], float32: Any,
-                 contiguous: Callable[[Any], bool], autocast: Callable[[str], bool]) -> None: ...
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 class BiasDropoutAdd:
     """HostBiasDropoutAdd's bodies: ``host_bda.python_forward`` and ``python_backward`` in one C call each."""
