@@ -121,14 +121,17 @@ def split_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def split(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-        names = ("split_size_or_sections", "dim")
-        given = dict(zip(names, args))
-        if (len(args) > 2 or set(kwargs) - {*names, "split_size"} or set(given) & set(kwargs)
-                or {"split_size", "split_size_or_sections"} <= {*given, *kwargs}):
-            return op(tensor, *args, **kwargs)
-        given.update(kwargs)
-        split_size = given.get("split_size_or_sections", given.get("split_size"))
-        taken = _taken(tensor, split_size, given.get("dim", 0))
+        if len(args) == 1 and len(kwargs) == 1 and "dim" in kwargs:  # megatron's split(x, sizes, dim=d)
+            split_size, dim = args[0], kwargs["dim"]
+        else:
+            names = ("split_size_or_sections", "dim")
+            given = dict(zip(names, args))
+            if (len(args) > 2 or set(kwargs) - {*names, "split_size"} or set(given) & set(kwargs)
+                    or {"split_size", "split_size_or_sections"} <= {*given, *kwargs}):
+                return op(tensor, *args, **kwargs)
+            given.update(kwargs)
+            split_size, dim = given.get("split_size_or_sections", given.get("split_size")), given.get("dim", 0)
+        taken = _taken(tensor, split_size, dim)
         if taken is None:
             return op(tensor, *args, **kwargs)
         pieces = _function().apply(tensor, *taken)
