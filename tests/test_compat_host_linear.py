@@ -22,10 +22,10 @@ if os.environ.get("MINDSPEED_AI_FRAMEWORK") == "mindspore":
     import mindspeed_ms.adaptor  # noqa: F401
 bodies = os.environ.get("HOST_LINEAR_BODIES")
 if bodies:  # under MSAdapter: the Function's bodies and the wrapper ("python": the Python ones even where C is built)
-    from mindspeed_ms.compat import host_linear, host_wrappers
+    from mindspeed_ms.compat import host_extensions, host_linear
     if bodies == "python":  # before megatron's layers are imported (the wrapper is made then)
         host_linear._compiled = None
-        host_wrappers._compiled = None
+        host_extensions._wrappers = None
 import numpy as np
 import torch
 from megatron.core.tensor_parallel import layers

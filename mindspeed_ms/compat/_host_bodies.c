@@ -69,7 +69,7 @@
 #error "mindspeed_ms.compat._host_bodies needs CPython 3.11 (PyThreadState_EnterTracing); the Python bodies run"
 #endif
 
-/* What this module offers, as mindspeed_ms/compat/host_bodies.py expects it (its HOST_BODIES_ABI). */
+/* What this module offers, as mindspeed_ms/compat/host_extensions.py expects it (its HOST_BODIES_ABI). */
 #define HOST_BODIES_ABI 1
 
 static PyObject *s_shape, *s_T, *s_version, *s_shape_private, *s_kept, *s_needs, *s_reshape, *sync_kwnames;

@@ -40,7 +40,7 @@
 #error "mindspeed_ms.compat._host_wrappers assumes the GIL; the Python functions are used"
 #endif
 
-/* What this module offers, as host_layer_norm.py and host_bda.py expect it (their HOST_WRAPPERS_ABI). */
+/* What this module offers, as mindspeed_ms/compat/host_extensions.py expects it (its HOST_WRAPPERS_ABI). */
 #define HOST_WRAPPERS_ABI 2
 
 static PyObject *s_shape, *s_dtype;
@@ -478,25 +478,9 @@ done:
 
 static PyObject *linear_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Wrapper *self = (Wrapper *)op;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *values[LINEAR_PARAMETERS] = {NULL, NULL, NULL, NULL, NULL, NULL, Py_None, zero, Py_None};
-    int bound = nargs <= LINEAR_PARAMETERS;
-    for (Py_ssize_t i = 0; bound && i < nargs; i++) values[i] = args[i];
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t k = 0; bound && k < nkw; k++) {
-        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
-        if (name == NULL) return NULL;
-        int found = 0;
-        for (Py_ssize_t i = 0; i < LINEAR_PARAMETERS; i++) {
-            if (strcmp(name, linear_names[i]) == 0) {
-                found = i >= nargs;  /* a parameter given twice: not bound */
-                values[i] = args[nargs + k];
-                break;
-            }
-        }
-        bound = found;
-    }
-    for (Py_ssize_t i = 0; bound && i < LINEAR_REQUIRED; i++) bound = values[i] != NULL;
+    int bound = bind(args, nargsf, kwnames, linear_names, LINEAR_PARAMETERS, values, LINEAR_REQUIRED);
+    if (bound < 0) return NULL;
     if (!bound) {  /* megatron's function raises its own TypeError */
         return PyObject_Vectorcall(self->slots[OP], args, nargsf, kwnames);
     }

@@ -48,7 +48,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import blas_threads, host_bodies
+from mindspeed_ms.compat import blas_threads, host_extensions
 from mindspeed_ms.compat.attention_halves import MIN_THREAD_PRODUCT, backward_in_halves, forward_in_halves
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
@@ -67,7 +67,7 @@ __all__ = ["MIN_THREAD_PRODUCT", "MODULE", "bodies", "forward_wrapper", "has_com
            "python_backward", "python_forward", "python_qkv_backward", "python_qkv_forward"]
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
-_compiled = host_bodies.compiled_module()
+_compiled = host_extensions.bodies_module()
 
 #: the module whose ``DotProductAttention.forward`` this computes
 MODULE = "megatron.core.transformer.dot_product_attention"

@@ -33,7 +33,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_bodies, host_wrappers
+from mindspeed_ms.compat import host_extensions
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum, copy_into
 from mindspeed_ms.compat.host_kernels import add
@@ -41,7 +41,7 @@ from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
-_compiled = host_bodies.compiled_module()
+_compiled = host_extensions.bodies_module()
 
 __all__ = ["MODULE", "TARGET", "bias_dropout_add_wrapper", "bodies", "function", "has_compiled_bodies",
            "has_compiled_wrapper", "plain", "python_backward", "python_bias_dropout_add_wrapper", "python_forward"]
@@ -144,7 +144,7 @@ def bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     :func:`python_bias_dropout_add_wrapper`'s function."""
     if getattr(op, "__module__", None) != MODULE or hasattr(op, "__wrapped__"):
         return op
-    compiled = host_wrappers.compiled_module()
+    compiled = host_extensions.wrappers_module()
     if compiled is None:
         return python_bias_dropout_add_wrapper(op)
     return functools.update_wrapper(compiled.BiasDropoutAdd(op, function, _float32(), contiguity_read()), op)
@@ -152,7 +152,7 @@ def bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def has_compiled_wrapper() -> bool:
     """Whether :func:`bias_dropout_add_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
-    return host_wrappers.compiled_module() is not None
+    return host_extensions.wrappers_module() is not None
 
 
 def python_bias_dropout_add_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

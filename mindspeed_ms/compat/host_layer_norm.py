@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_bodies, host_wrappers
+from mindspeed_ms.compat import host_extensions
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_forward
 from mindspeed_ms.compat.host_memory import host_array
@@ -52,7 +52,7 @@ __all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "has_compiled_wrappe
            "layer_norm_forward", "layer_norm_wrapper", "python_backward", "python_forward", "python_layer_norm_wrapper"]
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
-_compiled = host_bodies.compiled_module()
+_compiled = host_extensions.bodies_module()
 
 #: from this many elements the host path: every size since round 20 (at the tiny example's 8,192 elements a step
 #: after/before 0.907 in a paired A/B, where 65,536 kept MindSpore's LayerNorm and its gradient's kernels there)
@@ -178,7 +178,7 @@ def layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``F.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5)``: the calls :func:`_size` takes
     through the Function, every other call to ``op``; the tests in one C call where ``_host_wrappers`` is built
     (:func:`has_compiled_wrapper`), else :func:`python_layer_norm_wrapper`'s."""
-    compiled = host_wrappers.compiled_module()
+    compiled = host_extensions.wrappers_module()
     if compiled is None:
         return python_layer_norm_wrapper(op)
     return functools.update_wrapper(compiled.LayerNorm(op, _function, _float32(), MIN_ELEMENTS), op)
@@ -186,7 +186,7 @@ def layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
 def has_compiled_wrapper() -> bool:
     """Whether :func:`layer_norm_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
-    return host_wrappers.compiled_module() is not None
+    return host_extensions.wrappers_module() is not None
 
 
 def python_layer_norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:

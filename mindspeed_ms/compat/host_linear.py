@@ -37,7 +37,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import host_bodies, host_wrappers
+from mindspeed_ms.compat import host_extensions
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
@@ -46,7 +46,7 @@ from mindspeed_ms.compat.host_memory import contiguity_read, host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
-_compiled = host_bodies.compiled_module()
+_compiled = host_extensions.bodies_module()
 
 __all__ = ["TARGET", "bodies", "compiled_bodies", "compiled_linear_wrapper", "has_compiled_bodies",
            "has_compiled_wrapper", "is_linear_wrapper", "linear_wrapper", "plain_operands", "plain_weight",
@@ -145,7 +145,7 @@ def has_compiled_bodies() -> bool:
 
 def has_compiled_wrapper() -> bool:
     """Whether :func:`linear_wrapper` makes the C wrapper (``_host_wrappers`` built, of its ABI)."""
-    return host_wrappers.compiled_module() is not None
+    return host_extensions.wrappers_module() is not None
 
 
 @functools.lru_cache(maxsize=2)
@@ -232,7 +232,7 @@ def compiled_linear_wrapper(op: Callable[..., Any], apply: Callable[..., Any], f
     Raises:
         RuntimeError: ``_host_wrappers`` is not built here (:func:`has_compiled_wrapper`).
     """
-    compiled = host_wrappers.compiled_module()
+    compiled = host_extensions.wrappers_module()
     if compiled is None:
         raise RuntimeError("mindspeed_ms.compat._host_wrappers is not built: pip install -e . with a C compiler")
     return compiled.Linear(op, apply, float32, contiguous, autocast)  # type: ignore[no-any-return]

@@ -42,7 +42,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import gelu, host_bodies, host_linear
+from mindspeed_ms.compat import gelu, host_extensions, host_linear
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
@@ -52,7 +52,7 @@ from mindspeed_ms.compat.host_outputs import new_float32
 from mindspeed_ms.compat.module_recording import expects_module_calls
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
-_compiled = host_bodies.compiled_module()
+_compiled = host_extensions.bodies_module()
 
 __all__ = ["MODULE", "bodies", "forward_wrapper", "has_compiled_bodies", "plan", "python_backward", "python_forward"]
 
