@@ -14,10 +14,11 @@ from mindspeed_ms.adaptation.runtime import SETTINGS_ENV, RuntimeSetting, choose
 from mindspeed_ms.adaptation.settings import Settings
 
 
-def test_cpu_default_is_synchronous_launch_a_quiet_launcher_and_subnormals_kept() -> None:
+def test_cpu_default_is_synchronous_launch_a_quiet_launcher_subnormals_kept_and_quiet_forks() -> None:
     assert choose_runtime_settings("CPU", Settings()) == (RuntimeSetting("launch_blocking", True, "default"),
                                                           RuntimeSetting("quiet_launcher", True, "default"),
-                                                          RuntimeSetting("keep_subnormals", True, "default"))
+                                                          RuntimeSetting("keep_subnormals", True, "default"),
+                                                          RuntimeSetting("quiet_fork", True, "default"))
 
 
 @pytest.mark.parametrize("device", ["Ascend", "GPU"])
@@ -30,7 +31,7 @@ def test_other_devices_keep_mindspore_defaults_unless_asked(device: str) -> None
 def test_environment_overrides_each_setting() -> None:
     env = {"MINDSPEED_MS_LAUNCH_BLOCKING": "off", "MINDSPEED_MS_DISPATCH_THREADS": "2",
            "MINDSPEED_MS_CPU_OP_THREADS": "1", "MINDSPEED_MS_CPU_AFFINITY": "0", "MINDSPEED_MS_QUIET_LAUNCHER": "0",
-           "MINDSPEED_MS_KEEP_SUBNORMALS": "off"}
+           "MINDSPEED_MS_KEEP_SUBNORMALS": "off", "MINDSPEED_MS_QUIET_FORK": "0"}
     chosen = {setting.name: setting for setting in choose_runtime_settings("CPU", Settings.from_environ(env))}
     assert set(chosen) == set(SETTINGS_ENV)
     assert chosen["launch_blocking"].value is False
@@ -39,6 +40,7 @@ def test_environment_overrides_each_setting() -> None:
     assert chosen["cpu_affinity"].value is False
     assert chosen["quiet_launcher"].value is False
     assert chosen["keep_subnormals"].value is False
+    assert chosen["quiet_fork"].value is False
     assert chosen["launch_blocking"].describe() == "launch_blocking=off (env)"
     assert chosen["dispatch_threads"].describe() == "dispatch_threads=2 (env)"
 

@@ -25,6 +25,7 @@ CASES = {
     "MINDSPEED_MS_CPU_AFFINITY": ("TRUE", True, "Y"),
     "MINDSPEED_MS_QUIET_LAUNCHER": ("off", False, "sometimes"),
     "MINDSPEED_MS_KEEP_SUBNORMALS": ("No", False, "nope"),
+    "MINDSPEED_MS_QUIET_FORK": ("yes", True, "later"),
 }
 FIELD = {variable: field for field, variable in VARIABLES.items()}
 

@@ -27,12 +27,18 @@ longer sharing their second core with the spinning launcher.
 | CPU affinity | ``MINDSPEED_MS_CPU_AFFINITY`` (1/0) | MindSpore's (off) | MindSpore's |
 | msrun launcher (and its autogroup) at nice 19 | ``MINDSPEED_MS_QUIET_LAUNCHER`` (1/0) | on | off |
 | subnormals kept | ``MINDSPEED_MS_KEEP_SUBNORMALS`` (1/0) | on | MindSpore's (flushed on its CPU threads) |
+| forks wait for the pool threads to sleep | ``MINDSPEED_MS_QUIET_FORK`` (1/0) | on | off |
 
 Subnormals: MindSpore's CPU thread pools flush subnormal floats to zero (MXCSR's FTZ and DAZ, set when a pool
 thread starts), PyTorch keeps them; :func:`mindspeed_ms.compat.fp_mode.keep_subnormals` makes those writes the
 identity before the pools start. It is applied first (a setting such as the CPU thread count may start a pool);
 where it cannot be done (another MindSpore build, a pool started before the adaptor), a warning says why and
 :func:`subnormal_report` holds the details.
+
+Quiet forks: a process forked while one of MindSpore's pool threads holds its lock (a DataLoader worker forked
+right after the parent's last ops) may hang at its first parallel kernel; :mod:`.quiet_fork` makes each fork
+wait (~15-150 ms) until the pool threads sleep. Measured on CPU (Megatron-LM's ``pretrain_gpt.py``); the same
+pool runs host kernels on Ascend, where it is not measured and stays off unless set.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ SETTINGS_ENV = RUNTIME_ENV
 
 #: What measurably helps, per device (anything absent keeps MindSpore's default).
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "CPU": {"launch_blocking": True, "quiet_launcher": True, "keep_subnormals": True},
+    "CPU": {"launch_blocking": True, "quiet_launcher": True, "keep_subnormals": True, "quiet_fork": True},
 }
 
 
@@ -162,6 +168,15 @@ def subnormal_report() -> KeepReport | None:
     return _KEEP_REPORT[0] if _KEEP_REPORT else None
 
 
+def _quiet_fork(value: bool) -> None:
+    from mindspeed_ms.adaptation import quiet_fork
+
+    if value:
+        quiet_fork.install()
+    else:
+        quiet_fork.uninstall()
+
+
 _APPLY: dict[str, Callable[[Any], None]] = {
     "launch_blocking": _launch_blocking,
     "dispatch_threads": _dispatch_threads,
@@ -169,6 +184,7 @@ _APPLY: dict[str, Callable[[Any], None]] = {
     "cpu_affinity": _cpu_affinity,
     "quiet_launcher": _quiet_launcher,
     "keep_subnormals": _keep_subnormals,
+    "quiet_fork": _quiet_fork,
 }
 
 

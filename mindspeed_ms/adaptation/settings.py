@@ -50,6 +50,7 @@ RUNTIME_ENV: Mapping[str, str] = MappingProxyType({
     "cpu_affinity": "MINDSPEED_MS_CPU_AFFINITY",
     "quiet_launcher": "MINDSPEED_MS_QUIET_LAUNCHER",
     "keep_subnormals": "MINDSPEED_MS_KEEP_SUBNORMALS",
+    "quiet_fork": "MINDSPEED_MS_QUIET_FORK",
 })
 
 #: The frameworks a training entrypoint can run on.
@@ -73,7 +74,7 @@ _DEFAULTS: dict[str, Any] = {
     "framework": None, "disabled": frozenset(), "adopt_mindspeed": None, "log_level": "INFO",
     "missing_targets": "error", "trace": False, "trace_file": None, "parity_dir": None, "device": None,
     "ops_composite": False, "launch_blocking": None, "dispatch_threads": None, "cpu_op_threads": None,
-    "cpu_affinity": None, "quiet_launcher": None, "keep_subnormals": None,
+    "cpu_affinity": None, "quiet_launcher": None, "keep_subnormals": None, "quiet_fork": None,
 }
 
 
@@ -107,7 +108,8 @@ def _parse(field: str, variable: str, raw: str | None) -> Any:
         return parse_path(variable, raw)
     if field in ("dispatch_threads", "cpu_op_threads"):
         return parse_count(variable, raw)
-    # adopt_mindspeed, trace, ops_composite, launch_blocking, cpu_affinity, quiet_launcher, keep_subnormals
+    # adopt_mindspeed, trace, ops_composite, launch_blocking, cpu_affinity, quiet_launcher, keep_subnormals,
+    # quiet_fork
     return parse_switch(variable, raw)
 
 
@@ -126,7 +128,7 @@ class Settings:
         parity_dir: ``MINDSPEED_MS_PARITY_DIR``, or ``None``.
         device: ``MINDSPEED_MS_DEVICE`` (canonical ``"CPU"``/``"Ascend"``/``"GPU"``), or ``None``.
         ops_composite: ``MINDSPEED_MS_OPS_COMPOSITE``.
-        launch_blocking, cpu_affinity, quiet_launcher, keep_subnormals: yes/no, ``None`` when unset (the
+        launch_blocking, cpu_affinity, quiet_launcher, keep_subnormals, quiet_fork: yes/no, ``None`` when unset (the
             device's default applies).
         dispatch_threads, cpu_op_threads: positive integers, ``None`` when unset.
     """
@@ -149,6 +151,7 @@ class Settings:
     cpu_affinity: bool | None
     quiet_launcher: bool | None
     keep_subnormals: bool | None
+    quiet_fork: bool | None
 
     def __init__(self, **values: Any) -> None:
         unknown = sorted(set(values) - set(VARIABLES))
