@@ -8,7 +8,7 @@ thread that calls it; MindSpore's child hook (``mindspore.multiprocessing.Proces
 as it was. A mutex that some pool thread held at the instant of the fork stays held in the child, by nobody: the
 child's first kernel that splits its work over the pool (``ParallelLaunch`` -> ``ActiveWorkers``) waits for it
 forever. That is how Megatron-LM's ``pretrain_gpt.py`` with its default ``--num-workers 2`` stopped before its
-first iteration (round 22: 5 of 47 runs, one more in 10 in round 23): MSAdapter's ``DataLoader`` forks its
+first iteration (6 of 74 runs; 0 of 40 with this hook, README): MSAdapter's ``DataLoader`` forks its
 workers right after the parent's last ops, while the pool threads still spin (a pool thread spins on
 ``sched_yield`` for ~150 ms after its last task before it sleeps), and megatron's ``GPTDataset.__getitem__``
 calls ``torch.ones`` in the worker.
@@ -115,7 +115,7 @@ def _before_fork() -> None:
     _STATE["last"] = wait
     if not wait.quiet:
         logger.warning("forking while MindSpore's pool threads %s still run after %.1f s: the child may hang in its "
-                       "first parallel kernel (a lock held at the fork; see README, 'a hang at the first step with "
+                       "first parallel kernel (a lock held at the fork; see README, 'A hang at the first step with "
                        "forked DataLoader workers')", ", ".join(wait.running), wait.waited_s)
 
 
