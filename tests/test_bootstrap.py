@@ -195,3 +195,24 @@ def test_msrun_workers_are_each_adapted(reporter: Path, tmp_path: Path) -> None:
         assert report["adapted_first"]
         assert report["providers"]
         assert report["torch"] == "msadapter"
+
+
+def test_multiprocessings_resource_tracker_is_left_alone_and_the_script_is_adapted(tmp_path: Path) -> None:
+    # a hidden sitecustomize runs after ours in every process: it says whether the adaptor came first, and who it is
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import sys\nwho = 'TRACKER' if 'resource_tracker' in ' '.join(sys.orig_argv) else 'SCRIPT'\n"
+        "print('%s adaptor_before=%s' % (who, 'mindspeed_ms.adaptor' in sys.modules), flush=True)\n")
+    script = tmp_path / "tracked.py"
+    script.write_text("from multiprocessing import resource_tracker\nresource_tracker.ensure_running()\n"
+                      "print('TRACKER_PID', resource_tracker._resource_tracker._pid, flush=True)\n")
+    env = _env(PYTHONPATH=str(tmp_path / "site"))
+    done = subprocess.run([sys.executable, "-m", "mindspeed_ms.cli", "run", "--ai-framework", "mindspore", "--",
+                           "python", str(script)], capture_output=True, text=True, timeout=300,
+                          env=dict(env, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path / "site")])))
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert "SCRIPT adaptor_before=True" in lines  # the script itself: MindSpore mode, adapted first
+    assert any(line.startswith("TRACKER_PID ") and line.split()[1].isdigit() for line in lines)
+    assert "TRACKER adaptor_before=False" in lines  # the tracker started, and ran without the adaptor
+    assert "TRACKER adaptor_before=True" not in lines

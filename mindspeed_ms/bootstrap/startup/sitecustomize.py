@@ -5,7 +5,9 @@ Python imports ``sitecustomize`` at start-up (``site``), so every Python process
 ``mindspeed_ms.adaptor`` before its own code runs, scripts unchanged: the way ``ddtrace-run`` and
 ``opentelemetry-instrument`` get in. Each process decides its framework as a script importing the
 adaptor would (its own ``--ai-framework`` flag, else ``MINDSPEED_AI_FRAMEWORK``); in PyTorch mode the
-adaptor imports nothing heavy. Launchers (msrun, torchrun) are left alone: only their workers train.
+adaptor imports nothing heavy. Launchers (msrun, torchrun) are left alone: only their workers train; so is
+multiprocessing's resource tracker (``python -c "from multiprocessing.resource_tracker import main;..."``), which
+runs none of the user's code.
 
 The ``sitecustomize`` this one hides (the next on ``sys.path``) still runs, after the adaptor (in
 MindSpore mode nothing may import torch before it). The ``mindspeed_ms`` imported is the one beside
@@ -23,12 +25,18 @@ _PACKAGE = os.path.dirname(os.path.dirname(_HERE))  # .../mindspeed_ms
 #: often shows on the launcher's command line too).
 _LAUNCHER_SCRIPTS = ("msrun", "torchrun")
 _LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "mindspore.parallel.cluster.run")
+#: ``python -c`` programs of Python's own helper processes, which never run the user's code and never import torch:
+#: multiprocessing's resource tracker (each process of a tree that makes a semaphore or a shared-memory block
+#: before one exists starts one; under MSAdapter's DataLoader every forked worker does, and adapting each one
+#: imported MindSpore there: ~4 s of CPU apiece, seven of them beside Megatron-LM's first training steps).
+_HELPER_CODE = ("from multiprocessing.resource_tracker import main",)
 #: Interpreter options that take a value as the next argument.
 _OPTIONS_WITH_VALUE = ("-W", "-X", "--check-hash-based-pycs")
 
 
 def _entry() -> "tuple[str, str]":
-    """Return what this interpreter runs: ``("module", name)``, ``("script", path)``, ``("code", "")``."""
+    """Return what this interpreter runs: ``("module", name)``, ``("script", path)``, ``("code", program)`` (the
+    program given to ``-c``; empty for standard input)."""
     argv = list(getattr(sys, "orig_argv", None) or [])[1:]
     index = 0
     while index < len(argv):
@@ -37,8 +45,10 @@ def _entry() -> "tuple[str, str]":
             return ("module", argv[index + 1] if index + 1 < len(argv) else "")
         if token.startswith("-m") and len(token) > 2:
             return ("module", token[2:])
-        if token == "-c" or token.startswith("-c") or token == "-":
-            return ("code", "")
+        if token == "-c":
+            return ("code", argv[index + 1] if index + 1 < len(argv) else "")
+        if token.startswith("-c") or token == "-":
+            return ("code", token[2:])
         if token in _OPTIONS_WITH_VALUE:
             index += 2
             continue
@@ -122,6 +132,11 @@ def _chain() -> None:
                          f"{error}\n")
 
 
-if sys.version_info >= (3, 9) and not _is_launcher():
+def _is_helper() -> bool:
+    kind, program = _entry()
+    return kind == "code" and program.lstrip().startswith(_HELPER_CODE)
+
+
+if sys.version_info >= (3, 9) and not _is_launcher() and not _is_helper():
     _adapt()
 _chain()
