@@ -62,3 +62,67 @@ def test_rmsnorm_matches_pytorchs_outputs_and_gradients(tmp_path: Path) -> None:
         if key == "names":
             continue
         np.testing.assert_allclose(np.array(got[key]), np.array(value), rtol=RTOL, atol=1e-6, err_msg=key)
+
+
+_MEGATRON = '''
+import json, sys
+import numpy as np
+{prelude}
+import torch
+inputs = dict(np.load({inputs!r}))
+out = {{}}
+x0, g = inputs["x"], inputs["g"]
+cases = {{"megatron": (x0, None, True), "eps": (x0 * 1e-3, 1e-2, True), "no_weight": (x0, 1e-6, False),
+         "tiny_values": (x0 * 1e-20, 1e-5, True), "large_values": (x0 * 1e15, None, True),
+         "strided": (np.ascontiguousarray(x0.transpose(1, 0, 2)).transpose(1, 0, 2), None, True)}}
+for name, (x, eps, affine) in cases.items():
+    norm = torch.nn.RMSNorm(64, eps=eps, elementwise_affine=affine)
+    if affine:
+        with torch.no_grad():
+            norm.weight.copy_(torch.tensor(inputs["w"]))
+    xt = torch.tensor(x)
+    if name == "strided":  # a view whose memory is not its own, in the order megatron's transposes leave
+        xt = torch.tensor(np.ascontiguousarray(x0.transpose(1, 0, 2))).transpose(0, 1)
+    xt.requires_grad_(True)
+    y = norm(xt)
+    y.backward(torch.tensor(g))
+    out[name] = y.detach().numpy().tolist()
+    out[name + "_dx"] = xt.grad.numpy().tolist()
+    if affine:
+        out[name + "_dw"] = norm.weight.grad.numpy().tolist()
+{count}
+print("RESULT " + json.dumps(out))
+'''
+
+_COUNT = '''
+from mindspeed_ms.compat import host_rms_norm
+out["host_calls"] = CALLS[0]
+'''
+
+_COUNTER = '''import mindspeed_ms.adaptor
+from mindspeed_ms.compat import host_rms_norm
+CALLS = [0]
+_forward = host_rms_norm.rms_norm_forward
+def _counted(*args):
+    CALLS[0] += 1
+    return _forward(*args)
+host_rms_norm.rms_norm_forward = _counted'''
+
+
+def test_rmsnorm_of_float32_runs_on_the_host_and_matches_pytorch_at_megatrons_shapes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    np.savez(tmp_path / "inputs.npz", x=rng.standard_normal((32, 2, 64)).astype(np.float32),
+             g=rng.standard_normal((32, 2, 64)).astype(np.float32), w=rng.standard_normal(64).astype(np.float32))
+    env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+
+    def run(python: str, prelude: str, count: str, extra: list[str]) -> dict:
+        script = _MEGATRON.format(prelude=prelude, inputs=str(tmp_path / "inputs.npz"), count=count)
+        return result_line(run_python(python, "-c", script, *extra, env=env))
+
+    expected = run(reference_python(), "", "", [])
+    got = run(sys.executable, _COUNTER, _COUNT, ["--ai-framework", "mindspore"])
+    assert got.pop("host_calls") == 6  # every case is float32: each went through the host Function
+    assert sorted(got) == sorted(expected)
+    for key, value in expected.items():
+        scale = max(float(np.abs(np.array(value)).max()), 1e-30)
+        np.testing.assert_allclose(np.array(got[key]), np.array(value), rtol=RTOL, atol=1e-6 * scale, err_msg=key)

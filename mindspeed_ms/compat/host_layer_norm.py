@@ -48,7 +48,7 @@ from mindspeed_ms.compat.host_arithmetic import layer_norm_backward, layer_norm_
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "has_compiled_wrapper", "layer_norm_backward",
+__all__ = ["MIN_ELEMENTS", "bodies", "has_compiled_bodies", "has_compiled_wrapper", "kept_rows", "layer_norm_backward",
            "layer_norm_forward", "layer_norm_wrapper", "python_backward", "python_forward", "python_layer_norm_wrapper"]
 
 #: the C bodies' extension (``_host_bodies``, of its ABI), or None where not built
@@ -73,7 +73,7 @@ def _copy_rows(values: Any) -> Any:
     return np.array(values, order="C")
 
 
-def _kept_rows(tensor: Any, n: int) -> Any:
+def kept_rows(tensor: Any, n: int) -> Any:
     """The input's rows as the backward will read them: its own memory when it owns it (kept alive with it), else a
     copy (a view's memory is its base's: other writes may reach it before the backward runs)."""
     values = host_array(tensor)
@@ -86,7 +86,7 @@ def _kept_rows(tensor: Any, n: int) -> Any:
 def python_forward(ctx: Any, input: Any, weight: Any, bias: Any, n: int, eps: float) -> Any:
     """:class:`HostLayerNorm`'s forward: layer_norm over the last ``n`` elements into a new float32 tensor; the rows,
     moments and shapes kept in ``ctx.saved``, the tensors whose memory they read in ``ctx.kept``."""
-    x = _kept_rows(input, n)
+    x = kept_rows(input, n)
     w = None if weight is None else host_array(weight, sync=False).reshape(n)
     b = None if bias is None else host_array(bias, sync=False).reshape(n)
     result, out = new_float32(tuple(input._shape))  # MindSpore's memory: autograd may free it

@@ -7,11 +7,14 @@ model construction. This module imports MSAdapter: the provider refers to it laz
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
 import msadapter as torch
 import msadapter.nn as nn
+
+from mindspeed_ms.compat import host_rms_norm
 
 __all__ = ["RMSNorm"]
 
@@ -20,6 +23,8 @@ __all__ = ["RMSNorm"]
 #: matched and --bf16 / --fp16 normalised in half precision op by op (Megatron-LM's first RMSNorm output differed
 #: from PyTorch's in 1141 of 4096 elements).
 _UPCAST = (torch.float16, torch.bfloat16)
+#: ``torch.finfo(torch.float32).eps``: the default eps of a float32 input
+_FLOAT32_EPS = float(torch.finfo(torch.float32).eps)
 
 
 class RMSNorm(nn.Module):
@@ -54,6 +59,9 @@ class RMSNorm(nn.Module):
         if tuple(x.shape[-len(self.normalized_shape):]) != self.normalized_shape:
             raise RuntimeError(f"RMSNorm: expected input with shape [*, {', '.join(map(str, self.normalized_shape))}]"
                                f", but got input of size {list(x.shape)}")
+        if host_rms_norm.takes(x, self.weight, self.normalized_shape):  # float32: one host Function
+            eps = self.eps if self.eps is not None else _FLOAT32_EPS
+            return host_rms_norm.rms_norm(x, self.weight, math.prod(self.normalized_shape), eps)
         dtype = x.dtype
         work = x.float() if any(dtype is half for half in _UPCAST) else x
         # eps=None: the machine epsilon of the type PyTorch computes in (float32 for half-precision inputs)
