@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from _helpers import ROOT, reference_python, result_line, run_python, subprocess_env
 
 #: (normalized_shape, eps, elementwise_affine) of each case; input shape (2, 3, 4).
@@ -109,19 +110,25 @@ def _counted(*args):
 host_rms_norm.rms_norm_forward = _counted'''
 
 
-def test_rmsnorm_of_float32_runs_on_the_host_and_matches_pytorch_at_megatrons_shapes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernels", ["host", "disabled"])
+def test_rmsnorm_of_float32_runs_on_the_host_and_matches_pytorch_at_megatrons_shapes(tmp_path: Path,
+                                                                                     kernels: str) -> None:
     rng = np.random.default_rng(5)
     np.savez(tmp_path / "inputs.npz", x=rng.standard_normal((32, 2, 64)).astype(np.float32),
              g=rng.standard_normal((32, 2, 64)).astype(np.float32), w=rng.standard_normal(64).astype(np.float32))
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
+    reference_env = dict(env)
+    if kernels == "disabled":  # the CPU kernels' provider off: MSAdapter's ops, as on another device
+        env["MINDSPEED_MS_DISABLE"] = "msadapter_cpu_kernels"
 
-    def run(python: str, prelude: str, count: str, extra: list[str]) -> dict:
+    def run(python: str, prelude: str, count: str, extra: list[str], environ: dict[str, str]) -> dict:
         script = _MEGATRON.format(prelude=prelude, inputs=str(tmp_path / "inputs.npz"), count=count)
-        return result_line(run_python(python, "-c", script, *extra, env=env))
+        return result_line(run_python(python, "-c", script, *extra, env=environ))
 
-    expected = run(reference_python(), "", "", [])
-    got = run(sys.executable, _COUNTER, _COUNT, ["--ai-framework", "mindspore"])
-    assert got.pop("host_calls") == 6  # every case is float32: each went through the host Function
+    expected = run(reference_python(), "", "", [], reference_env)
+    got = run(sys.executable, _COUNTER, _COUNT, ["--ai-framework", "mindspore"], env)
+    # every case is float32: each went through the host Function, none with the provider off
+    assert got.pop("host_calls") == (6 if kernels == "host" else 0)
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():
         scale = max(float(np.abs(np.array(value)).max()), 1e-30)

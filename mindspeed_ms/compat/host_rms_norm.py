@@ -17,7 +17,8 @@ row reaches float32's subnormals as PyTorch's does), ``dweight = sum over rows o
 rounded once.
 tests/test_compat_msadapter_nn.py compares both with the reference interpreter.
 
-Taken (:func:`takes`): a float32 input, the weight None or a float32 tensor of the normalized shape. Half precision
+Taken where :func:`on_host` says so (on the CPU; ``MINDSPEED_MS_DISABLE=msadapter_cpu_kernels`` says no) and
+:func:`takes` does: a float32 input, the weight None or a float32 tensor of the normalized shape. Half precision
 goes through the module's MSAdapter ops (PyTorch upcasts those to float32 first).
 """
 
@@ -31,7 +32,18 @@ from mindspeed_ms.compat.host_layer_norm import kept_rows
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
-__all__ = ["rms_norm", "rms_norm_backward", "rms_norm_forward", "takes"]
+__all__ = ["always", "on_host", "rms_norm", "rms_norm_backward", "rms_norm_forward", "takes"]
+
+
+def on_host() -> bool:
+    """Whether float32 RMSNorm runs here: no, unless the CPU kernels' provider (``msadapter_cpu_kernels``, registered
+    only when MindSpore computes on the CPU) replaced this function by :func:`always`; reverting it says no again."""
+    return False
+
+
+def always() -> bool:
+    """:func:`on_host`'s replacement on the CPU."""
+    return True
 
 
 def rms_norm_forward(x: Any, weight: Any, eps: float, out: Any) -> Any:

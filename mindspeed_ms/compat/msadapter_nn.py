@@ -59,7 +59,7 @@ class RMSNorm(nn.Module):
         if tuple(x.shape[-len(self.normalized_shape):]) != self.normalized_shape:
             raise RuntimeError(f"RMSNorm: expected input with shape [*, {', '.join(map(str, self.normalized_shape))}]"
                                f", but got input of size {list(x.shape)}")
-        if host_rms_norm.takes(x, self.weight, self.normalized_shape):  # float32: one host Function
+        if host_rms_norm.on_host() and host_rms_norm.takes(x, self.weight, self.normalized_shape):  # float32, CPU
             eps = self.eps if self.eps is not None else _FLOAT32_EPS
             return host_rms_norm.rms_norm(x, self.weight, math.prod(self.normalized_shape), eps)
         dtype = x.dtype
