@@ -231,6 +231,13 @@ def _register_norm_kernels(registry: Any) -> None:
         purpose="torch.nn.RMSNorm (ours, compat/msadapter_nn.py: MSAdapter has none) of float32 is six MindSpore "
                 "kernels forward (pow, mean, add, rsqrt, mul, mul) and their gradients backward: 27% of the forward of "
                 "Megatron-LM's pretrain_gpt.py at the tiny llama layout; one host Function (compat/host_rms_norm.py)")
+    from mindspeed_ms.compat import host_silu
+
+    registry.register(
+        "msadapter.nn.functional.silu", host_silu.silu_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="F.silu on CPU is input * sigmoid(input), two MindSpore kernels rounded twice, and their gradients' "
+                "kernels backward (megatron's SwiGLU: with its mul 21% of Megatron-LM's tiny llama forward); "
+                "PyTorch's x / (1 + exp(-x)) and its backward formula over the host memory, one Function")
     from mindspeed_ms.compat import host_softmax
 
     for target in ("msadapter.nn.functional.softmax", "msadapter.ops.pointwise.softmax", f"{_TENSOR}.softmax"):
