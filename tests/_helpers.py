@@ -158,3 +158,12 @@ def run_reference(script: str, inputs: dict[str, Any], folder: Path) -> dict[str
                env=subprocess_env(drop=("MINDSPEED_", "PYTHONPATH")))
     with np.load(taken) as saved:
         return {name: saved[name] for name in saved.files}
+
+
+def counting_prelude(module: str, function: str) -> str:
+    """Code that imports the adaptor, then counts the calls of ``mindspeed_ms.compat.<module>.<function>`` in a list
+    ``CALLS`` (one element) of the script it starts: whether a host path ran, seen from a MindSpore interpreter."""
+    return (f"import mindspeed_ms.adaptor\nfrom mindspeed_ms.compat import {module}\nCALLS = [0]\n"
+            f"_counted_function = {module}.{function}\n"
+            f"def _counted(*args):\n    CALLS[0] += 1\n    return _counted_function(*args)\n"
+            f"{module}.{function} = _counted")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from _helpers import ROOT, reference_python, result_line, run_python, subprocess_env
+from _helpers import ROOT, counting_prelude, reference_python, result_line, run_python, subprocess_env
 
 _SCRIPT = '''
 import json, sys
@@ -39,14 +39,7 @@ np.savez({output!r}, **out)
 print("RESULT " + json.dumps(sorted(out)))
 '''
 
-_COUNTER = '''import mindspeed_ms.adaptor
-from mindspeed_ms.compat import host_silu
-CALLS = [0]
-_forward = host_silu.silu_forward
-def _counted(*args):
-    CALLS[0] += 1
-    return _forward(*args)
-host_silu.silu_forward = _counted'''
+_COUNTER = counting_prelude("host_silu", "silu_forward")
 
 
 def test_silu_of_float32_runs_on_the_host_and_matches_pytorch(tmp_path: Path) -> None:

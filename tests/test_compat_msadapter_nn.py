@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import ROOT, reference_python, result_line, run_python, subprocess_env
+from _helpers import ROOT, counting_prelude, reference_python, result_line, run_python, subprocess_env
 
 #: (normalized_shape, eps, elementwise_affine) of each case; input shape (2, 3, 4).
 CASES = (((4,), None, True), ((3, 4), 1e-5, True), ((4,), 1e-6, False))
@@ -100,14 +100,7 @@ from mindspeed_ms.compat import host_rms_norm
 out["host_calls"] = CALLS[0]
 '''
 
-_COUNTER = '''import mindspeed_ms.adaptor
-from mindspeed_ms.compat import host_rms_norm
-CALLS = [0]
-_forward = host_rms_norm.rms_norm_forward
-def _counted(*args):
-    CALLS[0] += 1
-    return _forward(*args)
-host_rms_norm.rms_norm_forward = _counted'''
+_COUNTER = counting_prelude("host_rms_norm", "rms_norm_forward")
 
 
 @pytest.mark.parametrize("kernels", ["host", "disabled"])

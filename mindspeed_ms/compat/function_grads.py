@@ -49,7 +49,8 @@ if _compiled is not None and getattr(_compiled, "ABI", None) != FUNCTION_CHECKS_
 #: whether the C loops run (else the Python ones: the same results)
 ACCELERATED = _compiled is not None
 
-__all__ = ["ACCELERATED", "apply_wrapper", "own_function", "checked_gradients", "input_metadata", "passed_gradients",
+__all__ = ["ACCELERATED", "apply_wrapper", "host_function", "own_function", "checked_gradients", "input_metadata",
+           "passed_gradients",
            "check_versions", "python_input_metadata", "python_saved_versions", "saved_versions", "sum_to",
            "unchanged_versions"]
 
@@ -161,6 +162,18 @@ def own_function() -> type:
         apply: Any = classmethod(FunctionBase.apply)
 
     return OwnFunction
+
+
+def host_function(name: str, doc: str, forward: Any, backward: Any) -> type:
+    """A Function of ours (:func:`own_function`'s class) named ``name``, with ``forward`` and ``backward`` as its
+    static methods (the host Functions' bodies: ``forward(ctx, *inputs)``, ``backward(ctx, *grads)``)."""
+    import types
+
+    def body(namespace: dict[str, Any]) -> None:
+        namespace.update(__doc__=doc, __module__=forward.__module__, forward=staticmethod(forward),
+                         backward=staticmethod(backward))
+
+    return types.new_class(name, (own_function(),), exec_body=body)
 
 
 def _make_runner(cls: type, base_setup_context: Any) -> type:

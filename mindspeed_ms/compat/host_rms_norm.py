@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mindspeed_ms.compat.function_grads import own_function
+from mindspeed_ms.compat.function_grads import host_function
 from mindspeed_ms.compat.host_layer_norm import kept_rows
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
@@ -98,12 +98,8 @@ def _backward(ctx: Any, grad: Any) -> Any:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-
-    class HostRMSNorm(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """RMSNorm over the last ``n`` elements, forward and backward on the host."""
-
-    HostRMSNorm.forward, HostRMSNorm.backward = staticmethod(_forward), staticmethod(_backward)
-    return HostRMSNorm
+    return host_function("HostRMSNorm", "RMSNorm over the last ``n`` elements, forward and backward on the host.",
+                         _forward, _backward)
 
 
 @functools.lru_cache(maxsize=1)

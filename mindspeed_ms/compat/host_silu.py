@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat.function_grads import own_function
+from mindspeed_ms.compat.function_grads import host_function
 from mindspeed_ms.compat.host_layer_norm import kept_rows
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
@@ -76,12 +76,7 @@ def _backward(ctx: Any, grad: Any) -> Any:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-
-    class HostSiLU(own_function()):  # type: ignore[misc]  # MSAdapter's classes are untyped
-        """silu, forward and backward on the host."""
-
-    HostSiLU.forward, HostSiLU.backward = staticmethod(_forward), staticmethod(_backward)
-    return HostSiLU
+    return host_function("HostSiLU", "silu, forward and backward on the host.", _forward, _backward)
 
 
 @functools.lru_cache(maxsize=1)
