@@ -81,6 +81,28 @@ def _padded(flat: Any, length: int) -> Any:
     return torch.cat([flat, zeros_tensor((missing, *flat.shape[1:]), flat.dtype)]) if missing else flat
 
 
+def _same_memory(output: Any, source: Any) -> bool:
+    """Whether ``output`` and ``source`` are contiguous tensors of one dtype and size over the same memory."""
+    return (hasattr(output, "asnumpy") and hasattr(source, "asnumpy") and output.dtype == source.dtype
+            and output.numel() == source.numel() and output.is_contiguous() and source.is_contiguous()
+            and output.data_ptr() == source.data_ptr())
+
+
+def _one_rank_source(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, bool]:
+    """For ``broadcast(tensor, src, group, async_op)``'s other arguments: (whether the group has this rank alone
+    and ``src`` is this rank: nothing to send or receive, as PyTorch's broadcast then), ``async_op``)."""
+    import torch
+
+    names = ("src", "group", "async_op")
+    if len(args) > len(names) or not set(kwargs) <= set(names):
+        return False, False
+    bound = dict(zip(names, args), **kwargs)
+    src, group, async_op = bound.get("src"), bound.get("group"), bound.get("async_op", False)
+    if type(src) is not int or torch.distributed.get_world_size(group) != 1:
+        return False, False
+    return torch.distributed.get_rank(group) == 0 and torch.distributed.get_rank() == src, bool(async_op)
+
+
 def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = None,
                            async_op: bool = False) -> CompletedWork | None:
     """Gather ``input_tensor`` from every rank of ``group`` into ``output_tensor``, concatenated along dim 0.
@@ -90,6 +112,8 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = N
     import torch
 
     size = torch.distributed.get_world_size(group)
+    if size == 1 and _same_memory(output_tensor, input_tensor):  # one rank, its input already in place
+        return _done(async_op)
     local = owned_copy(input_tensor.contiguous())
     parts = [zeros_tensor(tuple(local.shape), local.dtype) for _ in range(size)]
     torch.distributed.all_gather(parts, local, group=group)
@@ -321,6 +345,10 @@ def into_caller_wrapper(collective: Any) -> Any:
             return collective(tensor, *args, **kwargs)
         import torch
 
+        if collective.__name__ == "broadcast":
+            alone, async_op = _one_rank_source(args, kwargs)
+            if alone:  # a group of this rank alone, its own source: the tensor is the result
+                return CompletedWork() if async_op else None
         owned = owned_copy(tensor)
         result = collective(owned, *args, **kwargs)
         waited = hasattr(result, "wait")

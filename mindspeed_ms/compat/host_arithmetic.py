@@ -43,9 +43,10 @@ def set_row_threads(count: int) -> int:
 
 __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward", "attention_forward", "bias_add",
            "column_sum", "contiguous_copy", "copy_into", "fill_zeros",
-           "cross_entropy_gradient", "layer_norm_backward", "layer_norm_forward", "masked_fill", "narrow_indices",
+           "cross_entropy_forward", "cross_entropy_gradient", "cross_entropy_loss", "layer_norm_backward",
+           "layer_norm_forward", "masked_fill", "narrow_indices",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
-           "scatter_pieces",
+           "row_maxima", "scatter_pieces",
            "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
@@ -325,6 +326,38 @@ def scatter_pieces(grads: list[Any], sizes: tuple[int, ...], dim: int, out: Any)
         else:
             np.copyto(place, grad)
         start += size
+
+
+def cross_entropy_forward(logits: Any, maxima: Any, target: Any, mask: Any, picked: Any, sums: Any) -> None:
+    """Megatron's vocab-parallel cross-entropy forward after the maximum, PyTorch's float32 steps over ``logits``
+    (``[rows, vocab]``, written in place as megatron writes its tensor): subtract each row's ``maxima``, pick each
+    row's ``target`` column into ``picked`` (0.0 where ``mask`` is set), exponentiate, sum each row into ``sums``
+    (``maxima``, ``target``, ``mask``, ``picked``, ``sums``: ``[rows]``)."""
+    import numpy as np
+
+    np.subtract(logits, maxima[:, None], out=logits)
+    np.copyto(picked, logits[np.arange(logits.shape[0]), target])
+    picked[mask] = 0.0
+    np.exp(logits, out=logits)
+    np.add.reduce(logits, axis=1, out=sums)
+
+
+def row_maxima(logits: Any, out: Any) -> None:
+    """The largest value of each row of ``logits`` (``[rows, vocab]``) into ``out`` (``[rows]``); a NaN in a row is
+    its maximum, as in PyTorch's ``max(dim=-1)``."""
+    import numpy as np
+
+    np.maximum.reduce(logits, axis=1, out=out)
+
+
+def cross_entropy_loss(softmax: Any, sums: Any, picked: Any, loss: Any) -> None:
+    """Megatron's ``calculate_cross_entropy_loss`` in float32: ``loss = log(sums) - picked`` and the exponentials
+    ``softmax`` (``[rows, vocab]``) divided by their row's sum in place (the others ``[rows]``)."""
+    import numpy as np
+
+    np.log(sums, out=loss)
+    loss -= picked
+    np.divide(softmax, sums[:, None], out=softmax)
 
 
 def cross_entropy_gradient(softmax: Any, target: Any, update: Any, grad_output: Any, out: Any) -> None:

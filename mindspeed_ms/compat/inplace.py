@@ -49,6 +49,7 @@ from mindspeed_ms.engine.sites import caller_frame
 
 __all__ = [
     "DETACHED_ALIAS",
+    "owned_float32_on_host",
     "InPlaceOnViewError",
     "data_property",
     "detach_wrapper",
@@ -103,6 +104,14 @@ def _float32() -> Any:
     return mindspore.float32
 
 
+def owned_float32_on_host(tensor: Any) -> bool:
+    """Whether PyTorch's in-place writes into ``tensor`` can run in its host memory: a contiguous float32 tensor that
+    owns its memory, outside autograd's record, on MindSpore's CPU backend (the caller still runs
+    :func:`.slice_copies.refuse_write` and counts the write with :func:`.version_counter.bump_version`)."""
+    return not (getattr(tensor, "_dtype", None) is not _float32() or records_grad(tensor)
+                or host_memory_reason() is not None or _is_view(tensor) or not contiguity_read()(tensor))
+
+
 def zero_on_host(op: str, tensor: Any) -> bool:
     """Zero ``tensor`` in its host memory and count the write, where that is PyTorch's ``zero_``: a contiguous
     float32 tensor that owns its memory, outside autograd's record, on MindSpore's CPU backend (megatron's
@@ -117,8 +126,7 @@ def zero_on_host(op: str, tensor: Any) -> bool:
         InPlaceOnViewError: ``tensor`` is a piece that is a copy where PyTorch's is a view, or the input of one
             (:func:`.slice_copies.refuse_write`), as the kernels' path raises; nothing written.
     """
-    if (getattr(tensor, "_dtype", None) is not _float32() or records_grad(tensor) or host_memory_reason() is not None
-            or _is_view(tensor) or not contiguity_read()(tensor)):
+    if not owned_float32_on_host(tensor):
         return False
     refuse_write(op, tensor, call_site)
     fill_zeros(host_array(tensor, flat=True))  # after the queued kernels ran (host_array waits for them)
@@ -157,8 +165,7 @@ def binary_on_host(op: str, tensor: Any, other: Any, ufunc: str) -> bool:
     """
     import numpy as np
 
-    if (getattr(tensor, "_dtype", None) is not _float32() or records_grad(tensor) or host_memory_reason() is not None
-            or _is_view(tensor) or not contiguity_read()(tensor)):
+    if not owned_float32_on_host(tensor):
         return False
     kind = type(other)
     if kind is float or kind is int:
