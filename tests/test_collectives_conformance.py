@@ -92,7 +92,7 @@ FAMILIES = ("all_reduce/SUM", "all_reduce/MAX", "all_reduce/MIN", "all_reduce/AV
             "all_gather/", "all_gather_into_tensor", "_all_gather_base", "reduce_scatter_tensor",
             "_reduce_scatter_base", "reduce_scatter/", "all_to_all_single", "all_to_all/", "gather/", "scatter/",
             "send_recv", "isend_irecv", "batch_isend_irecv", "barrier", "all_gather_object", "broadcast_object_list",
-            "gather_object", "new_group")
+            "gather_object", "new_group", "timers/")
 
 
 def test_both_sides_ran_the_same_cases(sides: tuple[dict, dict]) -> None:

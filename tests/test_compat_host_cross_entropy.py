@@ -81,9 +81,14 @@ assert paths == {"whole_vocabulary": 1, "partition": 1, "strided_grad_output": 1
 
 
 def _run(python: str, prelude: str, checks: str, folder: Path, extra: list[str]) -> dict[str, np.ndarray]:
+    return _run_script(_SCRIPT, python, prelude, checks, folder, extra)
+
+
+def _run_script(script: str, python: str, prelude: str, checks: str, folder: Path,
+                extra: list[str]) -> dict[str, np.ndarray]:
     taken = folder / f"{Path(python).parent.parent.name}.npz"
     env = subprocess_env(drop=("MINDSPEED_",), PYTHONPATH=str(ROOT))
-    run_python(python, "-c", textwrap.dedent(_SCRIPT.format(prelude=prelude, checks=checks)),
+    run_python(python, "-c", textwrap.dedent(script.format(prelude=prelude, checks=checks)),
                str(folder / "inputs.npz"), str(taken), *extra, env=env)
     with np.load(taken) as saved:
         return {name: saved[name] for name in saved.files}
@@ -102,3 +107,94 @@ def test_cross_entropy_gradient_matches_pytorch(tmp_path: Path) -> None:
         assert np.array_equal(got[key], value), key  # the same float32 subtraction and multiplication
     # the target term is there: negative at the targets inside the partition, positive everywhere else
     assert (expected["whole_vocabulary"] < 0).sum() == 128 * 4
+
+
+_FORWARD_SCRIPT = '''
+import sys
+import numpy as np
+{prelude}
+import torch
+from megatron.core.tensor_parallel.cross_entropy import VocabParallelCrossEntropy as CrossEntropy
+
+given = np.load(sys.argv[1])
+out = {{}}
+
+def forward(name, logits, target, partition, dtype=torch.float32, view=False):
+    """megatron's three forward steps as _VocabParallelCrossEntropy.forward calls them (one rank: no all-reduce)."""
+    before = taken()
+    tensor = torch.tensor(logits).to(dtype)
+    if view:  # a tensor that does not own its memory: the kernels' path
+        tensor = torch.cat([tensor, tensor], dim=-1)[..., :logits.shape[-1]]
+    version = tensor._version
+    tensor, logits_max = CrossEntropy.calculate_logits_max(tensor)
+    mask, masked_1d, predicted, sums, exp_logits = CrossEntropy.calculate_predicted_logits(
+        tensor, torch.tensor(target), logits_max, *partition)
+    out[f"{{name}}.exp"] = exp_logits.float().numpy().copy()  # before the division in place
+    softmax, loss = CrossEntropy.calculate_cross_entropy_loss(exp_logits, predicted, sums)
+    paths[name] = taken() - before
+    for key, value in (("max", logits_max), ("mask", mask), ("masked_1d", masked_1d), ("predicted", predicted),
+                       ("sums", sums), ("softmax", softmax), ("loss", loss), ("logits_after", tensor)):
+        out[f"{{name}}.{{key}}"] = value.float().numpy()
+    out[f"{{name}}.in_place"] = np.array([exp_logits is tensor, softmax is tensor, tensor._version > version])
+
+logits, target = given["logits"], given["target"]
+forward("vocab_4096", logits, target, (0, 4096))  # the field's [32, 2, 4096]
+forward("partition", logits[..., 2048:].copy(), target, (2048, 4096))  # tp=2's second rank
+forward("tokens_1d", logits.reshape(-1, 4096)[:5].copy(), target.reshape(-1)[:5].copy(), (0, 4096))
+forward("extremes", given["extremes"], target[:2], (0, 4096))
+forward("half", logits, target, (0, 4096), dtype=torch.float16)  # .float() is a new float32 tensor: the host
+forward("view", logits, target, (0, 4096), view=True)  # MindSpore's kernels
+{checks}
+np.savez(sys.argv[2], **out)
+'''
+
+_FORWARD_PRELUDE = '''
+import mindspeed_ms.adaptor
+from mindspeed_ms.compat import host_cross_entropy
+paths = {}
+_calls = [0]
+def _counting(name):
+    function = getattr(host_cross_entropy, name)
+    def counted(*args):
+        _calls[0] += 1
+        return function(*args)
+    setattr(host_cross_entropy, name, counted)
+for _name in ("row_maxima", "cross_entropy_forward", "cross_entropy_loss"):
+    _counting(_name)
+taken = lambda: _calls[0]
+'''
+
+_FORWARD_CHECKS = '''
+assert paths == {"vocab_4096": 3, "partition": 3, "tokens_1d": 3, "extremes": 3, "half": 2, "view": 0}, paths
+'''
+
+
+def test_cross_entropy_forward_matches_pytorch(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    extremes = (rng.standard_normal((2, 2, 4096)) * 3).astype(np.float32)
+    extremes[0, 0, :] = 1e30  # every exponential 1
+    extremes[0, 1, 7] = 80.0  # one logit far above the rest: the others' exponentials underflow to 0
+    extremes[1, 0, ::2] = -1e30
+    np.savez(tmp_path / "inputs.npz", logits=(rng.standard_normal((32, 2, 4096)) * 4).astype(np.float32),
+             target=rng.integers(0, 4096, (32, 2)), extremes=extremes)
+    folder = tmp_path
+    expected = _run_script(_FORWARD_SCRIPT, reference_python(), _REFERENCE_PRELUDE, "", folder, [])
+    got = _run_script(_FORWARD_SCRIPT, sys.executable, _FORWARD_PRELUDE, _FORWARD_CHECKS, folder,
+                      ["--ai-framework", "mindspore"])
+    assert sorted(got) == sorted(expected)
+    for key, value in expected.items():
+        assert got[key].shape == value.shape, key
+        name, _, part = key.partition(".")
+        if part in ("max", "mask", "masked_1d", "predicted", "in_place"):  # no rounding: PyTorch's bits
+            assert np.array_equal(got[key], value), key
+        elif name == "view":  # MindSpore's kernels: its exp is not PyTorch's
+            np.testing.assert_allclose(got[key], value, rtol=2e-5, atol=1e-30, err_msg=key)
+        elif part == "exp":  # NumPy's float32 exp: within 2 ulps of PyTorch's
+            ulps = np.abs(got[key].view(np.int32).astype(np.int64) - value.view(np.int32))
+            assert ulps.max() <= 2, (key, ulps.max())
+        else:  # a row sum of 4096 exponentials in another order, then a log and a division
+            np.testing.assert_allclose(got[key], value, rtol=2e-6, atol=1e-30, err_msg=key)
+    assert got["vocab_4096.in_place"].all()  # the logits tensor holds the softmax, its writes counted
+    outside = expected["partition.mask"].astype(bool)
+    assert 0 < outside.sum() < outside.size
+    assert (expected["partition.predicted"][outside] == 0).all()

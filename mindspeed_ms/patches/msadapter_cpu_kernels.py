@@ -224,10 +224,8 @@ def _register_norm_kernels(registry: Any) -> None:
         purpose="LayerNormGrad takes ~7 ms on CPU for megatron's [128, 4, 512] activations (PyTorch: 0.3 ms forward "
                 "and backward); PyTorch's layer-norm arithmetic in NumPy over the host memory takes ~1 ms forward, "
                 "~2-3 ms backward (weight and bias gradient sums in float64)")
-    from mindspeed_ms.compat import host_rms_norm
-
-    registry.register(
-        "mindspeed_ms.compat.host_rms_norm.on_host", host_rms_norm.always, requires=_MSADAPTER,
+    registry.register(  # named, not imported: the module is a target (imported when msadapter_nn needs it)
+        "mindspeed_ms.compat.host_rms_norm.on_host", "mindspeed_ms.compat.host_rms_norm:always", requires=_MSADAPTER,
         purpose="torch.nn.RMSNorm (ours, compat/msadapter_nn.py: MSAdapter has none) of float32 is six MindSpore "
                 "kernels forward (pow, mean, add, rsqrt, mul, mul) and their gradients backward: 27% of the forward of "
                 "Megatron-LM's pretrain_gpt.py at the tiny llama layout; one host Function (compat/host_rms_norm.py)")

@@ -426,6 +426,26 @@ def group_collectives(dtype: str) -> Any:
             "pair_gather": encode(gathered), "single_gather": encode(single), "outsider_sum": encode(outsider)}
 
 
+def single_group_case(dtype: str, kind: str, is_async: bool) -> Any:
+    """Collectives over a group of this rank alone (megatron at tp=1: the batch's broadcast in get_batch, the
+    timers' all_gather_into_tensor of a row into its own tensor)."""
+    tensor, base = target(kind, dtype, 4)
+    fill(tensor, values(dtype, 4, RANK))
+    work = dist.broadcast(tensor, src=RANK, group=mine, async_op=is_async)
+    result = {"handle": finish(work, is_async), "tensor": encode(tensor), "base": encode(base)}
+    keyword = values(dtype, 4, RANK)
+    dist.broadcast(keyword, RANK, mine)  # positional
+    result["positional"] = encode(keyword)
+    rows = sentinel(dtype, 8).view(2, 4)
+    fill(rows[0], values(dtype, 4, RANK))
+    work = dist.all_gather_into_tensor(rows[0].view(-1), rows[0].view(-1), group=mine, async_op=is_async)
+    result["gather_in_place"] = [finish(work, is_async), encode(rows)]
+    output = sentinel(dtype, 4)
+    dist.all_gather_into_tensor(output, values(dtype, 4, RANK), group=mine)
+    result["gather_owned"] = encode(output)
+    return result
+
+
 def mindspore_all_to_all_single(dtype: str) -> Any:
     """MindSpeed's MindSpore all-to-all (the MoE alltoall_seq dispatcher): ``mindspore.mint.distributed
     .all_to_all_single(output, input, splits, splits, group=group._name)`` on our side, PyTorch's
@@ -449,8 +469,40 @@ for dtype in ("float32", "bfloat16"):
     run(f"new_group/{dtype}/mint_all_to_all_single/sync", mindspore_all_to_all_single, dtype)
 for dtype in ("float32", "float64", "int64", "bool"):
     run(f"new_group/{dtype}/collectives/sync", group_collectives, dtype)
+for dtype in ("float32", "int64", "bool"):
+    for kind in ("owned", "slice"):
+        for is_async in SYNC:
+            run(f"new_group/{dtype}/single_{kind}/{'async' if is_async else 'sync'}", single_group_case, dtype, kind,
+                is_async)
 run("new_group/object/all_gather_object/sync", object_case, "all_gather_object", pair)
 run("new_group/object/broadcast_object_list/sync", object_case, "broadcast_object_list", pair)
+
+
+
+# --- megatron's timer report (training_log every --log-interval): its gathered times, min/max and per-rank text -------
+def timers_case(option: str) -> Any:
+    from megatron.core.timers import Timers
+
+    if SIDE == "pytorch":  # CPU PyTorch has no CUDA device: megatron's zeros(device=current_device()) on the CPU
+        torch.cuda.current_device = lambda: "cpu"
+    timers = Timers(2, option)
+    names = ["forward-backward", "batch-generator", "optimizer", "params-all-gather"]
+    for i, name in enumerate(names[:3]):
+        timer = timers(name, log_level=0)
+        # seconds as megatron's timers hold them; rank 0 never ran "batch-generator" (filtered: not > 0)
+        timer._elapsed = 0.0 if (RANK == 0 and i == 1) else 0.1 * (i + 1) + 0.0137 * RANK
+    text = timers.get_all_timers_string(names, normalizer=3.0, reset=False)
+    again = timers.get_all_timers_string(names, normalizer=7.0, reset=True)  # reset: every time 0 afterwards
+    # ours reads the gathered times on the host (mindspeed_ms.compat.megatron_timers); PyTorch runs megatron's own
+    owner = "mindspeed_ms.compat.megatron_timers" if SIDE == "mindspore" else "megatron.core.timers"
+    expected_owner = all(getattr(Timers, method).__module__ == owner for method in (
+        "_get_elapsed_time_all_ranks", "_get_global_min_max_time", "_get_all_ranks_time_string"))
+    return {"text": text, "again": again, "after_reset": timers.get_all_timers_string(names, normalizer=1.0),
+            "expected_owner": expected_owner}
+
+
+for option in ("minmax", "max", "all"):
+    run(f"timers/{option}/-/sync", timers_case, option)
 
 OUT_DIR.mkdir(parents=True, exist_ok=True)
 partial = OUT_DIR / f".rank{RANK}.json"
