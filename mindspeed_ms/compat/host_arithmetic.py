@@ -46,7 +46,7 @@ __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward"
            "cross_entropy_forward", "cross_entropy_gradient", "cross_entropy_loss", "layer_norm_backward",
            "layer_norm_forward", "masked_fill", "narrow_indices",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
-           "row_maxima", "scatter_pieces",
+           "row_maxima", "scatter_pieces", "silu_backward", "silu_forward", "swiglu_backward", "swiglu_forward",
            "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
@@ -326,6 +326,57 @@ def scatter_pieces(grads: list[Any], sizes: tuple[int, ...], dim: int, out: Any)
         else:
             np.copyto(place, grad)
         start += size
+
+
+# -- SiLU and megatron's SwiGLU (compat/host_silu.py, compat/host_swiglu.py) ---------------------------------------
+
+def silu_forward(x: Any, out: Any) -> None:
+    """``out = x / (1 + exp(-x))`` over float32 arrays."""
+    import numpy as np
+
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += np.float32(1.0)
+    np.divide(x, out, out=out)
+
+
+def silu_backward(grad: Any, x: Any, out: Any) -> None:
+    """``out = (grad * s) * (1 + x * (1 - s))``, ``s = 1 / (1 + exp(-x))``, over float32 arrays."""
+    import numpy as np
+
+    one = np.float32(1.0)
+    s = np.exp(-x)
+    s += one
+    np.divide(one, s, out=s)
+    np.multiply(grad, s, out=out)
+    np.subtract(one, s, out=s)
+    s *= x
+    s += one
+    out *= s
+
+
+def swiglu_forward(x: Any, out: Any) -> Any:
+    """``out = silu(a) * b`` for the halves ``a``, ``b`` of the float32 rows ``x`` (``[rows, 2n]``; ``out``
+    ``[rows, n]``); return ``silu(a)`` (a new array, for the backward)."""
+    import numpy as np
+
+    half = x.shape[1] // 2
+    a, b = x[:, :half], x[:, half:]
+    silu = np.empty(a.shape, np.float32)
+    silu_forward(a, silu)
+    np.multiply(silu, b, out=out)
+    return silu
+
+
+def swiglu_backward(grad: Any, x: Any, silu: Any, out: Any) -> None:
+    """The gradient of :func:`swiglu_forward` as PyTorch's autograd computes it, into ``out`` (``[rows, 2n]``):
+    ``grad * silu(a)`` for ``b``, SiLU's backward of ``grad * b`` for ``a``."""
+    import numpy as np
+
+    half = x.shape[1] // 2
+    a, b = x[:, :half], x[:, half:]
+    np.multiply(grad, silu, out=out[:, half:])
+    silu_backward(np.multiply(grad, b), a, out[:, :half])
 
 
 def cross_entropy_forward(logits: Any, maxima: Any, target: Any, mask: Any, picked: Any, sums: Any) -> None:

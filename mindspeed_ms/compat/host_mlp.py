@@ -42,7 +42,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from mindspeed_ms.compat import gelu, host_extensions, host_linear
+from mindspeed_ms.compat import gelu, host_extensions, host_linear, host_swiglu
 from mindspeed_ms.compat.errors import TorchRefusalError
 from mindspeed_ms.compat.function_grads import own_function
 from mindspeed_ms.compat.host_arithmetic import bias_add, column_sum
@@ -238,7 +238,8 @@ def _function(compiled: bool = True) -> Any:
 
 def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``MLP.forward(self, hidden_states, per_token_scale=None)``: megatron's own forward only (anything else is
-    returned as is); the plain case (:func:`plan`) as one Function, every other call to ``op``."""
+    returned as is); the plain case (:func:`plan`) as one Function, SwiGLU's glu as one
+    (:func:`.host_swiglu.gated_forward`), every other call to ``op``."""
     if getattr(op, "__module__", None) != MODULE or hasattr(op, "__wrapped__"):
         return op
 
@@ -248,6 +249,8 @@ def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
             return op(self, *args, **kwargs)
         taken = plan(self, args[0])
         if taken is None:
+            if host_swiglu.gated_plan(self):  # SwiGLU: megatron's modules, the glu as one Function
+                return host_swiglu.gated_forward(self, args[0])
             return op(self, *args, **kwargs)
         fc1, bias, fc2 = taken
         output = _function().apply(args[0], fc1, bias, fc2)

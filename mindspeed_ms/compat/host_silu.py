@@ -21,36 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat.function_grads import host_function
+from mindspeed_ms.compat.host_arithmetic import silu_backward, silu_forward
 from mindspeed_ms.compat.host_layer_norm import kept_rows
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
 
 __all__ = ["silu_backward", "silu_forward", "silu_wrapper"]
-
-
-def silu_forward(x: Any, out: Any) -> None:
-    """``out = x / (1 + exp(-x))`` over float32 arrays."""
-    import numpy as np
-
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += np.float32(1.0)
-    np.divide(x, out, out=out)
-
-
-def silu_backward(grad: Any, x: Any, out: Any) -> None:
-    """``out = (grad * s) * (1 + x * (1 - s))``, ``s = 1 / (1 + exp(-x))``, over float32 arrays."""
-    import numpy as np
-
-    one = np.float32(1.0)
-    s = np.exp(-x)
-    s += one
-    np.divide(one, s, out=s)
-    np.multiply(grad, s, out=out)
-    np.subtract(one, s, out=s)
-    s *= x
-    s += one
-    out *= s
 
 
 def _forward(ctx: Any, input: Any) -> Any:
