@@ -24,9 +24,9 @@ __all__ = ["MIN_THREAD_PRODUCT", "backward_in_halves", "forward_in_halves", "run
 #: thread started and joined per call costs ~0.1-0.2 ms on a quiet machine and 10-20 ms on the loaded 2-core one
 #: (cProfile at the tiny size: ``start_new_thread`` 66 ms a step for 4 calls), more than the tiny size's whole
 #: attention (262,144 multiply-adds: tens of microseconds); the mid size's (33.5 million) gains from the halves.
-#: The host GEMM's bar for its second OpenBLAS thread (:data:`.blas_threads.ONE_THREAD_PRODUCT`). A shape's
-#: property, the same for the forward and its backward (which follows the forward's split).
-MIN_THREAD_PRODUCT = blas_threads.ONE_THREAD_PRODUCT
+#: The host GEMM's bar for its second OpenBLAS thread until round 24 (:data:`.blas_threads.ONE_THREAD_PRODUCT` is
+#: 2**25 since). A shape's property, the same for the forward and its backward (which follows the forward's split).
+MIN_THREAD_PRODUCT = 1 << 23
 
 
 def forward_in_halves(query: Any, key: Any, value: Any, mask: Any, alpha: float, out: Any) -> tuple[Any, ...]:

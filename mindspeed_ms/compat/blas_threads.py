@@ -33,8 +33,11 @@ from typing import Any, Callable
 __all__ = ["ONE_THREAD_PRODUCT", "OpenBLASThreads", "openblas_threads", "process_threads"]
 
 #: products of fewer multiply-adds (``m * k * n``) run on one OpenBLAS thread (every product of the tiny model:
-#: at most 2.1 million; the mid size's are 33 million and more)
-ONE_THREAD_PRODUCT = 1 << 23
+#: at most 2.1 million; Megatron-LM's tiny llama's output layer at vocabulary 4096: 16.8 million; the mid size's are
+#: 33.5 million and more). Round 24 raised it from 2**23: that llama loop's median iteration 44.4-59.8 ms with its
+#: output layer's GEMMs on two threads, 41.7-54.6 on one (4 alternating pairs on the 2-core machine, the other core
+#: busy with megatron's DataLoader workers; 3 pairs faster, 1 equal)
+ONE_THREAD_PRODUCT = 1 << 25
 
 #: the symbol suffixes of OpenBLAS's builds: NumPy's 64-bit-integer wheels, the plain library, Debian's 64-bit one
 _SUFFIXES = ("64_", "", "_64")
