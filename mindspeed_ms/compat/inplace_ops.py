@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from mindspeed_ms.compat.grad_edges import refuse_negative_integer_power
+from mindspeed_ms.compat.host_cast import float_operand
 from mindspeed_ms.compat.ieee_division import exact_integer, refuse_integer_zero, repair_floor, zero_divisors
 from mindspeed_ms.compat.ieee_special import trunc_divide
 from mindspeed_ms.compat.inplace import binary_on_host, view_adder, write_back, zero_on_host
@@ -191,6 +192,8 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
         return write_back("div_", self, integer_division(self, other, rounding_mode))
     if rounding_mode is None and binary_on_host("div_", self, other, "divide"):
         return self
+    if rounding_mode is None:
+        other = float_operand(other, self.dtype)  # an integer tensor converted on the host, as promotion would
     original = _original(self, other)
     quotient = zero_divisors(original, other, ops.div(original, other))
     if rounding_mode == "floor":

@@ -279,6 +279,19 @@ def _register_backward_kernels(registry: Any) -> None:
             purpose=f"the vocab-parallel cross entropy's forward of float32 logits: {what}, ~4.5 ms a micro-batch "
                     "at the field's [32, 2, 4096] logits on CPU in all; PyTorch's float32 steps in NumPy (exp and "
                     "log within 2 ulps of PyTorch's), ~0.35 ms")
+    from mindspeed_ms.compat import host_cast
+
+    registry.register(
+        f"{_TENSOR}.to", host_cast.to_wrapper, kind="wrap", requires=_MSADAPTER,
+        purpose="MindSpore's CPU Cast costs ~360 us a call at any size (its Mul ~25 us): megatron's loss_func casts "
+                "every micro-batch (loss[1].clone().detach().to(torch.int)); t.to(dtype) outside autograd's record "
+                "as NumPy's C conversion into a new tensor, PyTorch's values")
+    registry.register(  # named, not imported: the switch's module is a target
+        "mindspeed_ms.compat.host_cast_switch.on_host", "mindspeed_ms.compat.host_cast_switch:always",
+        requires=_MSADAPTER,
+        purpose="x /= n with n an integer tensor (megatron's output_tensor /= num_tokens, every micro-batch): "
+                "MindSpore's Div casts n with its ~360 us Cast kernel; n converted on the host first, as PyTorch's "
+                "type promotion converts it (compat/inplace_ops.div_)")
     from mindspeed_ms.compat import host_seed
 
     registry.register(
