@@ -18,7 +18,10 @@ __all__ = ["identity_to_wrapper", "identity_cpu_wrapper", "cat_promotion_wrapper
 def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
     """Make ``Tensor.to`` return the tensor itself when neither dtype nor shape changes (PyTorch: an alias).
 
-    Every tensor lives on the host on the CPU backend, so a device change is none; ``copy=True`` still copies.
+    Every tensor lives on the host on the CPU backend, so a device change is none; ``copy=True`` still copies. A
+    dtype conversion of a permuted dense tensor (``x.t().to(torch.int32)``) keeps its strides as PyTorch's
+    ``preserve_format`` does (MindSpore's Cast wrote a contiguous tensor): converted in its memory order, permuted
+    back.
     """
 
     @functools.wraps(to)
@@ -30,6 +33,10 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
             kwargs["device"] = "cpu"
         if args and _is_accelerator(args[0]):
             args = ("cpu", *args[1:])
+        order = _permuted_order(self) if _converts_dtype(args, kwargs) else None
+        if order is not None:  # PyTorch's preserve_format: a permuted dense layout keeps its strides
+            inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+            return to(self.permute(*order), *args, **kwargs).permute(*inverse)
         result = to(self, *args, **kwargs)
         if kwargs.get("copy") or result is self:
             return result
@@ -41,6 +48,35 @@ def identity_to_wrapper(to: Callable[..., Any]) -> Callable[..., Any]:
         return self if same else result
 
     return to_or_self
+
+
+def _converts_dtype(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``to``'s arguments are a dtype alone (positional or ``dtype=``)."""
+    import mindspore
+
+    if len(args) + len(kwargs) != 1 or not (args or "dtype" in kwargs):
+        return False
+    return isinstance(args[0] if args else kwargs["dtype"], mindspore.dtype.Type)
+
+
+def _permuted_order(tensor: Any) -> tuple[int, ...] | None:
+    """The order of ``tensor``'s dimensions (outermost first) in which its memory is contiguous, where it is a
+    non-contiguous permutation of a contiguous layout with no dimension of size 0 or 1 (PyTorch's conversions then
+    keep its strides: ``x.t().to(dtype)``); else None (contiguous, a slice, overlapping, or a size-1 dimension,
+    whose stride PyTorch copies as it is)."""
+    try:
+        shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    except (AttributeError, TypeError, RuntimeError):
+        return None
+    if len(shape) < 2 or any(size <= 1 for size in shape) or tensor.is_contiguous():
+        return None
+    order = tuple(sorted(range(len(shape)), key=lambda dim: -strides[dim]))
+    expected = 1
+    for dim in reversed(order):
+        if strides[dim] != expected:
+            return None
+        expected *= shape[dim]
+    return order
 
 
 #: device names that mean an accelerator (MSAdapter's ``torch.cuda.current_device()`` is ``"Ascend"``)

@@ -10,9 +10,6 @@ KNOWN_DIVERGENT: dict[str, str] = {
     "ops_autograd_function.grad_fn_edges_skip_non_tensors":
         "MindSpore's graph node of a custom Function has an edge (None, 0) per non-tensor forward argument too "
         "(PyTorch: edges for tensor inputs only); the node is C++ (BackwardNode), not patchable from Python",
-    "fix_host_casts.to_dtype_keeps_a_transposed_layout":
-        "x.t().to(dtype) is contiguous on our backend (MindSpore's Cast writes a new contiguous tensor; found in round "
-        "24); PyTorch's preserve_format keeps the input's strides (the values agree)",
 }
 
 #: divergent cases whose outcome depends on uninitialised memory (a reduction over an empty tensor returns whatever

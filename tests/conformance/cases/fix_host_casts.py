@@ -76,7 +76,20 @@ def divide_in_place_by_an_integer_tensor(torch: Any) -> Any:
 
 
 @case("Tensor.to")
-def to_dtype_keeps_a_transposed_layout(torch: Any) -> Any:
-    strided = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()
-    converted = strided.to(torch.int32)
-    return {"values": converted, "strides": converted.stride()}
+def to_dtype_keeps_a_permuted_layout(torch: Any) -> Any:
+    """PyTorch's preserve_format: a permuted dense tensor's conversion keeps its strides (a slice's: contiguous)."""
+    out = {}
+    transposed = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()
+    permuted = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4).permute(2, 0, 1)
+    sliced = torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1:]
+    leaf = torch.arange(6, dtype=torch.float32).reshape(2, 3).requires_grad_(True)
+    for name, tensor, dtype in (("transposed", transposed, torch.int32), ("permuted", permuted, torch.float32),
+                                ("sliced", sliced, torch.int64), ("recorded", (leaf * 2).t(), torch.float64)):
+        converted = tensor.to(dtype)
+        out[name] = converted
+        out[name + "_strides"] = converted.stride()
+        out[name + "_contiguous"] = converted.is_contiguous()
+    out["recorded"].sum().backward()
+    out["recorded_grad"] = leaf.grad
+    out["recorded"] = out["recorded"].detach()
+    return out
