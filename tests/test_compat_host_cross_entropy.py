@@ -198,3 +198,26 @@ def test_cross_entropy_forward_matches_pytorch(tmp_path: Path) -> None:
     outside = expected["partition.mask"].astype(bool)
     assert 0 < outside.sum() < outside.size
     assert (expected["partition.predicted"][outside] == 0).all()
+
+
+def test_the_forward_wrappers_take_over_megatrons_steps_only() -> None:
+    """A field replacement of a forward step (MindSpeed-LLM's MindSpore ``calculate_predicted_logits`` returns a float
+    mask its own backward expects) keeps its code; megatron's own steps and our replacement are wrapped."""
+    from mindspeed_ms.compat import host_cross_entropy
+
+    def field_step(*args: object) -> object:
+        return args
+
+    def megatron_step(*args: object) -> object:
+        return args
+
+    megatron_step.__module__ = "megatron.core.tensor_parallel.cross_entropy"
+    ours = host_cross_entropy.predicted_logits_wrapper.__module__.replace("host_cross_entropy", "megatron_core")
+    for wrapper in (host_cross_entropy.logits_max_wrapper, host_cross_entropy.predicted_logits_wrapper,
+                    host_cross_entropy.cross_entropy_loss_wrapper):
+        assert wrapper(field_step) is field_step
+        wrapped = wrapper(megatron_step)
+        assert wrapped is not megatron_step
+        assert wrapped.__wrapped__ is megatron_step
+        assert wrapper(wrapped) is wrapped  # already wrapped: once
+    assert ours in host_cross_entropy.FORWARD_OWNERS

@@ -23,7 +23,9 @@ take ~0.35 ms here. The subtraction, the pick, the division and the maximum are 
 the row sums within float32 rounding of PyTorch's (another summation order). The in-place writes are counted in the
 tensor's version counter, as PyTorch's are. Taken for a float32, contiguous logits tensor that owns its memory
 (megatron's output layer's result), float32 maxima and sums and an integer target of one entry per row, every target
-inside the row; everything else (bfloat16 logits, a view) goes to the wrapped function.
+inside the row; everything else (bfloat16 logits, a view) goes to the wrapped function. Only megatron's own steps
+(and our replacement of ``calculate_predicted_logits``) are taken over: a field replacement (MindSpeed's,
+MindSpeed-LLM's) keeps its code (:data:`FORWARD_OWNERS`).
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from mindspeed_ms.compat.host_arithmetic import (
     row_maxima,
 )
 
-__all__ = ["MIN_ELEMENTS", "calculate_gradients_wrapper", "cross_entropy_loss_wrapper", "logits_max_wrapper",
-           "predicted_logits_wrapper"]
+__all__ = ["FORWARD_OWNERS", "MIN_ELEMENTS", "calculate_gradients_wrapper", "cross_entropy_loss_wrapper",
+           "logits_max_wrapper", "predicted_logits_wrapper"]
 
 #: the host path from the first element: its arithmetic is the kernels' (bit for bit), and at every size it is
 #: cheaper than MindSpore's five kernels (OneHot, Cast, Mul, Sub, Mul: ~250 us each in PyNative at the tiny size)
@@ -90,6 +92,18 @@ def calculate_gradients_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     return calculate_gradients
 
 
+#: whose ``VocabParallelCrossEntropy`` forward steps the forward wrappers take over: megatron's own, and
+#: :mod:`.megatron_core`'s ``calculate_predicted_logits`` (megatron's results in fewer kernels). A replacement of the
+#: field's (MindSpeed's, MindSpeed-LLM's: its MindSpore ``calculate_predicted_logits`` returns a float mask, which its
+#: ``prepare_gradient_calculation_operands`` expects) keeps its own code.
+FORWARD_OWNERS = ("megatron.core.tensor_parallel.cross_entropy", "mindspeed_ms.compat.megatron_core")
+
+
+def _takes_over(op: Any) -> bool:
+    """Whether a forward wrapper computes ``op``'s results (see :data:`FORWARD_OWNERS`), else leaves ``op`` as is."""
+    return getattr(op, "__module__", None) in FORWARD_OWNERS and not hasattr(op, "__wrapped__")
+
+
 def _rows_of(tensor: Any, shape: tuple[int, ...]) -> bool:
     """Whether ``tensor`` is a contiguous float32 tensor of ``shape`` (one value per row of the logits)."""
     from mindspeed_ms.compat.host_memory import contiguity_read
@@ -110,6 +124,8 @@ def _logits_shape(logits: Any) -> tuple[int, ...] | None:
 def logits_max_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``VocabParallelCrossEntropy.calculate_logits_max(vocab_parallel_logits)``: the row maxima of float32
     logits (``.float()`` is the tensor itself) on the host."""
+    if not _takes_over(op):
+        return op
 
     @functools.wraps(op)
     def calculate_logits_max(vocab_parallel_logits: Any) -> Any:
@@ -131,6 +147,8 @@ def logits_max_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 def predicted_logits_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``VocabParallelCrossEntropy.calculate_predicted_logits(vocab_parallel_logits, target, logits_max,
     vocab_start_index, vocab_end_index)``: float32 logits on the host, written in place as megatron writes them."""
+    if not _takes_over(op):
+        return op
 
     @functools.wraps(op)
     def calculate_predicted_logits(vocab_parallel_logits: Any, target: Any, logits_max: Any, vocab_start_index: int,
@@ -179,6 +197,8 @@ def _predicted_on_host(logits: Any, target: Any, logits_max: Any, start: Any, en
 def cross_entropy_loss_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``VocabParallelCrossEntropy.calculate_cross_entropy_loss(exp_logits, predicted_logits, sum_exp_logits)``:
     float32 exponentials on the host, divided in place as megatron divides them."""
+    if not _takes_over(op):
+        return op
 
     @functools.wraps(op)
     def calculate_cross_entropy_loss(exp_logits: Any, predicted_logits: Any, sum_exp_logits: Any) -> Any:
