@@ -35,7 +35,17 @@ for name in ("normal", "log_uniform", "bucket", "rows", "positive"):
     out[name] = np.float32(torch.norm(tensor).item())
     out[name + "_2"] = np.float32(torch.norm(tensor, 2).item())
     out[name + "_fro"] = np.float32(torch.norm(tensor, "fro").item())
+    before = COUNT[0]
+    out[name + "_method"] = np.float32(tensor.norm(p=2).item())  # every parameter by keyword (megatron's check_grads)
+    out[name + "_keywords"] = np.float32(torch.norm(tensor, p="fro", dim=None, keepdim=False, dtype=None).item())
+    out[name + "_host_calls"] = np.array(COUNT[0] - before)
 matrix = torch.tensor(given["normal"][:300000].reshape(600, 500))
+out["keepdim"] = torch.norm(matrix, p=2, dim=None, keepdim=True).numpy()  # left to MSAdapter
+out["p_twice"] = np.array(0)
+try:
+    torch.norm(matrix, 2, p=2)
+except TypeError:
+    out["p_twice"] = np.array(1)
 out["matrix"] = np.float32(torch.norm(matrix).item())
 out["transposed"] = np.float32(torch.norm(matrix.t()).item())
 out["p1"] = np.float32(torch.norm(matrix, 1).item())
@@ -62,6 +72,22 @@ for size in (1, 2, 3, 7, 100, 5000):  # small tensors (megatron's norm of its pe
 out["host_path"] = np.array(torch.norm.__code__.co_filename.endswith("host_norm.py"))
 np.savez(sys.argv[2], **out)
 '''
+
+
+#: ours: the host path's sums of squares counted (the reference counts none)
+_COUNTING = """
+from mindspeed_ms.compat import host_arithmetic
+COUNT = [0]
+_sum_of_squares = host_arithmetic.sum_of_squares
+
+
+def _counted(values):
+    COUNT[0] += 1
+    return _sum_of_squares(values)
+
+
+host_arithmetic.sum_of_squares = _counted
+"""
 
 
 def _run(python: str, prelude: str, folder: Path, extra: list[str]) -> dict[str, np.ndarray]:
@@ -96,9 +122,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, n
     folder = tmp_path_factory.mktemp("host_norm")
     inputs = _inputs()
     np.savez(folder / "inputs.npz", **inputs)
-    expected = _run(reference_python(), "CALL_MEGATRON = False", folder, [])
+    expected = _run(reference_python(), "CALL_MEGATRON = False\nCOUNT = [0]", folder, [])
     ours = "CALL_MEGATRON = True\nimport mindspeed_ms.adaptor"
-    got = _run(sys.executable, ours, folder, ["--ai-framework", "mindspore"])
+    got = _run(sys.executable, ours + _COUNTING, folder, ["--ai-framework", "mindspore"])
     return inputs, expected, got
 
 
@@ -109,11 +135,12 @@ def test_host_norm_is_at_least_as_close_to_the_exact_norm_as_pytorchs(results: t
     for name, values in inputs.items():
         exact = _exact(values)
         theirs = abs(float(expected[name]) - exact)
-        for key in (name, name + "_2", name + "_fro"):
+        for key in (name, name + "_2", name + "_fro", name + "_method", name + "_keywords"):
             ours = abs(float(got[key]) - exact)
             assert ours <= theirs, (key, ours / exact, theirs / exact)
             # and the float32 nearest the exact norm (half a unit in the last place)
             assert ours <= np.spacing(np.float32(exact)) / 2, (key, ours / exact)
+        assert got[name + "_host_calls"] == 2, name  # the keyword forms took the host path
     exact = _exact(inputs["normal"][:300000])
     assert abs(float(got["matrix"]) - exact) <= abs(float(expected["matrix"]) - exact)
 
@@ -131,8 +158,10 @@ def test_small_tensors_norms_are_at_least_as_close_to_exact_as_pytorchs(results:
 def test_calls_left_to_msadapter_and_non_finite_norms_are_pytorchs(results: tuple) -> None:
     _, expected, got = results
     # float32 reductions of MindSpore's own, within float32 summation rounding of PyTorch's
-    for key in ("transposed", "p1", "dim", "with_grad", "grad", "zeros"):
+    for key in ("transposed", "p1", "dim", "with_grad", "grad", "zeros", "keepdim"):
         np.testing.assert_allclose(got[key], expected[key], rtol=2e-4, atol=0, err_msg=key)
+    assert got["keepdim"].shape == expected["keepdim"].shape
+    assert got["p_twice"] == expected["p_twice"] == 1
     for key in ("nan", "inf", "neg_inf", "overflow"):
         assert np.array_equal(got[key], expected[key], equal_nan=True), (key, got[key], expected[key])
 

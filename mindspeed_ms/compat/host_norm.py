@@ -15,7 +15,8 @@ in float64 and rounded once to float32. PyTorch's ``torch.norm`` accumulates in 
 4.8e-4 from the exact norm (tests/test_compat_host_norm.py measures both against the exact value and asserts ours
 is at least as close). The rule this module keeps: **never further from the exact norm than PyTorch's**.
 
-Taken only for ``torch.norm(t)`` / ``torch.norm(t, 2)`` / ``torch.norm(t, "fro")`` (nothing else given) of a
+Taken only for ``torch.norm(t)`` / ``torch.norm(t, 2)`` / ``torch.norm(t, "fro")`` / ``t.norm(p=2)`` (``dim``, ``out``,
+``dtype`` None and ``keepdim`` False, by position or keyword: megatron's ``check_grads`` of every bucket) of a
 contiguous float32 tensor of at least :data:`MIN_ELEMENTS` elements that does not require a gradient; everything
 else goes to the wrapped ``norm``. Small tensors too: megatron takes the norm of its list of per-bucket norms
 (``torch.norm(torch.tensor(l2))``, two elements at the tiny size) every step, where MindSpore's three kernels cost
@@ -81,6 +82,27 @@ def _taken(input: Any) -> bool:
             and not input.requires_grad and contiguity_read()(input))
 
 
+#: ``torch.norm``'s parameters after ``input``, in order, and the values that leave the 2-norm of the whole tensor
+_PARAMETERS = ("p", "dim", "keepdim", "out", "dtype")
+_WHOLE = {"p": "fro", "dim": None, "keepdim": False, "out": None, "dtype": None}
+
+
+def _whole_two_norm(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``norm(input, *args, **kwargs)`` asks for the 2-norm of the whole tensor as a 0-d float32 tensor:
+    ``p`` 2 or ``"fro"``, ``dim`` and ``out`` and ``dtype`` None, ``keepdim`` False, positional or by keyword
+    (``Tensor.norm(p=2)`` hands on every parameter by keyword: megatron's ``check_grads``)."""
+    if len(args) > len(_PARAMETERS) or set(kwargs) - set(_PARAMETERS):
+        return False
+    given = dict(zip(_PARAMETERS, args))
+    if set(given) & set(kwargs):
+        return False  # a parameter given twice: the wrapped norm raises PyTorch's error
+    given.update(kwargs)
+    p = given.get("p", "fro")
+    if type(p) not in (int, float, str) or p not in _TWO_NORMS:  # a bool is not a power here (True == 1)
+        return False
+    return all(given[name] is _WHOLE[name] for name in given if name != "p")
+
+
 def norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``torch.norm``: the 2-norm of a large contiguous float32 tensor runs on the host.
 
@@ -94,10 +116,8 @@ def norm_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def norm(input: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) > 1 or (args and args[0] not in _TWO_NORMS):
+        if not _whole_two_norm(args, kwargs) or not _taken(input):
             return op(input, *args, **kwargs)
-        if not _taken(input):
-            return op(input, *args)
         return _host_norm(input)
 
     return norm
