@@ -45,9 +45,36 @@ out["expanded"] = q0[0, 0].reshape(64, 1).expand(64, 400).contiguous().numpy()
 out["sliced"] = q0[:, ::2, 1:].contiguous().numpy()
 out["small"] = q0[:4, :4].transpose(0, 1).contiguous().numpy()
 out["bfloat16"] = q0.to(torch.bfloat16).transpose(0, 1).contiguous().float().numpy()
+# megatron's embedding and loss transposes at the tiny size ([b, s, h] -> [s, b, h], recorded), float32 from 1024
+# elements on the host; labels (int64) and smaller float32 views left to MindSpore
+before = COUNT[0]
+weight = torch.tensor(given["k"][:2, :32, :64]).requires_grad_()
+embedded = (weight * 3.0).transpose(0, 1).contiguous()
+(embedded * torch.tensor(given["q"][:32, :2, :64])).sum().backward()
+out["tiny_transpose"], out["tiny_grad"] = embedded.detach().numpy(), weight.grad.numpy()
+out["tiny_flags"] = np.array([embedded.is_contiguous(), embedded.data_ptr() != weight.data_ptr()])
+out["at_threshold"] = q0[:32, 0, :32].t().contiguous().numpy()  # 1024 elements
+out["below_threshold"] = q0[:31, 0, :33].t().contiguous().numpy()  # 1023
+out["labels"] = torch.tensor(given["labels"]).transpose(0, 1).contiguous().numpy()
+out["tiny_host_copies"] = np.array(COUNT[0] - before)
 {checks}
 np.savez(sys.argv[2], **out)
 '''
+
+#: ours: the host copies counted (the reference counts none)
+_COUNTING = """
+from mindspeed_ms.compat import host_arithmetic
+COUNT = [0]
+_contiguous_copy = host_arithmetic.contiguous_copy
+
+
+def _counted(*args):
+    COUNT[0] += 1
+    return _contiguous_copy(*args)
+
+
+host_arithmetic.contiguous_copy = _counted
+"""
 
 _CHECKS = '''
 from mindspore.common.tensor import Tensor
@@ -67,11 +94,14 @@ def _run(python: str, prelude: str, checks: str, folder: Path, extra: list[str])
 def test_host_copies_match_pytorch(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     np.savez(tmp_path / "inputs.npz", q=rng.standard_normal((128, 32, 64)).astype(np.float32),
-             k=rng.standard_normal((128, 32, 64)).astype(np.float32))
-    expected = _run(reference_python(), "", "", tmp_path, [])
-    got = _run(sys.executable, "import mindspeed_ms.adaptor", _CHECKS, tmp_path, ["--ai-framework", "mindspore"])
+             k=rng.standard_normal((128, 32, 64)).astype(np.float32), labels=rng.integers(0, 4096, (2, 32)))
+    expected = _run(reference_python(), "COUNT = [0]", "", tmp_path, [])
+    got = _run(sys.executable, "import mindspeed_ms.adaptor" + _COUNTING, _CHECKS, tmp_path,
+               ["--ai-framework", "mindspore"])
     assert sorted(got) == sorted(expected)
     assert expected["flags"].tolist() == [True, True, True]
+    assert expected["tiny_flags"].tolist() == got["tiny_flags"].tolist() == [True, True]
+    assert got.pop("tiny_host_copies") == 2 and expected.pop("tiny_host_copies") == 0  # the transpose, 1024 elements
     for key, value in expected.items():
         assert got[key].shape == value.shape, key
         assert got[key].dtype == value.dtype, key
