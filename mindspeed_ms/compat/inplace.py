@@ -63,6 +63,8 @@ __all__ = [
     "write_back",
     "write_through_copy",
     "binary_on_host",
+    "broadcasts_to",
+    "owns_memory",
     "zero_on_host",
 ]
 
@@ -134,7 +136,7 @@ def zero_on_host(op: str, tensor: Any) -> bool:
     return True
 
 
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether ``shape`` broadcasts to ``target`` itself: no more dimensions, each, aligned from the right, 1 or
     ``target``'s."""
     if len(shape) > len(target):
@@ -174,7 +176,7 @@ def binary_on_host(op: str, tensor: Any, other: Any, ufunc: str) -> bool:
     else:
         shape = getattr(other, "_shape", None)
         if (shape is None or getattr(other, "_dtype", None) is not _float32() or records_grad(other)
-                or not _broadcasts_to(tuple(shape), tuple(tensor._shape))):
+                or not broadcasts_to(tuple(shape), tuple(tensor._shape))):
             return False
         operand = host_array(other)  # after the queued kernels ran
     refuse_write(op, tensor, call_site)
@@ -213,6 +215,11 @@ def _is_view(tensor: Any) -> bool:
         return True
     offset = getattr(tensor, "storage_offset", None)
     return offset is not None and offset() != 0
+
+
+def owns_memory(tensor: Any) -> bool:
+    """Whether ``tensor`` is not certainly a view (:func:`_is_view`): a ``copy_`` kernel lands in its memory."""
+    return not _is_view(tensor)
 
 
 def _copy_into(tensor: Any, values: Any, copy: Callable[..., Any], op: str) -> Any:

@@ -34,6 +34,7 @@ from mindspeed_ms.compat.inplace_checks import (
     check_no_internal_overlap,
     records_grad,
 )
+from mindspeed_ms.compat.recorded_inplace import binary_recorded_on_host
 
 __all__ = ["zero_", "fill_", "masked_fill_", "add_", "sub_", "mul_", "div_", "exp_", "pow_", "floor_divide_",
            "remainder_", "detach_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "integer_division", "iadd", "isub",
@@ -158,7 +159,7 @@ def mul_(self: Any, other: Any) -> Any:
         return self
     if category(self) == BOOL and category(other) == BOOL:
         return write_back("mul_", self, ops.logical_and(self, other))
-    if binary_on_host("mul_", self, other, "multiply"):
+    if binary_on_host("mul_", self, other, "multiply") or binary_recorded_on_host("mul_", self, other, "multiply"):
         return self
     return write_back("mul_", self, ops.mul(_original(self, other), other))
 
@@ -193,7 +194,9 @@ def div_(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
     if rounding_mode is None and binary_on_host("div_", self, other, "divide"):
         return self
     if rounding_mode is None:
-        other = float_operand(other, self.dtype)  # an integer tensor converted on the host, as promotion would
+        given, other = other, float_operand(other, self.dtype)  # an integer tensor converted on the host, as promotion
+        if binary_recorded_on_host("div_", self, other, "divide", given):
+            return self
     original = _original(self, other)
     quotient = zero_divisors(original, other, ops.div(original, other))
     if rounding_mode == "floor":
