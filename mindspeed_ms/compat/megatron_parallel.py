@@ -37,7 +37,10 @@ def clone(self: Any, *, memory_format: Any = None) -> Any:
         # Identity (deepcopy) has no bfloat16 CPU kernel (--bf16 --use-distributed-optimizer's parameter all-gather
         # stopped): a float32 round trip, exact (every bfloat16 value is a float32 one) and recorded by autograd
         return ops.cast(ops.cast(self, mindspore.float32), mindspore.bfloat16)
-    return ops.deepcopy(self)
+    from mindspeed_ms.compat.fast_contiguous import host_clone
+
+    copied = host_clone(self)  # a contiguous float32 tensor on MindSpore's CPU: copied on the host
+    return ops.deepcopy(self) if copied is None else copied
 
 
 def _owned_all_reduce(view: Any, group: Any, scale: float = 1.0, average: bool = False) -> None:

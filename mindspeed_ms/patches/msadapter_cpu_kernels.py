@@ -93,6 +93,7 @@ def register(registry: Any, args: Any) -> None:
                 "per million floats on CPU, and autograd differentiates every step: scalar multiplications around "
                 "the Erf kernel, PyTorch's backward formula as the gradient (float16/bfloat16 via float32)")
     _register_mlp_kernels(registry)
+    _register_special_values(registry)
     _register_backward_kernels(registry)
     _register_attention(registry)
     _register_linear(registry)
@@ -114,6 +115,20 @@ def host_blocks_on(environ: Any = None) -> bool:
 
     env = os.environ if environ is None else environ
     return parse_switch(HOST_BLOCKS, env.get(HOST_BLOCKS)) is not False
+
+
+def _register_special_values(registry: Any) -> None:
+    """isnan/isinf/isfinite of a float32 tensor on the host (megatron's loss and gradient-norm checks)."""
+    from mindspeed_ms.compat import host_special_values
+
+    for predicate in host_special_values.PREDICATES:
+        for target in (f"msadapter.ops.comparison.{predicate}", f"{_TENSOR}.{predicate}"):
+            registry.register(
+                target, host_special_values.special_value_wrapper(predicate), kind="wrap", requires=_MSADAPTER,
+                purpose="megatron checks its loss and each gradient bucket's norm for NaN and infinity every "
+                        "micro-batch (validate_result(torch.isnan), torch.isinf): an IsNan/IsInf kernel and our "
+                        "conformance wrappers, ~180-240 us a call in a step; NumPy's IEEE predicate over the host "
+                        "memory into a new bool tensor, ~40 us")
 
 
 def _register_linear(registry: Any) -> None:
