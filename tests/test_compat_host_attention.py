@@ -73,7 +73,7 @@ def attention(heads, groups, size, mask_type, dropout=0.0, train=True, scale=Non
                                  softmax_scale=scale)
     return module.train(train)
 
-def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, hook=False, **options):
+def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, hook=False, keywords=False, **options):
     global name
     name = case
     q, k, v = (given[prefix + part] for part in "qkv")
@@ -87,7 +87,12 @@ def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, ho
     for leaf in leaves:
         leaf.requires_grad_(grad)
     inputs = torch.split(leaves[0] * 1, q.shape[-1], dim=3) if split else [leaf * 1 for leaf in leaves]
-    context = module(*inputs, None if mask is None else torch.tensor(mask))
+    given_mask = None if mask is None else torch.tensor(mask)
+    if keywords:  # every argument by name, the options too (the wrapper's general binding)
+        context = module(attention_mask=given_mask, value=inputs[2], query=inputs[0], key=inputs[1],
+                         attention_bias=None, attn_mask_type=mask_type)
+    else:
+        context = module(*inputs, given_mask)
     out[case] = context.detach().numpy()
     if hook:
         out[case + "_hook_saw"] = np.array(seen[0])
@@ -146,6 +151,7 @@ run("no_mask", "", 4, 4, AttnMaskType.padding, None)
 run("dropout_in_eval", "", 4, 4, AttnMaskType.causal, causal, dropout=0.1, train=False)
 run("softmax_scale", "", 4, 4, AttnMaskType.causal, causal, scale=0.3)
 run("split_views", "", 4, 4, AttnMaskType.causal, causal, split=True)
+run("keyword_call", "", 4, 4, AttnMaskType.padding, given["padding"], keywords=True)
 run("mid_size", "mid_", 8, 8, AttnMaskType.causal, np.triu(np.ones((1, 1, 128, 128), bool), 1))
 with torch.no_grad():
     run("no_grad", "", 4, 4, AttnMaskType.causal, causal, grad=False)
@@ -173,7 +179,7 @@ with open(sys.argv[3], "w") as file:
 
 #: the cases the Function takes (the rest run megatron's forward)
 TAKEN = ["causal_mask", "default_causal_mask", "padding_mask", "square_mask", "no_mask", "dropout_in_eval",
-         "softmax_scale", "split_views", "mid_size", "no_grad", "self_attention", "self_attention_rotary",
+         "softmax_scale", "split_views", "keyword_call", "mid_size", "no_grad", "self_attention", "self_attention_rotary",
          "self_attention_rotary_interleaved", "self_attention_qk_layernorm", "written_after_forward"]
 #: the cases whose query, key and value are the QKV split's pieces (query and key with megatron's rotary embedding,
 #: host_rope's, in the rotary cases): the Function reads them from the split
@@ -236,6 +242,7 @@ def test_attention_matches_megatron_on_pytorch(tmp_path: Path) -> None:
     assert np.abs(got["causal_mask"] - got["no_mask"]).max() > 0.1
     assert np.abs(got["causal_mask"] - got["padding_mask"]).max() > 0.1
     assert np.array_equal(got["causal_mask"], got["default_causal_mask"])
+    assert np.array_equal(got["keyword_call"], got["padding_mask"])  # the same call, its arguments named
     assert np.abs(got["causal_mask"] - got["softmax_scale"]).max() > 0.01
     for case in ("self_attention_rotary", "self_attention_rotary_interleaved", "self_attention_qk_layernorm",
                  "self_attention_grouped_query"):

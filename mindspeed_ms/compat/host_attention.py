@@ -80,6 +80,8 @@ _MODIFIED = ("one of the variables needed for gradient computation has been modi
              "the query, key or value of megatron's DotProductAttention (a piece of the QKV split) was written "
              "after the attention's forward")
 _NAMES = ("query", "key", "value", "attention_mask", "attn_mask_type", "attention_bias", "packed_seq_params")
+#: the parameters after the four tensors
+_LATER = frozenset(_NAMES[4:])
 
 
 def _refuse() -> None:
@@ -268,17 +270,18 @@ def _softmax_is_plain(softmax: Any) -> bool:
             and _megatrons_own(kind.is_kernel_available, _SOFTMAX_MODULE))
 
 
-def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
-    """The plan for the scores ``[b, np, sq, sk]`` and this mask, or None when not taken."""
+def _mask_plan(softmax: Any, mask: Any, scores: tuple[int, int, int, int], alpha: float) -> _Plan | None:
+    """The plan for the scores ``[b, np, sq, sk]`` and this mask (``softmax``: the module's scale_mask_softmax), or
+    None when not taken."""
     _, boolean, _, causal = _megatron()
     sq, sk = scores[2:]
     if mask is None:
-        if module.scale_mask_softmax.attn_mask_type == causal and sq > 1:
+        if softmax.attn_mask_type == causal and sq > 1:
             # sq != sk: megatron's assertion and its message
             return _Plan(_causal(sq), None, alpha) if sq == sk else None
         return _Plan(None, None, alpha)
     shape = getattr(mask, "_shape", None)
-    if shape is None or mask.dtype is not boolean or not mask_broadcasts_to(tuple(shape), scores):
+    if shape is None or getattr(mask, "_dtype", None) is not boolean or not mask_broadcasts_to(tuple(shape), scores):
         return None
     return _Plan(None, mask, alpha)
 
@@ -286,8 +289,12 @@ def _mask_plan(module: Any, mask: Any, scores: tuple[int, int, int, int], alpha:
 def mask_broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether ``shape`` broadcasts to ``target`` itself (``numpy.broadcast_shapes(shape, target) == target``): no
     more dimensions, each of them, aligned from the right, 1 or ``target``'s."""
-    return len(shape) <= len(target) and all(
-        size == 1 or size == wanted for size, wanted in zip(reversed(shape), reversed(target)))
+    if len(shape) > len(target):
+        return False
+    for size, wanted in zip(reversed(shape), reversed(target)):  # a loop: no generator frame resumed per dimension
+        if size != 1 and size != wanted:
+            return False
+    return True
 
 
 def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, packed: Any) -> _Plan | None:
@@ -302,14 +309,14 @@ def _plan(module: Any, query: Any, key: Any, value: Any, mask: Any, bias: Any, p
     (sq, b, heads, size), (sk, *rest) = shapes[0], shapes[1]
     if tuple(rest) != (b, heads, size) or shapes[2] != shapes[1] or not sq or not sk:
         return None
-    dropout = module.attention_dropout
-    if (dropout.training and dropout.p > 0) or not _softmax_is_plain(module.scale_mask_softmax):
+    dropout, softmax = module.attention_dropout, module.scale_mask_softmax
+    if (dropout.training and dropout.p > 0) or not _softmax_is_plain(softmax):
         return None
-    if expects_module_calls(module.scale_mask_softmax, dropout):
+    if expects_module_calls(softmax, dropout):
         return None
     if module.num_attention_heads_per_partition != module.num_query_groups_per_partition:
         return None
-    return _mask_plan(module, mask, (b, heads, sq, sk), float(module.softmax_scale))
+    return _mask_plan(softmax, mask, (b, heads, sq, sk), float(module.softmax_scale))
 
 
 def _fused(plan: _Plan, query: Any, key: Any, value: Any) -> Any:
@@ -349,17 +356,21 @@ def forward_wrapper(op: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(op)
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
-        given = dict(zip(_NAMES, args))
-        if len(args) > len(_NAMES) or set(kwargs) - set(_NAMES) or set(kwargs) & set(given):
-            return op(self, *args, **kwargs)
-        given.update(kwargs)
-        if not {"query", "key", "value", "attention_mask"} <= set(given):
-            return op(self, *args, **kwargs)
-        plan = _plan(self, given["query"], given["key"], given["value"], given["attention_mask"],
-                     given.get("attention_bias"), given.get("packed_seq_params"))
+        if len(args) == 4 and kwargs.keys() <= _LATER:  # megatron's call: four tensors, the options by keyword
+            query, key, value, mask = args
+            bias, packed = kwargs.get("attention_bias"), kwargs.get("packed_seq_params")
+        else:
+            given = dict(zip(_NAMES, args))
+            if len(args) > len(_NAMES) or set(kwargs) - set(_NAMES) or set(kwargs) & set(given):
+                return op(self, *args, **kwargs)
+            given.update(kwargs)
+            if not {"query", "key", "value", "attention_mask"} <= set(given):
+                return op(self, *args, **kwargs)
+            query, key, value, mask = given["query"], given["key"], given["value"], given["attention_mask"]
+            bias, packed = given.get("attention_bias"), given.get("packed_seq_params")
+        plan = _plan(self, query, key, value, mask, bias, packed)
         if plan is None:
             return op(self, *args, **kwargs)
-        query, key, value = given["query"], given["key"], given["value"]
         source = _fused(plan, query, key, value)
         if source is not None:
             return _functions()[1].apply(source, plan)
