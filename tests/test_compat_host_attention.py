@@ -73,7 +73,8 @@ def attention(heads, groups, size, mask_type, dropout=0.0, train=True, scale=Non
                                  softmax_scale=scale)
     return module.train(train)
 
-def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, hook=False, keywords=False, **options):
+def run(case, prefix, heads, groups, mask_type, mask, grad=True, split=False, hook=False, keywords=False,
+        **options):
     global name
     name = case
     q, k, v = (given[prefix + part] for part in "qkv")
