@@ -181,7 +181,8 @@ with open(sys.argv[3], "w") as file:
 #: the cases the Function takes (the rest run megatron's forward)
 TAKEN = ["causal_mask", "default_causal_mask", "padding_mask", "square_mask", "no_mask", "dropout_in_eval",
          "softmax_scale", "split_views", "keyword_call", "mid_size", "no_grad", "self_attention",
-         "self_attention_rotary", "self_attention_rotary_interleaved", "self_attention_qk_layernorm", "written_after_forward"]
+         "self_attention_rotary", "self_attention_rotary_interleaved", "self_attention_qk_layernorm",
+         "written_after_forward"]
 #: the cases whose query, key and value are the QKV split's pieces (query and key with megatron's rotary embedding,
 #: host_rope's, in the rotary cases): the Function reads them from the split
 FUSED = ["split_views", "self_attention", "self_attention_rotary", "self_attention_rotary_interleaved",
