@@ -1,10 +1,11 @@
-"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient, layer norm, softmax,
-and the copies that stand in for the Contiguous and MaskedFill kernels), apart from their Python.
+"""The NumPy arithmetic of the mid-size host paths (gradient norm, bias add and its gradient, layer norm, RMS norm,
+softmax, the rotary embedding, and the copies that stand in for the Contiguous and MaskedFill kernels), apart from
+their Python.
 
-Like :mod:`.host_kernels`: only the NumPy operations, over arrays the callers (:mod:`.host_norm`,
-:mod:`.bias_add`, :mod:`.host_layer_norm`, :mod:`.host_softmax`; their docstrings say whose arithmetic it is) made
-over tensor host memory, so that ``benchmarks/bench_train.py`` books their time as
-arithmetic MindSpore's kernels did before, not as mindspeed_ms's Python overhead.
+Like :mod:`.host_kernels`: only the NumPy operations, over arrays the callers (:mod:`.host_norm`, :mod:`.bias_add`,
+:mod:`.host_layer_norm`, :mod:`.host_rms_norm`, :mod:`.host_softmax`, :mod:`.host_rope`; their docstrings say whose
+arithmetic it is) made over tensor host memory, so that ``benchmarks/bench_train.py`` books their time as arithmetic
+MindSpore's kernels did before, not as mindspeed_ms's Python overhead.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ __all__ = ["COPIES_ACCELERATED", "ROW", "ROWS_ACCELERATED", "attention_backward"
            "cross_entropy_forward", "cross_entropy_gradient", "cross_entropy_loss", "layer_norm_backward",
            "layer_norm_forward", "masked_fill", "narrow_indices",
            "numpy_layer_norm_backward", "numpy_layer_norm_forward", "numpy_masked_fill", "numpy_narrow_indices",
-           "row_maxima", "scatter_pieces", "silu_backward", "silu_forward", "swiglu_backward", "swiglu_forward",
-           "set_row_threads", "softmax_backward", "softmax_forward", "split_pieces", "sum_of_squares"]
+           "rms_norm_backward", "rms_norm_forward", "rope_backward", "rope_forward", "rotate_half",
+           "rotate_half_transposed", "row_maxima", "scatter_pieces", "silu_backward", "silu_forward",
+           "swiglu_backward", "swiglu_forward", "set_row_threads", "softmax_backward", "softmax_forward",
+           "split_pieces", "sum_of_squares", "ufunc_into"]
 
 #: elements summed in float32 before the float64 accumulation (the worst-case relative error is ROW * 2**-24)
 ROW = 128
@@ -483,3 +486,89 @@ def attention_backward(grad: Any, inputs: tuple[Any, Any, Any], probs: Any, mask
     if alpha != 1.0:
         dq *= np.float32(alpha)
         dk *= np.float32(alpha)
+
+
+def rms_norm_forward(x: Any, weight: Any, eps: float, out: Any) -> Any:
+    """``out = (x * r) * weight`` for float32 rows ``x`` (``weight`` None: no product); return ``r`` (rows, 1)."""
+    import numpy as np
+
+    squares = np.einsum("ij,ij->i", x, x, dtype=np.float64)
+    mean = (squares / x.shape[1]).astype(np.float32)
+    r = (np.float32(1.0) / np.sqrt(mean + np.float32(eps))).reshape(-1, 1)
+    np.multiply(x, r, out=out)
+    if weight is not None:
+        np.multiply(out, weight, out=out)
+    return r
+
+
+def rms_norm_backward(grad: Any, x: Any, r: Any, weight: Any, dx: Any, dweight: Any) -> None:
+    """Fill ``dx`` (and ``dweight`` where not None) from the rows' gradient ``grad`` (:mod:`.host_rms_norm`'s
+    docstring gives the order of the operations)."""
+    import numpy as np
+
+    gw = grad if weight is None else grad * weight
+    dot = np.einsum("ij,ij->i", gw, x, dtype=np.float64).astype(np.float32).reshape(-1, 1)
+    # autograd's order in float32: rsqrt's (-0.5 * grad) * r**3, mean's / n, pow's * (2 * x)
+    coefficient = (np.float32(-0.5) * dot) * (r * r * r) / np.float32(x.shape[1])
+    np.multiply(gw, r, out=dx)
+    dx += coefficient * (np.float32(2.0) * x)
+    if dweight is not None:
+        dweight[...] = np.einsum("ij,ij->j", grad, x * r, dtype=np.float64)
+
+
+def rotate_half(x: Any, interleaved: bool) -> Any:
+    """megatron's ``_rotate_half``: ``[-x2, x1]`` of the halves, or of the odd/even elements where interleaved."""
+    import numpy as np
+
+    if not interleaved:
+        half = x.shape[-1] // 2
+        return np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
+    out = np.empty(x.shape, np.float32)
+    np.negative(x[..., 1::2], out=out[..., 0::2])
+    out[..., 1::2] = x[..., 0::2]
+    return out
+
+
+def rotate_half_transposed(g: Any, interleaved: bool) -> Any:
+    """The gradient of :func:`rotate_half`'s input from its output's ``g``: ``[g2, -g1]`` (the transpose)."""
+    import numpy as np
+
+    out = np.empty(g.shape, np.float32)
+    if not interleaved:
+        half = g.shape[-1] // 2
+        out[..., :half] = g[..., half:]
+        np.negative(g[..., :half], out=out[..., half:])
+        return out
+    out[..., 0::2] = g[..., 1::2]
+    np.negative(g[..., 0::2], out=out[..., 1::2])
+    return out
+
+
+def rope_forward(x: Any, rope: Any, out: Any) -> None:
+    """:mod:`.host_rope`'s forward: ``out = x * cos + rotate_half(x) * sin`` (``rope``: its ``Rope``) in float32, each
+    product rounded, then the sum (PyTorch's kernels)."""
+    import numpy as np
+
+    np.multiply(x, rope.cos, out=out)
+    rotated = rotate_half(x, rope.interleaved)
+    np.multiply(rotated, rope.sin, out=rotated)
+    np.add(out, rotated, out=out)
+
+
+def rope_backward(grad: Any, rope: Any, out: Any) -> None:
+    """:mod:`.host_rope`'s backward, the input's gradient: ``grad * cos + rotate_half^T(grad * sin)`` (PyTorch's
+    autograd sums the two)."""
+    import numpy as np
+
+    np.multiply(grad, rope.cos, out=out)
+    scaled = np.multiply(grad, rope.sin, dtype=np.float32)
+    np.add(out, rotate_half_transposed(scaled, rope.interleaved), out=out)
+
+
+def ufunc_into(ufunc: Any, a: Any, b: Any, out: Any) -> None:
+    """``ufunc(a, b)`` into ``out`` with NumPy's floating-point warnings off: IEEE results (infinities, NaNs), as
+    PyTorch's kernels give them (:mod:`.recorded_inplace`'s multiply and divide and their gradients)."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        ufunc(a, b, out=out)

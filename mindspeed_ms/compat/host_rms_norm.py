@@ -28,6 +28,7 @@ import functools
 from typing import Any
 
 from mindspeed_ms.compat.function_grads import host_function
+from mindspeed_ms.compat.host_arithmetic import rms_norm_backward, rms_norm_forward
 from mindspeed_ms.compat.host_layer_norm import kept_rows
 from mindspeed_ms.compat.host_memory import host_array
 from mindspeed_ms.compat.host_outputs import new_float32
@@ -44,33 +45,6 @@ def on_host() -> bool:
 def always() -> bool:
     """:func:`on_host`'s replacement on the CPU."""
     return True
-
-
-def rms_norm_forward(x: Any, weight: Any, eps: float, out: Any) -> Any:
-    """``out = (x * r) * weight`` for float32 rows ``x`` (``weight`` None: no product); return ``r`` (rows, 1)."""
-    import numpy as np
-
-    squares = np.einsum("ij,ij->i", x, x, dtype=np.float64)
-    mean = (squares / x.shape[1]).astype(np.float32)
-    r = (np.float32(1.0) / np.sqrt(mean + np.float32(eps))).reshape(-1, 1)
-    np.multiply(x, r, out=out)
-    if weight is not None:
-        np.multiply(out, weight, out=out)
-    return r
-
-
-def rms_norm_backward(grad: Any, x: Any, r: Any, weight: Any, dx: Any, dweight: Any) -> None:
-    """Fill ``dx`` (and ``dweight`` where not None) from the rows' gradient ``grad`` (see the module's docstring)."""
-    import numpy as np
-
-    gw = grad if weight is None else grad * weight
-    dot = np.einsum("ij,ij->i", gw, x, dtype=np.float64).astype(np.float32).reshape(-1, 1)
-    # autograd's order in float32: rsqrt's (-0.5 * grad) * r**3, mean's / n, pow's * (2 * x)
-    coefficient = (np.float32(-0.5) * dot) * (r * r * r) / np.float32(x.shape[1])
-    np.multiply(gw, r, out=dx)
-    dx += coefficient * (np.float32(2.0) * x)
-    if dweight is not None:
-        dweight[...] = np.einsum("ij,ij->j", grad, x * r, dtype=np.float64)
 
 
 def _forward(ctx: Any, input: Any, weight: Any, n: int, eps: float) -> Any:

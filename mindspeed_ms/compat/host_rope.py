@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mindspeed_ms.compat.function_grads import own_function
+from mindspeed_ms.compat.host_arithmetic import rope_backward, rope_forward
 
 __all__ = ["MODULE", "Rope", "apply_wrapper", "rope_backward", "rope_forward", "rope_of"]
 
@@ -49,53 +50,6 @@ class Rope:
 
     def __init__(self, cos: Any, sin: Any, interleaved: bool) -> None:
         self.cos, self.sin, self.interleaved = cos, sin, interleaved
-
-
-def _rotate_half(x: Any, interleaved: bool) -> Any:
-    """megatron's ``_rotate_half``: ``[-x2, x1]`` of the halves, or of the odd/even elements where interleaved."""
-    import numpy as np
-
-    if not interleaved:
-        half = x.shape[-1] // 2
-        return np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
-    out = np.empty(x.shape, np.float32)
-    np.negative(x[..., 1::2], out=out[..., 0::2])
-    out[..., 1::2] = x[..., 0::2]
-    return out
-
-
-def _rotate_half_transposed(g: Any, interleaved: bool) -> Any:
-    """The gradient of :func:`_rotate_half`'s input from its output's ``g``: ``[g2, -g1]`` (the transpose)."""
-    import numpy as np
-
-    out = np.empty(g.shape, np.float32)
-    if not interleaved:
-        half = g.shape[-1] // 2
-        out[..., :half] = g[..., half:]
-        np.negative(g[..., :half], out=out[..., half:])
-        return out
-    out[..., 0::2] = g[..., 1::2]
-    np.negative(g[..., 0::2], out=out[..., 1::2])
-    return out
-
-
-def rope_forward(x: Any, rope: Rope, out: Any) -> None:
-    """``out = x * cos + rotate_half(x) * sin`` in float32, each product rounded, then the sum (PyTorch's kernels)."""
-    import numpy as np
-
-    np.multiply(x, rope.cos, out=out)
-    rotated = _rotate_half(x, rope.interleaved)
-    np.multiply(rotated, rope.sin, out=rotated)
-    np.add(out, rotated, out=out)
-
-
-def rope_backward(grad: Any, rope: Rope, out: Any) -> None:
-    """The input's gradient: ``grad * cos + rotate_half^T(grad * sin)`` (PyTorch's autograd sums the two)."""
-    import numpy as np
-
-    np.multiply(grad, rope.cos, out=out)
-    scaled = np.multiply(grad, rope.sin, dtype=np.float32)
-    np.add(out, _rotate_half_transposed(scaled, rope.interleaved), out=out)
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ import functools
 from typing import Any
 
 from mindspeed_ms.compat.function_grads import check_versions, own_function
+from mindspeed_ms.compat.host_arithmetic import ufunc_into
 from mindspeed_ms.compat.host_memory import host_array, host_memory_reason
 from mindspeed_ms.compat.inplace import broadcasts_to, owns_memory, write_back
 from mindspeed_ms.compat.inplace_checks import records_grad
@@ -52,7 +53,6 @@ def recorded_float32_on_host(tensor: Any) -> bool:
 @functools.lru_cache(maxsize=1)
 def _function() -> Any:
     """The autograd Function (built on first use: MSAdapter's ``torch`` must be importable)."""
-    import numpy as np
 
     from mindspeed_ms.compat.host_outputs import new_float32
 
@@ -63,8 +63,7 @@ def _function() -> Any:
         def forward(ctx: Any, tensor: Any, plan: tuple[Any, Any, Any, Any]) -> Any:
             ufunc, operand = plan[0], plan[1]
             result, out = new_float32(tuple(tensor._shape))
-            with np.errstate(all="ignore"):
-                ufunc(host_array(tensor), operand, out=out)
+            ufunc_into(ufunc, host_array(tensor), operand, out)
             ctx.plan = plan
             return result
 
@@ -74,8 +73,7 @@ def _function() -> Any:
             if saved is not None:  # PyTorch's check of the operand it saved
                 check_versions(ctx, (saved,), (version,))
             result, out = new_float32(tuple(grad._shape))
-            with np.errstate(all="ignore"):
-                ufunc(host_array(grad), operand, out=out)
+            ufunc_into(ufunc, host_array(grad), operand, out)
             return result, None
 
     return HostBinary
